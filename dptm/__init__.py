@@ -1,0 +1,43 @@
+"""dptm: differentially private topic modeling and membership-inference auditing.
+
+The estimators are loaded lazily, so ``import dptm`` stays cheap and a missing optional
+extra only matters when the feature that needs it is used.
+"""
+import importlib
+import logging
+
+__version__ = "0.1.0"
+
+# The package never configures logging; applications do.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+_LAZY = {
+    "Corpus": "dptm.corpus",
+    "GibbsLDA": "dptm.models.gibbs",
+    "NoisyGibbsLDA": "dptm.models.gibbs",
+    "SubsampledGibbsLDA": "dptm.models.gibbs",
+    "PrivateOnlineLDA": "dptm.models.svi",
+    "LocalDPLDA": "dptm.models.local",
+    "OnlineLocalDPLDA": "dptm.models.local",
+    "TopicDP": "dptm.models.output",
+    "DPVocabulary": "dptm.vocab",
+    "FullyPrivateTopicModel": "dptm.pipeline",
+}
+_SUBMODULES = {
+    "accounting", "attacks", "corpus", "datasets", "local", "mechanisms", "metrics",
+    "models", "text", "vocab", "pipeline",
+}
+
+__all__ = sorted(_LAZY) + sorted(_SUBMODULES)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"dptm.{name}")
+    raise AttributeError(f"module 'dptm' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

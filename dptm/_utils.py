@@ -1,0 +1,148 @@
+"""Validation and randomness helpers shared by every estimator.
+
+Every random choice in dptm flows from one ``numpy.random.Generator``; ``check_random_state``
+is the only place a user's ``random_state`` is interpreted.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "check_random_state", "spawn_generators", "check_count_matrix", "check_positive",
+    "check_probability", "check_int",
+]
+
+
+def check_random_state(random_state):
+    """Turn ``random_state`` into a ``numpy.random.Generator``.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or numpy.random.Generator
+        None draws fresh OS entropy; an int or SeedSequence seeds a PCG64; a Generator is
+        used as is (and advanced by the caller's use).
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(f"random_state must be a non-negative integer, got {random_state}")
+        return np.random.Generator(np.random.PCG64(random_state))
+    if isinstance(random_state, np.random.BitGenerator):
+        return np.random.Generator(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        raise TypeError(
+            "random_state must be None, an int, a SeedSequence or a numpy.random.Generator; "
+            "legacy RandomState is not supported (use np.random.default_rng)")
+    raise TypeError(
+        "random_state must be None, an int, a SeedSequence or a numpy.random.Generator, "
+        f"got {type(random_state).__name__}")
+
+
+def spawn_generators(rng, n):
+    """``n`` independent child Generators of ``rng``, one per unit of work.
+
+    Children are keyed by their index, never by the worker that runs them, so results do
+    not depend on ``n_jobs``.
+    """
+    return [np.random.Generator(np.random.PCG64(s)) for s in rng.bit_generator.seed_seq.spawn(n)] \
+        if hasattr(rng.bit_generator, "seed_seq") and rng.bit_generator.seed_seq is not None \
+        else [np.random.Generator(np.random.PCG64(s))
+              for s in np.random.SeedSequence(rng.integers(2**63)).spawn(n)]
+
+
+def check_count_matrix(X, name="X", allow_empty_docs=True):
+    """Validate a document-term count matrix and return it as CSR with int64 counts.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n_docs, n_words)
+        Non-negative integer counts (floats holding integers are accepted).
+    name : str
+        Parameter name used in error messages.
+    allow_empty_docs : bool
+        Whether rows summing to zero are allowed.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of int64, canonical (sorted indices, no explicit zeros).
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        data = X.data
+    else:
+        try:
+            arr = np.asarray(X)
+        except Exception as exc:  # pragma: no cover - exotic inputs
+            raise TypeError(f"{name} must be an array-like or sparse matrix of counts") from exc
+        if arr.dtype == object:
+            raise TypeError(f"{name} must be numeric counts, got dtype object")
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D (n_docs, n_words) count matrix, "
+                             f"got an array with {arr.ndim} dimension(s)")
+        X = sp.csr_matrix(arr)
+        data = X.data
+    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
+        raise TypeError(f"{name} must hold numeric counts, got dtype {data.dtype}")
+    if np.issubdtype(data.dtype, np.complexfloating):
+        raise TypeError(f"{name} must hold real counts, got complex values")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} is an empty corpus: it has 0 documents")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has an empty vocabulary: 0 columns")
+    if data.size:
+        if np.issubdtype(data.dtype, np.floating):
+            if not np.all(np.isfinite(data)):
+                raise ValueError(f"{name} contains NaN or infinity; counts must be finite")
+            if np.any(data != np.round(data)):
+                raise ValueError(f"{name} must hold integer counts; found fractional values")
+        if np.any(data < 0):
+            raise ValueError(f"{name} must hold non-negative counts; found negative values")
+    X = sp.csr_matrix((data.astype(np.int64), X.indices, X.indptr), shape=X.shape)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    X.sort_indices()
+    if X.nnz == 0:
+        raise ValueError(f"{name} has no tokens: every document is empty")
+    if not allow_empty_docs and np.any(np.diff(X.indptr) == 0):
+        raise ValueError(f"{name} contains empty documents (rows with no tokens)")
+    return X
+
+
+def check_positive(value, name, strict=True, allow_inf=False):
+    """Return ``value`` as float after checking it is a positive (or non-negative) real."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if np.isnan(value) or (np.isinf(value) and not allow_inf):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if value < 0 or (strict and value == 0):
+        raise ValueError(f"{name} must be {'> 0' if strict else '>= 0'}, got {value}")
+    return value
+
+
+def check_probability(value, name, low_open=True, high_open=False):
+    """Return ``value`` as float after checking it lies in (0, 1] (bounds configurable)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    lo_ok = value > 0 if low_open else value >= 0
+    hi_ok = value < 1 if high_open else value <= 1
+    if not (lo_ok and hi_ok) or np.isnan(value):
+        lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
+        raise ValueError(f"{name} must be in {lo}0, 1{hi}, got {value}")
+    return value
+
+
+def check_int(value, name, minimum=1):
+    """Return ``value`` as int after checking it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)

@@ -1,0 +1,1 @@
+"""Topic model estimators (scikit-learn API)."""
