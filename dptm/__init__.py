@@ -14,8 +14,8 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 _LAZY = {
     "Corpus": "dptm.corpus",
     "GibbsLDA": "dptm.models.gibbs",
-    "NoisyGibbsLDA": "dptm.models.gibbs",
-    "SubsampledGibbsLDA": "dptm.models.gibbs",
+    "NoisyGibbsLDA": "dptm.models.private_gibbs",
+    "SubsampledGibbsLDA": "dptm.models.private_gibbs",
     "PrivateOnlineLDA": "dptm.models.svi",
     "LocalDPLDA": "dptm.models.local",
     "OnlineLocalDPLDA": "dptm.models.local",

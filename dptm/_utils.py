@@ -50,10 +50,7 @@ def spawn_generators(rng, n):
     Children are keyed by their index, never by the worker that runs them, so results do
     not depend on ``n_jobs``.
     """
-    return [np.random.Generator(np.random.PCG64(s)) for s in rng.bit_generator.seed_seq.spawn(n)] \
-        if hasattr(rng.bit_generator, "seed_seq") and rng.bit_generator.seed_seq is not None \
-        else [np.random.Generator(np.random.PCG64(s))
-              for s in np.random.SeedSequence(rng.integers(2**63)).spawn(n)]
+    return rng.spawn(n)
 
 
 def check_count_matrix(X, name="X", allow_empty_docs=True):

@@ -1,0 +1,95 @@
+"""Shared machinery of the topic-model estimators: parameter checks, fold-in inference,
+perplexity and score, progress reporting."""
+import time
+import zlib
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _cgs
+from .._utils import check_count_matrix, check_int, check_positive
+from ..corpus import Corpus
+
+
+class TopicModelMixin(TransformerMixin, BaseEstimator):
+    """Common API of dptm topic models: ``transform`` by Gibbs fold-in with the released
+    topics fixed, ``perplexity``, ``score``, priors with 1/K defaults, progress output.
+
+    Subclasses set ``components_`` (K x V pseudo-counts) in ``fit`` and call
+    ``_set_topics``; everything here uses only the released ``topic_word_``, so it is
+    post-processing of what a private model releases.
+    """
+
+    def _check_common_params(self):
+        check_int(self.n_components, "n_components", minimum=1)
+        check_int(self.max_iter, "max_iter", minimum=1)
+        check_int(self.transform_max_iter, "transform_max_iter", minimum=2)
+        self.doc_topic_prior_ = (1.0 / self.n_components if self.doc_topic_prior is None
+                                 else check_positive(self.doc_topic_prior, "doc_topic_prior"))
+        self.topic_word_prior_ = (1.0 / self.n_components if self.topic_word_prior is None
+                                  else check_positive(self.topic_word_prior, "topic_word_prior"))
+
+    def _set_topics(self, components):
+        """Store the released K x V pseudo-counts and their row-normalised form."""
+        self.components_ = np.asarray(components, dtype=np.float64)
+        self.topic_word_ = self.components_ / self.components_.sum(axis=1, keepdims=True)
+
+    def _check_transform_input(self, X):
+        check_is_fitted(self, "components_")
+        X = check_count_matrix(X, name="X")
+        if X.shape[1] != self.components_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features (words), but {type(self).__name__} "
+                             f"was fitted with {self.components_.shape[1]}")
+        return X
+
+    def transform(self, X):
+        """Infer the document-topic distribution of each row of ``X`` with the topics fixed.
+
+        Fold-in Gibbs sampling (papers/zhao2021 VII-A): ``transform_max_iter`` sweeps per
+        document, the second half averaged. Each document draws from its own random stream,
+        seeded by the model and the document's content, so a document's theta does not
+        depend on the other documents in ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_docs, n_words)
+
+        Returns
+        -------
+        ndarray of shape (n_docs, n_components); rows sum to 1.
+        """
+        X = self._check_transform_input(X)
+        corpus = Corpus.from_matrix(X)
+        rngs = [np.random.Generator(np.random.PCG64(
+            [self.transform_seed_, zlib.crc32(X.indices[X.indptr[d]:X.indptr[d + 1]].tobytes()),
+             zlib.crc32(X.data[X.indptr[d]:X.indptr[d + 1]].tobytes())])).bit_generator
+            for d in range(X.shape[0])]
+        word_factor = np.ascontiguousarray(self.topic_word_.T)
+        mean_counts = _cgs.fold_in(corpus.doc_ptr, corpus.word_ids, word_factor,
+                                   self.doc_topic_prior_, self.transform_max_iter,
+                                   self.transform_max_iter // 2, rngs)
+        theta = mean_counts + self.doc_topic_prior_
+        return theta / theta.sum(axis=1, keepdims=True)
+
+    def perplexity(self, X):
+        """Held-out perplexity ``exp(-log p(X) / n_tokens)`` with theta from ``transform``
+        (see ``dptm.metrics.perplexity``; natural log, per token). Lower is better."""
+        from ..metrics import perplexity
+        return perplexity(X, self.transform(X), self.topic_word_)
+
+    def score(self, X, y=None):
+        """Log-likelihood of ``X`` under the model (theta from ``transform``); higher is better."""
+        from ..metrics import log_likelihood
+        return log_likelihood(X, self.transform(X), self.topic_word_)
+
+    def _progress(self, iteration, start, extra=""):
+        if self.verbose and (self.verbose > 1 or iteration % 10 == 0 or iteration == self.max_iter):
+            print(f"[{type(self).__name__}] iteration {iteration}/{self.max_iter}, "
+                  f"{time.perf_counter() - start:.2f} s{extra}", flush=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.input_tags.sparse = True
+        return tags
