@@ -53,61 +53,44 @@ def spawn_generators(rng, n):
     return rng.spawn(n)
 
 
-def check_count_matrix(X, name="X", allow_empty_docs=True):
+def check_count_matrix(X, name="X", estimator=None, reset=True):
     """Validate a document-term count matrix and return it as CSR with int64 counts.
 
     Parameters
     ----------
     X : array-like or scipy sparse matrix of shape (n_docs, n_words)
-        Non-negative integer counts (floats holding integers are accepted).
+        Non-negative integer counts (floats holding integers are accepted). Empty
+        documents (rows of zeros) are allowed; a corpus without any token is not.
     name : str
         Parameter name used in error messages.
-    allow_empty_docs : bool
-        Whether rows summing to zero are allowed.
+    estimator : estimator, optional
+        When given, scikit-learn's ``validate_data`` also sets (``reset=True``) or checks
+        (``reset=False``) ``n_features_in_``.
 
     Returns
     -------
     scipy.sparse.csr_matrix of int64, canonical (sorted indices, no explicit zeros).
     """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, copy=True)
-        data = X.data
+    from sklearn.utils.validation import check_array, validate_data
+    kwargs = dict(accept_sparse="csr", dtype="numeric", ensure_min_samples=1,
+                  ensure_min_features=1, ensure_all_finite=True)
+    if estimator is not None:
+        X = validate_data(estimator, X, reset=reset, **kwargs)
     else:
-        try:
-            arr = np.asarray(X)
-        except Exception as exc:  # pragma: no cover - exotic inputs
-            raise TypeError(f"{name} must be an array-like or sparse matrix of counts") from exc
-        if arr.dtype == object:
-            raise TypeError(f"{name} must be numeric counts, got dtype object")
-        if arr.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D (n_docs, n_words) count matrix, "
-                             f"got an array with {arr.ndim} dimension(s)")
-        X = sp.csr_matrix(arr)
-        data = X.data
-    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
-        raise TypeError(f"{name} must hold numeric counts, got dtype {data.dtype}")
-    if np.issubdtype(data.dtype, np.complexfloating):
-        raise TypeError(f"{name} must hold real counts, got complex values")
-    if X.shape[0] == 0:
-        raise ValueError(f"{name} is an empty corpus: it has 0 documents")
-    if X.shape[1] == 0:
-        raise ValueError(f"{name} has an empty vocabulary: 0 columns")
-    if data.size:
-        if np.issubdtype(data.dtype, np.floating):
-            if not np.all(np.isfinite(data)):
-                raise ValueError(f"{name} contains NaN or infinity; counts must be finite")
-            if np.any(data != np.round(data)):
-                raise ValueError(f"{name} must hold integer counts; found fractional values")
-        if np.any(data < 0):
-            raise ValueError(f"{name} must hold non-negative counts; found negative values")
+        X = check_array(X, input_name=name, **kwargs)
+    X = sp.csr_matrix(X)
+    data = X.data
+    if data.size and data.min() < 0:
+        raise ValueError(f"Negative values in data passed to {name}: document-term counts "
+                         "must be non-negative integers")
+    if np.issubdtype(data.dtype, np.floating) and np.any(data != np.round(data)):
+        raise ValueError(f"{name} must hold integer counts; found fractional values")
     X = sp.csr_matrix((data.astype(np.int64), X.indices, X.indptr), shape=X.shape)
     X.sum_duplicates()
     X.eliminate_zeros()
     X.sort_indices()
     if X.nnz == 0:
         raise ValueError(f"{name} has no tokens: every document is empty")
-    if not allow_empty_docs and np.any(np.diff(X.indptr) == 0):
-        raise ValueError(f"{name} contains empty documents (rows with no tokens)")
     return X
 
 

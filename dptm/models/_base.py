@@ -37,11 +37,7 @@ class TopicModelMixin(TransformerMixin, BaseEstimator):
 
     def _check_transform_input(self, X):
         check_is_fitted(self, "components_")
-        X = check_count_matrix(X, name="X")
-        if X.shape[1] != self.components_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features (words), but {type(self).__name__} "
-                             f"was fitted with {self.components_.shape[1]}")
-        return X
+        return check_count_matrix(X, estimator=self, reset=False)
 
     def transform(self, X):
         """Infer the document-topic distribution of each row of ``X`` with the topics fixed.

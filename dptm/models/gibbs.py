@@ -5,7 +5,7 @@ import time
 import numpy as np
 
 from .. import _cgs
-from .._utils import check_random_state
+from .._utils import check_count_matrix, check_random_state
 from ..corpus import Corpus
 from ._base import TopicModelMixin
 
@@ -92,7 +92,7 @@ class GibbsLDA(TopicModelMixin):
     def fit(self, X, y=None):
         """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words)."""
         self._check_common_params()
-        corpus = Corpus.from_matrix(X)
+        corpus = Corpus.from_matrix(check_count_matrix(X, estimator=self))
         rng = check_random_state(self.random_state)
         self.transform_seed_ = int(rng.integers(2**63))
         state = GibbsState(corpus, self.n_components, rng)
@@ -109,15 +109,10 @@ class GibbsLDA(TopicModelMixin):
             if self.callback is not None:
                 self.callback(self, it)
         self.n_iter_ = self.max_iter
-        self.n_features_in_ = corpus.n_words
         self._set_topics(state.n_wk.T + beta)
         theta = state.n_dk + alpha
         self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
         return self
-
-    def fit_transform(self, X, y=None):
-        """Fit and return the training documents' topic distributions ``doc_topic_``."""
-        return self.fit(X).doc_topic_
 
     def _joint_log_likelihood(self, state):
         """log p(w | z) of the current state (Griffiths & Steyvers eq. 2), for progress."""

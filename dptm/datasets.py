@@ -1,0 +1,379 @@
+"""Corpora: the embedded demo corpus, synthetic LDA corpora with ground truth, and loaders.
+
+* :func:`load_demo_corpus` — the corpus the ``dptm`` command uses on a fresh install: eight
+  hand-written themes (``dptm/data/demo_topics.json``) and 800 short documents drawn from
+  the LDA generative process over them with a fixed seed, so the true topics are known.
+* :func:`make_lda_corpus` — any-size synthetic corpus from the LDA generative process.
+* Loaders for the real corpora of the papers (UCI bag of words: KOS, NIPS; the cleaned
+  TweetRumors JSON; Reuters C50 with author labels). The data is not shipped:
+  :func:`shared_data_dir` finds the shared data folder (``$DPTM_DATA``).
+"""
+import gzip
+import io
+import json
+import os
+import tarfile
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import Bunch
+
+from ._utils import check_int, check_positive, check_random_state
+
+__all__ = [
+    "load_uci_bow", "load_json_texts", "load_text_lines", "load_reuters_c50",
+    "make_lda_corpus", "load_demo_corpus", "shared_data_dir",
+]
+
+_DEMO_TOPICS = Path(__file__).resolve().parent / "data" / "demo_topics.json"
+
+
+def shared_data_dir():
+    """The shared data folder holding the real corpora, or None when it is absent.
+
+    ``$DPTM_DATA`` when that variable is set (None if it names no folder); otherwise
+    ``<repository>/../shared/data`` relative to this package's source tree.
+
+    Returns
+    -------
+    pathlib.Path or None
+    """
+    env = os.environ.get("DPTM_DATA")
+    path = Path(env) if env else Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    return path if path.is_dir() else None
+
+
+def _check_file(path, name):
+    path = Path(os.fspath(path))
+    if not path.is_file():
+        raise FileNotFoundError(f"{name}: no such file: {path}")
+    return path
+
+
+def _read_bytes(path):
+    """File content, transparently gunzipped when the name ends in .gz."""
+    if path.suffix == ".gz":
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    return path.read_bytes()
+
+
+def load_uci_bow(docword_path, vocab_path):
+    """Load a UCI "Bag of Words" corpus (KOS, NIPS, Enron, NYTimes, PubMed layout).
+
+    Parameters
+    ----------
+    docword_path : path-like
+        ``docword.<name>.txt`` or ``docword.<name>.txt.gz``: three header lines D (number of
+        documents), W (vocabulary size), NNZ (number of entries), then NNZ lines
+        ``docID wordID count`` with 1-based ids.
+    vocab_path : path-like
+        ``vocab.<name>.txt``: one word per line, line i is wordID i.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of int64, shape (D, W)
+        Document-term counts (canonical CSR). Documents and words that never occur keep
+        their (empty) row or column, so ids match the files.
+    vocabulary : numpy.ndarray of str, shape (W,)
+
+    Raises
+    ------
+    FileNotFoundError
+        A file is missing.
+    ValueError
+        The header disagrees with the data or the vocabulary (ids out of range, wrong
+        number of entries or of words, non-positive counts, repeated (doc, word) pairs).
+    """
+    docword_path = _check_file(docword_path, "docword_path")
+    vocab_path = _check_file(vocab_path, "vocab_path")
+    raw = _read_bytes(docword_path)
+    head = raw.split(b"\n", 3)
+    if len(head) < 3:
+        raise ValueError(f"{docword_path}: expected 3 header lines (D, W, NNZ)")
+    try:
+        n_docs, n_words, nnz = (int(h) for h in head[:3])
+    except ValueError:
+        raise ValueError(f"{docword_path}: the first 3 lines must be the integers D, W, NNZ, "
+                         f"got {[h[:30] for h in head[:3]]}") from None
+    body = head[3] if len(head) == 4 else b""
+    if body.strip():
+        try:
+            data = np.loadtxt(io.BytesIO(body), dtype=np.int64, ndmin=2)
+        except ValueError as exc:
+            raise ValueError(f"{docword_path}: malformed entry line ({exc})") from None
+    else:
+        data = np.empty((0, 3), dtype=np.int64)
+    if data.shape[1] != 3:
+        raise ValueError(f"{docword_path}: entry lines must be 'docID wordID count', got "
+                         f"{data.shape[1]} columns")
+    if data.shape[0] != nnz:
+        raise ValueError(f"{docword_path}: header says NNZ={nnz} but the file has "
+                         f"{data.shape[0]} entry lines")
+    doc, word, count = data[:, 0], data[:, 1], data[:, 2]
+    if nnz and (doc.min() < 1 or doc.max() > n_docs):
+        raise ValueError(f"{docword_path}: docID outside 1..D={n_docs} "
+                         f"(range {doc.min()}..{doc.max()})")
+    if nnz and (word.min() < 1 or word.max() > n_words):
+        raise ValueError(f"{docword_path}: wordID outside 1..W={n_words} "
+                         f"(range {word.min()}..{word.max()})")
+    if nnz and count.min() < 1:
+        raise ValueError(f"{docword_path}: counts must be positive integers, found {count.min()}")
+    X = sp.csr_matrix((count, (doc - 1, word - 1)), shape=(n_docs, n_words))
+    if X.nnz != nnz:  # coo->csr summed duplicate (doc, word) pairs
+        raise ValueError(f"{docword_path}: {nnz - X.nnz} repeated (docID, wordID) pairs")
+    X.sort_indices()
+    X = sp.csr_matrix((X.data.astype(np.int64), X.indices.astype(np.int64),
+                       X.indptr.astype(np.int64)), shape=X.shape)
+    words = vocab_path.read_text(encoding="utf-8").splitlines()
+    while words and not words[-1].strip():
+        words.pop()
+    vocabulary = np.array([w.strip() for w in words], dtype=str)
+    if vocabulary.size != n_words:
+        raise ValueError(f"{vocab_path}: header of {docword_path.name} says W={n_words} but "
+                         f"the vocabulary has {vocabulary.size} words")
+    return X, vocabulary
+
+
+def load_json_texts(path, key="text"):
+    """Load documents from a JSON file: ``{key: [str, ...]}`` or a plain list of strings.
+
+    This is the format of the cleaned TweetRumors corpus (``tweetrumors_clean.json``).
+
+    Returns
+    -------
+    list of str
+    """
+    path = _check_file(path, "path")
+    with open(path, encoding="utf-8") as fh:
+        obj = json.load(fh)
+    if isinstance(obj, dict):
+        if key not in obj:
+            raise ValueError(f"{path}: JSON object has no key {key!r} (keys: {sorted(obj)[:10]})")
+        obj = obj[key]
+    if not isinstance(obj, list):
+        raise ValueError(f"{path}: expected a list of documents, got {type(obj).__name__}")
+    bad = [i for i, t in enumerate(obj) if not isinstance(t, str)]
+    if bad:
+        raise ValueError(f"{path}: {len(bad)} entries are not strings (first at index {bad[0]})")
+    return obj
+
+
+def load_text_lines(path):
+    """Load one document per line (UTF-8; ``.gz`` is decompressed); blank lines are skipped.
+
+    Returns
+    -------
+    list of str
+        The lines without their line ends (and without surrounding whitespace).
+    """
+    path = _check_file(path, "path")
+    text = _read_bytes(path).decode("utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def load_reuters_c50(path, subset="train"):
+    """Load the Reuter_50_50 (C50) author-labelled news corpus straight from its tar.gz.
+
+    Parameters
+    ----------
+    path : path-like
+        ``C50.tar.gz`` with members ``C50train/<Author>/<id>newsML.txt`` and
+        ``C50test/<Author>/<id>newsML.txt``. Nothing is extracted to disk.
+    subset : {"train", "test", "all"}, default="train"
+        ``"all"`` is the training documents followed by the test documents.
+
+    Returns
+    -------
+    texts : list of str
+        The articles (CRLF line ends turned into ``\\n``), ordered by subset, author, then
+        file name — deterministic whatever the order of the archive.
+    authors : numpy.ndarray of str
+        The author (directory name) of each article: the group ids for user-level privacy.
+    """
+    if subset not in ("train", "test", "all"):
+        raise ValueError(f"subset must be 'train', 'test' or 'all', got {subset!r}")
+    path = _check_file(path, "path")
+    wanted = ("C50train", "C50test") if subset == "all" else (f"C50{subset}",)
+    entries = []
+    with tarfile.open(path, "r:gz") as tar:
+        for member in tar:
+            if not member.isfile():
+                continue
+            parts = member.name.strip("/").split("/")
+            if len(parts) < 3 or parts[-3] not in wanted:
+                continue
+            raw = tar.extractfile(member).read()
+            text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
+            entries.append((wanted.index(parts[-3]), parts[-2], parts[-1], text))
+    if not entries:
+        raise ValueError(f"{path}: no C50 articles for subset={subset!r} (expected members "
+                         "C50train/<author>/<file> and C50test/<author>/<file>)")
+    entries.sort(key=lambda e: e[:3])
+    return [e[3] for e in entries], np.array([e[1] for e in entries], dtype=str)
+
+
+def _check_prior(value, size, name):
+    """A positive Dirichlet parameter vector of length ``size`` from a scalar or array."""
+    if np.ndim(value) == 0:
+        return np.full(size, check_positive(value, name))
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must be a positive scalar or an array of shape ({size},), "
+                         f"got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must hold finite values > 0")
+    return arr
+
+
+def _doc_lengths(doc_length, n_docs, rng):
+    if np.ndim(doc_length) == 0:
+        return np.full(n_docs, check_int(doc_length, "doc_length", minimum=1), dtype=np.int64)
+    if len(doc_length) != 2:
+        raise ValueError(f"doc_length must be an int or a (low, high) pair, got {doc_length!r}")
+    low = check_int(doc_length[0], "doc_length[0]", minimum=1)
+    high = check_int(doc_length[1], "doc_length[1]", minimum=low)
+    return rng.integers(low, high, endpoint=True, size=n_docs).astype(np.int64)
+
+
+def _sample_counts(rng, doc_topic, topic_word, lengths):
+    """Doc-term counts: row d ~ Multinomial(lengths[d], doc_topic[d] @ topic_word).
+
+    Summing the topic assignments out of the per-token process (z ~ theta_d, w ~ phi_z)
+    gives exactly this multinomial, so it is the LDA generative process, vectorised.
+    """
+    n_docs, n_words = doc_topic.shape[0], topic_word.shape[1]
+    chunk = max(1, (1 << 22) // n_words)
+    blocks = []
+    for start in range(0, n_docs, chunk):
+        p = doc_topic[start:start + chunk] @ topic_word
+        p /= p.sum(axis=1, keepdims=True)
+        counts = rng.multinomial(lengths[start:start + chunk], p)
+        blocks.append(sp.csr_matrix(counts.astype(np.int64)))
+    X = sp.vstack(blocks, format="csr")
+    return sp.csr_matrix((X.data.astype(np.int64), X.indices.astype(np.int64),
+                          X.indptr.astype(np.int64)), shape=X.shape)
+
+
+def make_lda_corpus(n_docs, n_words, n_topics, *, doc_length=100, doc_topic_prior=0.1,
+                    topic_word_prior=0.01, random_state=None):
+    """Draw a synthetic corpus from the LDA generative process.
+
+    phi_k ~ Dirichlet(topic_word_prior) for each topic, theta_d ~ Dirichlet(doc_topic_prior)
+    for each document, and each of the N_d tokens of document d draws z ~ theta_d then
+    w ~ phi_z (sampled as X_d ~ Multinomial(N_d, theta_d @ phi), the same distribution).
+
+    Parameters
+    ----------
+    n_docs, n_words, n_topics : int
+        D, V and K (all >= 1).
+    doc_length : int or (int, int), default=100
+        Tokens per document: a fixed N, or uniform on the integers low..high inclusive.
+    doc_topic_prior : float or array of shape (n_topics,), default=0.1
+    topic_word_prior : float or array of shape (n_words,), default=0.01
+    random_state : None, int, SeedSequence or numpy.random.Generator
+        All randomness comes from ``dptm._utils.check_random_state(random_state)``.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of int64, shape (n_docs, n_words)
+    topic_word : numpy.ndarray, shape (n_topics, n_words)
+        The true phi; rows sum to 1.
+    doc_topic : numpy.ndarray, shape (n_docs, n_topics)
+        The true theta; rows sum to 1.
+    """
+    n_docs = check_int(n_docs, "n_docs")
+    n_words = check_int(n_words, "n_words")
+    n_topics = check_int(n_topics, "n_topics")
+    alpha = _check_prior(doc_topic_prior, n_topics, "doc_topic_prior")
+    beta = _check_prior(topic_word_prior, n_words, "topic_word_prior")
+    rng = check_random_state(random_state)
+    topic_word = _dirichlet(rng, beta, n_topics)
+    doc_topic = _dirichlet(rng, alpha, n_docs)
+    lengths = _doc_lengths(doc_length, n_docs, rng)
+    X = _sample_counts(rng, doc_topic, topic_word, lengths)
+    return X, topic_word, doc_topic
+
+
+def _dirichlet(rng, alpha, size):
+    """Dirichlet rows that sum to 1 exactly in float64, even for tiny concentrations.
+
+    Very small concentrations can make every gamma draw underflow to 0; such a row falls
+    back to a point mass on one coordinate drawn with probabilities proportional to alpha
+    (the limit of the Dirichlet as the concentration goes to 0).
+    """
+    draws = rng.dirichlet(alpha, size=size)
+    sums = draws.sum(axis=1)
+    bad = ~np.isfinite(sums) | (sums <= 0)
+    if np.any(bad):  # pragma: no cover - only for extremely small priors
+        idx = rng.choice(alpha.size, size=int(bad.sum()), p=alpha / alpha.sum())
+        draws[bad] = 0.0
+        draws[np.flatnonzero(bad), idx] = 1.0
+        sums = draws.sum(axis=1)
+    return draws / sums[:, None]
+
+
+@lru_cache(maxsize=1)
+def _demo_corpus_arrays():
+    spec = json.loads(_DEMO_TOPICS.read_text(encoding="utf-8"))
+    names = list(spec["topics"])
+    vocabulary = np.array(sorted({w for ws in spec["topics"].values() for w in ws}), dtype=str)
+    col = {w: j for j, w in enumerate(vocabulary.tolist())}
+    n_topics, n_words = len(names), vocabulary.size
+    # Each theme: Zipf-like weights over its own words (listed most probable first) plus a
+    # small uniform background over the whole vocabulary, so every probability is > 0.
+    topic_word = np.zeros((n_topics, n_words))
+    for k, name in enumerate(names):
+        words = spec["topics"][name]
+        weights = 1.0 / np.arange(1, len(words) + 1) ** spec["zipf_exponent"]
+        topic_word[k, [col[w] for w in words]] = weights / weights.sum()
+    background = spec["background_mass"]
+    topic_word = (1 - background) * topic_word + background / n_words
+    topic_word /= topic_word.sum(axis=1, keepdims=True)
+
+    rng = check_random_state(spec["seed"])
+    doc_topic = _dirichlet(rng, np.full(n_topics, spec["doc_topic_prior"]), spec["n_docs"])
+    lengths = _doc_lengths(tuple(spec["doc_length"]), spec["n_docs"], rng)
+    X = _sample_counts(rng, doc_topic, topic_word, lengths)
+    texts = []
+    for d in range(X.shape[0]):
+        lo, hi = X.indptr[d], X.indptr[d + 1]
+        tokens = np.repeat(vocabulary[X.indices[lo:hi]], X.data[lo:hi])
+        texts.append(" ".join(rng.permutation(tokens).tolist()))
+    for a in (X.data, X.indices, X.indptr, vocabulary, topic_word, doc_topic):
+        a.flags.writeable = False
+    return X, vocabulary, tuple(texts), topic_word, tuple(names), doc_topic
+
+
+def load_demo_corpus():
+    """The embedded demo corpus: 800 short documents over 8 known themes.
+
+    Built on the fly (a few milliseconds) from the hand-written word lists in
+    ``dptm/data/demo_topics.json`` — themes medicine, sport, finance, cooking, computing,
+    weather, music and travel, 30 words each, six words shared by two themes — by the LDA
+    generative process with a fixed seed: phi_k puts Zipf-like weights (exponent 0.6) on
+    its theme's words plus 2% uniform background mass, theta_d ~ Dirichlet(0.1), and each
+    document has 20 to 60 tokens. It needs no download, so it is the default corpus of
+    the ``dptm`` command. The same numpy version gives the same corpus on every machine.
+
+    Returns
+    -------
+    sklearn.utils.Bunch with
+        X : scipy.sparse.csr_matrix of int64, shape (800, 232)
+        vocabulary : numpy.ndarray of str, shape (232,), sorted
+        texts : list of str, the documents (tokens in random order, separated by spaces);
+            ``dptm.text.preprocess(texts)`` gives back exactly the tokens counted in X
+        topic_word : numpy.ndarray, shape (8, 232), the true topics (rows sum to 1)
+        topic_names : list of str, the theme of each true topic
+        doc_topic : numpy.ndarray, shape (800, 8), the true document-topic proportions
+        DESCR : str
+    """
+    X, vocabulary, texts, topic_word, names, doc_topic = _demo_corpus_arrays()
+    return Bunch(X=X.copy(), vocabulary=vocabulary.copy(), texts=list(texts),
+                 topic_word=topic_word.copy(), topic_names=list(names),
+                 doc_topic=doc_topic.copy(),
+                 DESCR=(f"dptm demo corpus: {X.shape[0]} documents, {X.shape[1]} words, "
+                        f"{len(names)} planted topics ({', '.join(names)}), "
+                        f"{int(X.sum())} tokens; drawn from LDA with a fixed seed."))

@@ -1,0 +1,326 @@
+"""Utility metrics for topic models, each defined once.
+
+* :func:`log_likelihood` / :func:`perplexity` — held-out fit, natural log, per token
+  (papers/zhao2021, Section VII-A). The caller infers theta of the held-out documents with
+  phi fixed (e.g. ``model.transform(X_test)``); these functions only evaluate.
+* :func:`umass_coherence` — UMass topic coherence (Mimno et al. 2011; papers/manzonelli2024
+  eq. 4), top 10 words by default, averaged over topics.
+* :func:`align_topics`, :func:`aligned_l1`, :func:`aligned_rmse`,
+  :func:`kendall_tau_distance` — distances between two topic-word matrices (e.g. before and
+  after DP noise, papers/wang2022 Section 6), computed after matching topics, since a fit
+  defines its topics only up to a permutation.
+
+Metrics are post-processing: evaluating a released (private) topic-word matrix costs no
+privacy, but evaluating on the private training corpus (e.g. coherence with ``X`` the
+training data) reveals information about it and is not itself private.
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+
+from ._utils import check_count_matrix, check_int
+
+__all__ = [
+    "PROB_FLOOR", "log_likelihood", "perplexity", "umass_coherence", "align_topics",
+    "aligned_l1", "aligned_rmse", "kendall_tau_distance", "top_words",
+]
+
+#: Probabilities below this are raised to it before taking logs, so a token the model
+#: gives probability 0 contributes log(1e-300) ~ -690.8 nats instead of -inf.
+PROB_FLOOR = 1e-300
+
+
+def _check_matrix(A, name, shape=None, stochastic=False):
+    """A finite, non-negative 2-D float array; rows summing to 1 when ``stochastic``."""
+    if sp.issparse(A):
+        A = A.toarray()
+    A = np.asarray(A)
+    if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
+        raise TypeError(f"{name} must be a numeric array, got dtype {A.dtype}")
+    if np.issubdtype(A.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real, got complex values")
+    A = A.astype(np.float64, copy=False)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got {A.ndim} dimension(s)")
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {A.shape}")
+    if shape is not None:
+        for axis, (got, want) in enumerate(zip(A.shape, shape)):
+            if want is not None and got != want:
+                expected = tuple(s if s is not None else "*" for s in shape)
+                raise ValueError(f"{name} has shape {A.shape}; expected {want} along axis "
+                                 f"{axis} (shape {expected})")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    if np.any(A < 0):
+        raise ValueError(f"{name} must be non-negative; found negative entries")
+    if stochastic:
+        sums = A.sum(axis=1)
+        if not np.allclose(sums, 1.0, rtol=0, atol=1e-6):
+            worst = int(np.argmax(np.abs(sums - 1)))
+            raise ValueError(f"rows of {name} must sum to 1 (probability distributions); row "
+                             f"{worst} sums to {sums[worst]:.6g}. Normalise it first, e.g. "
+                             f"{name} / {name}.sum(axis=1, keepdims=True)")
+    return A
+
+
+def log_likelihood(X, doc_topic, topic_word):
+    """Total log-likelihood of a corpus under a topic model, in nats.
+
+    ``sum_d sum_w X[d, w] * log(sum_k doc_topic[d, k] * topic_word[k, w])`` with each
+    probability floored at :data:`PROB_FLOOR` (1e-300) before the log.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix, shape (n_docs, n_words)
+        Non-negative integer counts.
+    doc_topic : array-like, shape (n_docs, n_topics)
+        theta; rows must sum to 1 (tolerance 1e-6).
+    topic_word : array-like, shape (n_topics, n_words)
+        phi; rows must sum to 1 (tolerance 1e-6).
+
+    Returns
+    -------
+    float (<= 0)
+    """
+    X = check_count_matrix(X)
+    theta = _check_matrix(doc_topic, "doc_topic", shape=(X.shape[0], None), stochastic=True)
+    phi = _check_matrix(topic_word, "topic_word", shape=(theta.shape[1], X.shape[1]),
+                        stochastic=True)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    cols, counts = X.indices, X.data
+    phi_t = np.ascontiguousarray(phi.T)  # (V, K): gather rows, not columns
+    total = 0.0
+    step = max(1, (1 << 21) // theta.shape[1])
+    for start in range(0, X.nnz, step):
+        sl = slice(start, start + step)
+        p = np.einsum("ik,ik->i", theta[rows[sl]], phi_t[cols[sl]])
+        total += float(np.dot(counts[sl], np.log(np.maximum(p, PROB_FLOOR))))
+    return total
+
+
+def perplexity(X, doc_topic, topic_word):
+    """Per-token perplexity, natural log: ``exp(-log_likelihood(X, theta, phi) / N)``.
+
+    N is the number of tokens ``X.sum()``; this is the held-out perplexity of
+    papers/zhao2021 (Section VII-A) when ``doc_topic`` was inferred for the held-out
+    documents with ``topic_word`` fixed. Lower is better; a uniform model over V words
+    has perplexity exactly V. Zero probabilities are floored at :data:`PROB_FLOOR`.
+
+    Parameters
+    ----------
+    X, doc_topic, topic_word
+        As in :func:`log_likelihood`.
+
+    Returns
+    -------
+    float (>= 1)
+    """
+    X = check_count_matrix(X)
+    return float(np.exp(-log_likelihood(X, doc_topic, topic_word) / X.sum()))
+
+
+def _top_words(topic_word, top_n):
+    """Indices of the ``top_n`` largest entries of each row, largest first (ties: lower index)."""
+    order = np.argsort(-topic_word, axis=1, kind="stable")
+    return order[:, :top_n]
+
+
+def top_words(topic_word, vocabulary, top_n=10):
+    """The ``top_n`` most probable words of each topic, most probable first.
+
+    Ties are broken by column order (the same rule :func:`umass_coherence` and
+    :func:`kendall_tau_distance` use).
+
+    Parameters
+    ----------
+    topic_word : array-like, shape (n_topics, n_words)
+    vocabulary : array-like of str, shape (n_words,)
+    top_n : int, default=10
+
+    Returns
+    -------
+    list of list of str
+    """
+    vocab = np.asarray(vocabulary, dtype=str)
+    phi = _check_matrix(topic_word, "topic_word", shape=(None, vocab.size))
+    top_n = check_int(top_n, "top_n", minimum=1)
+    return vocab[_top_words(phi, min(top_n, vocab.size))].tolist()
+
+
+def umass_coherence(X, topic_word, top_n=10, per_topic=False):
+    """UMass topic coherence (Mimno et al. 2011; papers/manzonelli2024 eq. 4).
+
+    For topic t with top words v_1, ..., v_M (most probable first, M = ``top_n``)::
+
+        C(t) = sum_{m=2}^{M} sum_{l=1}^{m-1} log((D(v_m, v_l) + 1) / D(v_l))
+
+    where D(v) is the number of documents of the reference corpus ``X`` containing v and
+    D(v, v') the number containing both. Higher (closer to 0) is better. A top word absent
+    from ``X`` (D(v_l) = 0, where the formula is undefined) is given D(v_l) = 1, so its
+    terms are log(1) = 0; this only happens when the reference corpus is not the one the
+    vocabulary came from.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix, shape (n_docs, n_words)
+        Reference corpus (counts; only presence matters), usually the training corpus.
+    topic_word : array-like, shape (n_topics, n_words)
+        Any non-negative topic-word weights (normalisation does not matter).
+    top_n : int, default=10
+        M, the number of top words per topic (at most n_words).
+    per_topic : bool, default=False
+        Return the coherence of each topic instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (n_topics,) when ``per_topic``
+    """
+    X = check_count_matrix(X)
+    phi = _check_matrix(topic_word, "topic_word", shape=(None, X.shape[1]))
+    top_n = check_int(top_n, "top_n", minimum=1)
+    if top_n > X.shape[1]:
+        raise ValueError(f"top_n must be <= n_words ({X.shape[1]}), got {top_n}")
+    top = _top_words(phi, top_n)                            # (K, M)
+    used, inverse = np.unique(top, return_inverse=True)
+    inverse = inverse.reshape(top.shape)
+    B = X[:, used]
+    B.data[:] = 1
+    co = (B.T @ B).toarray().astype(np.float64)             # co-document frequencies
+    df = np.maximum(np.diag(co), 1.0)
+    m_idx, l_idx = np.tril_indices(top_n, k=-1)             # pairs l < m
+    scores = np.empty(top.shape[0])
+    for t in range(top.shape[0]):
+        vm, vl = inverse[t, m_idx], inverse[t, l_idx]
+        scores[t] = np.sum(np.log((co[vm, vl] + 1.0) / df[vl]))
+    return scores if per_topic else float(scores.mean())
+
+
+def _check_pair(A, B, same_shape=True):
+    A = _check_matrix(A, "A")
+    B = _check_matrix(B, "B", shape=(A.shape[0] if same_shape else None, A.shape[1]))
+    return A, B
+
+
+def align_topics(A, B):
+    """Match the topics of two topic-word matrices (minimum total L1 distance).
+
+    Solves the assignment problem on the cost ``C[i, j] = sum_w |A[i, w] - B[j, w]|`` with
+    ``scipy.optimize.linear_sum_assignment``.
+
+    Parameters
+    ----------
+    A : array-like, shape (K_A, V)
+    B : array-like, shape (K_B, V)
+        Non-negative weights over the same vocabulary (K_A may differ from K_B).
+
+    Returns
+    -------
+    row_ind, col_ind : numpy.ndarray of int, length min(K_A, K_B)
+        Topic ``A[row_ind[i]]`` is matched with ``B[col_ind[i]]``; ``row_ind`` is sorted, so
+        for K_A == K_B, ``B[col_ind]`` is B reordered to follow A.
+    """
+    A, B = _check_pair(A, B, same_shape=False)
+    cost = np.empty((A.shape[0], B.shape[0]))
+    for i in range(A.shape[0]):  # row by row: O(K V) memory, not O(K^2 V)
+        cost[i] = np.abs(B - A[i]).sum(axis=1)
+    return linear_sum_assignment(cost)
+
+
+def _aligned(A, B, align):
+    A, B = _check_pair(A, B)
+    if align:
+        rows, cols = align_topics(A, B)
+        return A[rows], B[cols]
+    return A, B
+
+
+def aligned_l1(A, B, align=True, per_topic=False):
+    """L1 distance between two topic-word matrices after topic alignment.
+
+    ``sum_k sum_w |A[k, w] - B[pi(k), w]|`` where pi is the matching of
+    :func:`align_topics` — the entrywise L1 norm of the difference of the whole matrices,
+    as papers/wang2022 (Section 6, "L1-distance") compares the original and the noisy
+    output matrix. Divide by K for the mean per-topic distance (or use ``per_topic``).
+
+    Parameters
+    ----------
+    A, B : array-like, shape (K, V)
+    align : bool, default=True
+        Match topics first; pass False when rows already correspond (e.g. a matrix and its
+        noisy release).
+    per_topic : bool, default=False
+        Return the L1 distance of each aligned row (in the order of A's topics).
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (K,)
+    """
+    A, B = _aligned(A, B, align)
+    rows = np.abs(A - B).sum(axis=1)
+    return rows if per_topic else float(rows.sum())
+
+
+def aligned_rmse(A, B, align=True):
+    """Root-mean-square error between two topic-word matrices after topic alignment.
+
+    ``sqrt(mean_{k, w} (A[k, w] - B[pi(k), w])^2)`` over all K x V entries, pi as in
+    :func:`align_topics` (papers/wang2022, Section 6, "RMSE").
+
+    Parameters
+    ----------
+    A, B : array-like, shape (K, V)
+    align : bool, default=True
+        Match topics first (by L1 cost, as :func:`aligned_l1`).
+
+    Returns
+    -------
+    float
+    """
+    A, B = _aligned(A, B, align)
+    return float(np.sqrt(np.mean((A - B) ** 2)))
+
+
+def kendall_tau_distance(A, B, top_n=10, align=True, per_topic=False):
+    """Normalised Kendall tau distance between the keyword rankings of aligned topics.
+
+    papers/wang2022 (Section 6) measures how much the ranking of a topic's keywords changes
+    between two topic-word matrices (before and after noise). Precisely: for each matched
+    pair of topics (A_k, B_pi(k)), take the ``top_n`` most probable words of A_k and count
+    the pairs of these words that the two topics order differently::
+
+        tau_k = (#discordant pairs + 0.5 * #pairs tied in exactly one topic) / (n (n-1) / 2)
+
+    (the Kendall distance with penalty 1/2 for ties, Fagin et al. 2006). It is 0 when B ranks
+    A's keywords in the same order, 1 when in the reverse order; 0.5 is what unrelated
+    rankings give on average. The result is the mean over topics.
+
+    Parameters
+    ----------
+    A, B : array-like, shape (K, V)
+        A is the reference (e.g. the non-private matrix).
+    top_n : int, default=10
+        Number of keywords per topic (2 <= top_n <= V).
+    align : bool, default=True
+        Match topics first (:func:`align_topics`).
+    per_topic : bool, default=False
+        Return the distance of each topic of A.
+
+    Returns
+    -------
+    float in [0, 1], or numpy.ndarray of shape (K,)
+    """
+    A, B = _aligned(A, B, align)
+    top_n = check_int(top_n, "top_n", minimum=2)
+    if top_n > A.shape[1]:
+        raise ValueError(f"top_n must be <= n_words ({A.shape[1]}), got {top_n}")
+    top = _top_words(A, top_n)
+    a = np.take_along_axis(A, top, axis=1)                  # (K, n)
+    b = np.take_along_axis(B, top, axis=1)
+    i, j = np.triu_indices(top_n, k=1)
+    sa = np.sign(a[:, i] - a[:, j])
+    sb = np.sign(b[:, i] - b[:, j])
+    discordant = (sa * sb < 0).sum(axis=1)
+    half = ((sa == 0) != (sb == 0)).sum(axis=1)
+    dist = (discordant + 0.5 * half) / i.size
+    return dist if per_topic else float(dist.mean())

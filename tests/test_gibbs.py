@@ -1,0 +1,262 @@
+"""GibbsLDA and the plain Gibbs kernels: exact agreement with a NumPy reference,
+the exact posterior of a tiny model, topic recovery, scikit-learn conventions, errors."""
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+from scipy.special import gammaln
+
+from dptm import _cgs
+from dptm.corpus import Corpus
+from dptm.datasets import make_lda_corpus
+from dptm.metrics import aligned_l1
+from dptm.models.gibbs import GibbsLDA, GibbsState
+
+
+# ---------------------------------------------------------------- NumPy references
+def reference_sweep(corpus, z, n_wk, n_dk, n_k, alpha, beta, rng):
+    """The sweep of ``_cgs.gibbs_sweep`` in plain Python, same arithmetic order, drawing
+    the same uniforms (``rng.random()`` is the BitGenerator's ``next_double``)."""
+    V, K = n_wk.shape
+    beta_sum = V * beta
+    inv_nk = [1.0 / (n_k[t] + beta_sum) for t in range(K)]
+    for d in range(corpus.n_docs):
+        for i in range(corpus.doc_ptr[d], corpus.doc_ptr[d + 1]):
+            w, k = corpus.word_ids[i], z[i]
+            n_wk[w, k] -= 1; n_dk[d, k] -= 1; n_k[k] -= 1
+            inv_nk[k] = 1.0 / (n_k[k] + beta_sum)
+            cum, total = [], 0.0
+            for t in range(K):
+                total += (float(n_wk[w, t]) + beta) * (float(n_dk[d, t]) + alpha) * inv_nk[t]
+                cum.append(total)
+            u = rng.random() * total
+            k = 0
+            while k < K - 1 and cum[k] <= u:
+                k += 1
+            z[i] = k
+            n_wk[w, k] += 1; n_dk[d, k] += 1; n_k[k] += 1
+            inv_nk[k] = 1.0 / (n_k[k] + beta_sum)
+
+
+def small_corpus(seed=0, n_docs=6, n_words=5):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n_docs, n_words))
+    X[0, 0] = 1
+    return X
+
+
+def test_sweep_matches_numpy_reference_exactly():
+    X = small_corpus()
+    corpus = Corpus.from_matrix(X)
+    K, alpha, beta = 3, 0.3, 0.2
+    state = GibbsState(corpus, K, np.random.default_rng(1))
+    ref = [a.copy() for a in (state.z, state.n_wk, state.n_dk, state.n_k)]
+    rng_c, rng_py = np.random.default_rng(7), np.random.default_rng(7)
+    for _ in range(5):
+        _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
+                         state.n_k, alpha, beta, rng_c.bit_generator)
+        reference_sweep(corpus, *ref, alpha, beta, rng_py)
+    np.testing.assert_array_equal(state.z, ref[0])
+    np.testing.assert_array_equal(state.n_wk, ref[1])
+    np.testing.assert_array_equal(state.n_dk, ref[2])
+    np.testing.assert_array_equal(state.n_k, ref[3])
+
+
+def test_sweep_keeps_counts_consistent():
+    X, _, _ = make_lda_corpus(40, 30, 4, doc_length=20, random_state=3)
+    corpus = Corpus.from_matrix(X)
+    state = GibbsState(corpus, 4, np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
+                         state.n_k, 0.1, 0.1, rng.bit_generator)
+    doc_of_token = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
+    n_wk = np.zeros_like(state.n_wk); np.add.at(n_wk, (corpus.word_ids, state.z), 1)
+    n_dk = np.zeros_like(state.n_dk); np.add.at(n_dk, (doc_of_token, state.z), 1)
+    np.testing.assert_array_equal(n_wk, state.n_wk)
+    np.testing.assert_array_equal(n_dk, state.n_dk)
+    np.testing.assert_array_equal(state.n_k, n_wk.sum(axis=0))
+
+
+def test_fold_in_matches_numpy_reference():
+    rng = np.random.default_rng(0)
+    K, V = 3, 4
+    phi = rng.dirichlet(np.ones(V), size=K)
+    corpus = Corpus.from_matrix(np.array([[2, 1, 0, 1], [0, 0, 3, 1]]))
+    word_factor = np.ascontiguousarray(phi.T)
+    alpha, n_iter, burn_in = 0.5, 6, 3
+    got = _cgs.fold_in(corpus.doc_ptr, corpus.word_ids, word_factor, alpha, n_iter, burn_in,
+                       [np.random.default_rng(s).bit_generator for s in (11, 12)])
+    for d, seed in enumerate((11, 12)):
+        r = np.random.default_rng(seed)
+        words = corpus.word_ids[corpus.doc_ptr[d]:corpus.doc_ptr[d + 1]]
+        z = [min(int(r.random() * K), K - 1) for _ in words]
+        n_dk = np.bincount(z, minlength=K).astype(float)
+        acc = np.zeros(K)
+        for it in range(n_iter):
+            for i, w in enumerate(words):
+                n_dk[z[i]] -= 1
+                cum, total = [], 0.0
+                for t in range(K):
+                    total += word_factor[w, t] * (n_dk[t] + alpha)
+                    cum.append(total)
+                u, k = r.random() * total, 0
+                while k < K - 1 and cum[k] <= u:
+                    k += 1
+                z[i] = k
+                n_dk[k] += 1
+            if it >= burn_in:
+                acc += n_dk
+        np.testing.assert_allclose(got[d], acc / (n_iter - burn_in), rtol=0, atol=1e-12)
+
+
+# ---------------------------------------------------------------- exact posterior
+def log_joint(z, words, docs, K, V, alpha, beta):
+    """log p(w, z) of collapsed LDA (Griffiths & Steyvers 2004, eqs. 2-3), up to a constant."""
+    n_wk = np.zeros((V, K)); n_dk = np.zeros((docs.max() + 1, K))
+    np.add.at(n_wk, (words, z), 1); np.add.at(n_dk, (docs, z), 1)
+    return (gammaln(n_wk + beta).sum() - gammaln(n_wk.sum(0) + V * beta).sum()
+            + gammaln(n_dk + alpha).sum())
+
+
+def test_sampler_matches_exact_posterior():
+    """Independent chains of 15 sweeps each: the distribution of the final topic assignment
+    matches the posterior enumerated over all K^N states (chi-square, false-alarm 1e-3)."""
+    X = np.array([[2, 1, 0], [0, 1, 2]])
+    corpus = Corpus.from_matrix(X)
+    K, V, alpha, beta = 2, 3, 0.5, 0.5
+    words = corpus.word_ids
+    docs = np.repeat(np.arange(2), corpus.doc_lengths)
+    states = list(itertools.product(range(K), repeat=corpus.n_tokens))
+    logp = np.array([log_joint(np.array(s), words, docs, K, V, alpha, beta) for s in states])
+    exact = np.exp(logp - logp.max()); exact /= exact.sum()
+
+    n_chains, n_sweeps = 20000, 15
+    rng = np.random.default_rng(2024)
+    index = {s: i for i, s in enumerate(states)}
+    counts = np.zeros(len(states))
+    for _ in range(n_chains):
+        state = GibbsState(corpus, K, rng)
+        for _ in range(n_sweeps):
+            _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
+                             state.n_k, alpha, beta, rng.bit_generator)
+        counts[index[tuple(state.z)]] += 1
+    chi2, p = stats.chisquare(counts, exact * n_chains)
+    assert p > 1e-3, (chi2, p)
+    # and the test has power: a wrong prior gives a clearly different distribution
+    logp_wrong = np.array([log_joint(np.array(s), words, docs, K, V, 5.0, 0.05) for s in states])
+    wrong = np.exp(logp_wrong - logp_wrong.max()); wrong /= wrong.sum()
+    assert stats.chisquare(counts, wrong * n_chains).pvalue < 1e-6
+
+
+# ---------------------------------------------------------------- estimator
+def test_recovers_planted_topics():
+    X, topic_word, _ = make_lda_corpus(400, 60, 4, doc_length=80, doc_topic_prior=0.2,
+                                       topic_word_prior=0.05, random_state=1)
+    model = GibbsLDA(n_components=4, max_iter=150, random_state=0).fit(X)
+    np.testing.assert_allclose(model.topic_word_.sum(axis=1), 1.0)
+    l1 = aligned_l1(model.topic_word_, topic_word)
+    # L1 distance between the aligned matrices, summed over topics (at most 2 per topic)
+    assert l1 < 0.15, l1
+
+
+def test_same_seed_same_model_and_transform_determinism():
+    X, _, _ = make_lda_corpus(60, 25, 3, doc_length=30, random_state=0)
+    a = GibbsLDA(n_components=3, max_iter=20, random_state=5).fit(X)
+    b = GibbsLDA(n_components=3, max_iter=20, random_state=5).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.transform(X), b.transform(X))
+    c = GibbsLDA(n_components=3, max_iter=20, random_state=6).fit(X)
+    assert not np.array_equal(a.components_, c.components_)
+    # a document's theta does not depend on the batch it comes in
+    np.testing.assert_array_equal(a.transform(X[5:9]), a.transform(X)[5:9])
+
+
+def test_pickle_round_trip_identical_outputs():
+    X, _, _ = make_lda_corpus(50, 20, 3, doc_length=25, random_state=0)
+    model = GibbsLDA(n_components=3, max_iter=10, random_state=0).fit(X)
+    clone = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(model.components_, clone.components_)
+    np.testing.assert_array_equal(model.transform(X), clone.transform(X))
+    assert model.perplexity(X) == clone.perplexity(X)
+
+
+def test_perplexity_and_score_consistent():
+    X, _, _ = make_lda_corpus(80, 30, 3, doc_length=40, random_state=2)
+    model = GibbsLDA(n_components=3, max_iter=40, random_state=0).fit(X)
+    n_tokens = X.sum()
+    np.testing.assert_allclose(np.log(model.perplexity(X)) * n_tokens, -model.score(X), rtol=1e-12)
+    # a trained model beats the uniform model (perplexity V)
+    assert model.perplexity(X) < X.shape[1]
+
+
+def test_empty_documents_are_harmless():
+    X, _, _ = make_lda_corpus(30, 20, 2, doc_length=20, random_state=0)
+    X = sp.vstack([X, sp.csr_matrix((2, 20), dtype=np.int64)]).tocsr()
+    model = GibbsLDA(n_components=2, max_iter=5, random_state=0).fit(X)
+    theta = model.transform(X)
+    np.testing.assert_allclose(theta[-2:], 0.5)
+    np.testing.assert_allclose(model.doc_topic_[-1], 0.5)
+
+
+def test_sparse_and_dense_inputs_agree():
+    X, _, _ = make_lda_corpus(30, 20, 2, doc_length=20, random_state=0)
+    a = GibbsLDA(n_components=2, max_iter=5, random_state=1).fit(X)
+    b = GibbsLDA(n_components=2, max_iter=5, random_state=1).fit(X.toarray().astype(float))
+    np.testing.assert_array_equal(a.components_, b.components_)
+
+
+def test_verbose_reports_progress(capsys):
+    X, _, _ = make_lda_corpus(20, 10, 2, doc_length=10, random_state=0)
+    GibbsLDA(n_components=2, max_iter=20, verbose=1, random_state=0).fit(X)
+    out = capsys.readouterr().out
+    assert "iteration 10/20" in out and "iteration 20/20" in out
+    GibbsLDA(n_components=2, max_iter=3, verbose=2, random_state=0).fit(X)
+    assert "log-likelihood" in capsys.readouterr().out
+    GibbsLDA(n_components=2, max_iter=3, random_state=0).fit(X)
+    assert capsys.readouterr().out == ""
+
+
+def test_callback_called_every_sweep():
+    X, _, _ = make_lda_corpus(20, 10, 2, doc_length=10, random_state=0)
+    seen = []
+    GibbsLDA(n_components=2, max_iter=4, random_state=0,
+             callback=lambda model, it: seen.append(it)).fit(X)
+    assert seen == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.array([[1, -1], [2, 0]]), "Negative values"),
+    (np.array([[1.5, 1], [2, 0]]), "integer counts"),
+    (np.array([[np.nan, 1], [2, 0]]), "NaN"),
+    (np.zeros((0, 3)), "0 sample"),
+    (np.zeros((2, 0)), "0 feature"),
+    (np.zeros((2, 3)), "no tokens"),
+    (np.array([1, 2, 3]), "2D array"),
+])
+def test_bad_input_raises(X, match):
+    with pytest.raises(ValueError, match=match):
+        GibbsLDA(n_components=2, max_iter=2).fit(X)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"n_components": 0}, "n_components must be >= 1"),
+    ({"n_components": 2.5}, "n_components must be an integer"),
+    ({"doc_topic_prior": 0.0}, "doc_topic_prior must be > 0"),
+    ({"topic_word_prior": -1.0}, "topic_word_prior must be > 0"),
+    ({"max_iter": 0}, "max_iter must be >= 1"),
+    ({"random_state": "seed"}, "random_state must be"),
+])
+def test_bad_params_raise(params, match):
+    X = np.array([[1, 2], [2, 0]])
+    with pytest.raises((ValueError, TypeError), match=match):
+        GibbsLDA(**{"max_iter": 2, **params}).fit(X)
+
+
+def test_transform_checks_vocabulary_size():
+    model = GibbsLDA(n_components=2, max_iter=2, random_state=0).fit(np.array([[1, 2], [2, 0]]))
+    with pytest.raises(ValueError, match="X has 3 features"):
+        model.transform(np.array([[1, 2, 3]]))

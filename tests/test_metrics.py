@@ -1,0 +1,217 @@
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dptm.datasets import load_demo_corpus, make_lda_corpus
+from dptm.metrics import (PROB_FLOOR, align_topics, aligned_l1, aligned_rmse,
+                          kendall_tau_distance, log_likelihood, perplexity, umass_coherence)
+
+
+def _dirichlet(rng, k, n):
+    return rng.dirichlet(np.ones(n), size=k)
+
+
+# ---------------------------------------------------------------- perplexity
+
+def test_uniform_model_has_perplexity_v():
+    X, _, _ = make_lda_corpus(30, 17, 3, doc_length=(1, 20), random_state=0)
+    theta = np.full((30, 4), 0.25)
+    phi = np.full((4, 17), 1 / 17)
+    assert perplexity(X, theta, phi) == pytest.approx(17, rel=1e-12)
+    assert log_likelihood(X, theta, phi) == pytest.approx(-X.sum() * math.log(17))
+
+
+def test_log_likelihood_matches_token_loop():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 4, size=(6, 9))
+    theta, phi = _dirichlet(rng, 6, 3), _dirichlet(rng, 3, 9)
+    ref = 0.0
+    for d in range(6):
+        for w in range(9):
+            for _ in range(X[d, w]):  # one term per token
+                ref += math.log(sum(theta[d, k] * phi[k, w] for k in range(3)))
+    assert log_likelihood(X, theta, phi) == pytest.approx(ref, rel=1e-12)
+    assert log_likelihood(sp.csr_matrix(X), theta, phi) == pytest.approx(ref, rel=1e-12)
+    assert perplexity(X, theta, phi) == pytest.approx(math.exp(-ref / X.sum()), rel=1e-12)
+
+
+def test_one_topic_one_doc_closed_form():
+    X = np.array([[2, 0, 1]])
+    phi = np.array([[0.5, 0.25, 0.25]])
+    # exp(-(2 log .5 + log .25) / 3) = exp(4 log 2 / 3) = 2^(4/3)
+    assert perplexity(X, [[1.0]], phi) == pytest.approx(2 ** (4 / 3))
+
+
+def test_zero_probability_is_floored():
+    X = np.array([[1, 1]])
+    phi = np.array([[1.0, 0.0]])
+    assert log_likelihood(X, [[1.0]], phi) == pytest.approx(math.log(PROB_FLOOR))
+    assert np.isfinite(perplexity(X, [[1.0]], phi))
+
+
+def test_true_model_beats_wrong_model_on_demo():
+    b = load_demo_corpus()
+    good = perplexity(b.X, b.doc_topic, b.topic_word)
+    V = b.vocabulary.size
+    uniform = perplexity(b.X, b.doc_topic, np.full_like(b.topic_word, 1 / V))
+    assert good < uniform == pytest.approx(V)
+    shuffled = b.topic_word[np.roll(np.arange(len(b.topic_names)), 1)]
+    assert good < perplexity(b.X, b.doc_topic, shuffled)
+
+
+@pytest.mark.parametrize("X, theta, phi, exc, match", [
+    (np.ones((2, 3)), np.full((3, 2), .5), np.full((2, 3), 1 / 3), ValueError, "doc_topic"),
+    (np.ones((2, 3)), np.full((2, 2), .5), np.full((2, 4), .25), ValueError, "topic_word"),
+    (np.ones((2, 3)), np.full((2, 2), .5), np.full((3, 3), 1 / 3), ValueError, "topic_word"),
+    (-np.ones((2, 3)), np.full((2, 2), .5), np.full((2, 3), 1 / 3), ValueError, "negative"),
+    (np.ones((2, 3)), np.full((2, 2), .6), np.full((2, 3), 1 / 3), ValueError, "sum to 1"),
+    (np.ones((2, 3)), [[1.5, -.5]] * 2, np.full((2, 3), 1 / 3), ValueError, "non-negative"),
+    (np.ones((2, 3)), np.full((2, 2), .5), np.full((2, 3), np.nan), ValueError, "NaN"),
+    (np.ones((2, 3)), np.full(2, .5), np.full((2, 3), 1 / 3), ValueError, "2-D"),
+    (np.zeros((2, 3)), np.full((2, 2), .5), np.full((2, 3), 1 / 3), ValueError, "no tokens"),
+])
+def test_perplexity_rejects_bad_input(X, theta, phi, exc, match):
+    with pytest.raises(exc, match=match):
+        perplexity(X, theta, phi)
+
+
+# ---------------------------------------------------------------- UMass coherence
+
+# documents: {a, b}, {a, c}, {a, b, c}, {b}; word d never occurs
+_CORPUS = np.array([[1, 2, 0, 0], [3, 0, 1, 0], [1, 1, 1, 0], [0, 4, 0, 0]])
+
+
+def test_umass_by_hand():
+    phi = np.array([[.5, .3, .2, 0.],    # top words a, b, c
+                    [.1, .3, .6, 0.]])   # top words c, b, a
+    # D(a)=3, D(b)=3, D(c)=2, D(a,b)=2, D(a,c)=2, D(b,c)=1
+    t0 = math.log(3 / 3) + math.log(3 / 3) + math.log(2 / 3)  # (b|a), (c|a), (c|b)
+    t1 = math.log(2 / 2) + math.log(3 / 2) + math.log(3 / 3)  # (b|c), (a|c), (a|b)
+    np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=3, per_topic=True), [t0, t1])
+    assert umass_coherence(_CORPUS, phi, top_n=3) == pytest.approx((t0 + t1) / 2)
+    # normalisation of the weights does not matter
+    assert umass_coherence(_CORPUS, 7 * phi, top_n=3) == pytest.approx((t0 + t1) / 2)
+
+
+def test_umass_word_absent_from_reference_corpus():
+    phi = np.array([[.1, 0, 0, .9], [.9, 0, 0, .1]])  # top words (d, a) and (a, d)
+    np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=2, per_topic=True),
+                               [0.0, math.log(1 / 3)])
+
+
+def test_umass_true_topics_beat_random_on_demo():
+    b = load_demo_corpus()
+    rng = np.random.default_rng(0)
+    assert umass_coherence(b.X, b.topic_word) > umass_coherence(b.X, rng.random(b.topic_word.shape))
+
+
+def test_umass_errors():
+    with pytest.raises(ValueError, match="top_n"):
+        umass_coherence(_CORPUS, np.ones((2, 4)), top_n=5)
+    with pytest.raises(ValueError, match="topic_word"):
+        umass_coherence(_CORPUS, np.ones((2, 3)))
+    with pytest.raises(ValueError, match="negative"):
+        umass_coherence(_CORPUS, -np.ones((2, 4)), top_n=2)
+
+
+def test_umass_on_kos_runs(kos):
+    X, _ = kos
+    phi = np.asarray(X[:20].sum(0), dtype=float)  # a "topic" = word counts of 20 documents
+    score = umass_coherence(X, phi)
+    assert -45 * math.log(X.shape[0]) < score < 0
+
+
+# ---------------------------------------------------------------- alignment and distances
+
+def test_alignment_recovers_permutation():
+    rng = np.random.default_rng(2)
+    A = _dirichlet(rng, 6, 40)
+    perm = rng.permutation(6)
+    rows, cols = align_topics(A, A[perm])
+    np.testing.assert_array_equal(rows, np.arange(6))
+    np.testing.assert_array_equal(perm[cols], np.arange(6))  # B[cols] == A
+    assert aligned_l1(A, A[perm]) == 0 and aligned_rmse(A, A[perm]) == 0
+    assert kendall_tau_distance(A, A[perm]) == 0
+    assert aligned_l1(A, A[perm], align=False) > 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_metrics_invariant_under_permutation(seed):
+    rng = np.random.default_rng(seed)
+    A, B = _dirichlet(rng, 5, 12), _dirichlet(rng, 5, 12)
+    p, q = rng.permutation(5), rng.permutation(5)
+    assert aligned_l1(A[p], B[q]) == pytest.approx(aligned_l1(A, B))
+    assert aligned_rmse(A[p], B[q]) == pytest.approx(aligned_rmse(A, B))
+    tau = kendall_tau_distance(A, B, top_n=6)
+    assert kendall_tau_distance(A, B[q], top_n=6) == pytest.approx(tau)
+    # alignment can only reduce the L1 distance, and it is symmetric
+    assert aligned_l1(A, B) <= aligned_l1(A, B, align=False) + 1e-12
+    assert aligned_l1(A, B) == pytest.approx(aligned_l1(B, A))
+
+
+def test_l1_and_rmse_closed_form():
+    A = np.array([[.5, .5, 0.], [0., .2, .8]])
+    B = np.array([[.5, .3, .2], [0., .2, .8]])
+    assert aligned_l1(A, B) == pytest.approx(0.4)
+    np.testing.assert_allclose(aligned_l1(A, B, per_topic=True), [0.4, 0.0])
+    assert aligned_rmse(A, B) == pytest.approx(math.sqrt((0.04 + 0.04) / 6))
+    assert aligned_l1(A, B[::-1]) == pytest.approx(0.4)
+
+
+def test_rectangular_alignment():
+    rng = np.random.default_rng(4)
+    B = _dirichlet(rng, 5, 20)
+    rows, cols = align_topics(B[[3, 1]], B)
+    np.testing.assert_array_equal(cols, [3, 1])
+    with pytest.raises(ValueError, match="B has shape"):
+        aligned_l1(B[:2], B)
+
+
+def test_kendall_tau_by_hand():
+    A = np.array([[.5, .3, .2, 0.]])
+    assert kendall_tau_distance(A, np.array([[.4, .35, .25, 0.]]), top_n=3) == 0
+    assert kendall_tau_distance(A, np.array([[.1, .2, .7, 0.]]), top_n=3) == 1
+    assert kendall_tau_distance(A, np.array([[.3, .4, .2, .1]]), top_n=3) == pytest.approx(1 / 3)
+    # ties in B count one half: pairs (0,1) tied, (0,2) and (1,2) discordant
+    assert kendall_tau_distance(A, np.array([[.3, .3, .4, 0.]]), top_n=3) == pytest.approx(2.5 / 3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_kendall_tau_matches_scipy_without_ties(seed):
+    rng = np.random.default_rng(seed)
+    A, B = rng.random((1, 15)), rng.random((1, 15))
+    top = np.argsort(-A[0])[:8]
+    tau = stats.kendalltau(A[0, top], B[0, top]).statistic
+    assert kendall_tau_distance(A, B, top_n=8) == pytest.approx((1 - tau) / 2)
+
+
+def test_distance_errors():
+    A = np.full((2, 3), 1 / 3)
+    with pytest.raises(ValueError, match="top_n"):
+        kendall_tau_distance(A, A, top_n=4)
+    with pytest.raises(ValueError, match="top_n"):
+        kendall_tau_distance(A, A, top_n=1)
+    with pytest.raises(ValueError, match="negative"):
+        aligned_rmse(A, -A)
+    with pytest.raises(ValueError, match="B has shape"):
+        aligned_rmse(A, np.ones((2, 4)))
+    with pytest.raises(TypeError, match="numeric"):
+        aligned_l1(A, np.array([["a"] * 3] * 2))
+
+
+def test_top_words_on_demo():
+    from dptm.metrics import top_words
+
+    b = load_demo_corpus()
+    words = top_words(b.topic_word, b.vocabulary, top_n=3)
+    assert len(words) == len(b.topic_names) and all(len(w) == 3 for w in words)
+    assert words[b.topic_names.index("medicine")][:2] == ["patient", "doctor"]
+    with pytest.raises(ValueError, match="topic_word"):
+        top_words(b.topic_word, b.vocabulary[:-1])
