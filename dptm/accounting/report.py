@@ -1,0 +1,217 @@
+"""``PrivacyReport``: the guarantee a fitted private model states (``model.privacy_``).
+
+It holds the released events (plain data), the adjacency notion, and optionally the
+paper's own claimed accounting (:class:`PaperClaim`), kept apart from - and never used by -
+``epsilon()``. Pickles with its events.
+"""
+import math
+from dataclasses import dataclass, field
+
+from ._validation import delta_open, real
+from .accountants import epsilon_and_method as _epsilon_and_method, _pure_epsilon
+from .events import (ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyEvent, PureDPEvent,
+                     RandomizedResponseEvent, ZCDPEvent, leaf_events)
+
+__all__ = ["PaperClaim", "PrivacyReport", "ADJACENCIES"]
+
+ADJACENCIES = {
+    "word": "word-level: neighbouring corpora differ in one token (one word replaced by another)",
+    "document": "document-level: neighbouring corpora differ by adding or removing one document",
+    "user": "user-level: neighbouring corpora differ by adding or removing all documents of one user",
+    "local": "local: each client randomizes its own data before it leaves the device",
+}
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    """A paper's own accounting, for reproduction: ``method`` names a function of
+    :mod:`dptm.accounting.recipes` called as ``method(**params, delta=delta)`` (if it takes
+    ``delta``) returning the paper's epsilon, which may be unsound."""
+
+    citation: str
+    method: str
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        from . import recipes
+        fn = getattr(recipes, self.method, None)
+        if fn is None or not callable(fn):
+            raise ValueError(f"method must name a function in dptm.accounting.recipes, got {self.method!r}")
+        object.__setattr__(self, "params", dict(self.params))
+
+    def __hash__(self):
+        return hash((self.citation, self.method, tuple(sorted(self.params.items()))))
+
+    def epsilon(self, delta=None):
+        import inspect
+
+        from . import recipes
+        fn = getattr(recipes, self.method)
+        params = dict(self.params)
+        if "delta" in inspect.signature(fn).parameters and delta is not None:
+            params["delta"] = delta
+        return float(fn(**params))
+
+
+def _leaf_params(ev):
+    if isinstance(ev, GaussianEvent):
+        return (f"{'discrete ' if ev.discrete else ''}Gaussian noise sigma={ev.sigma:.6g}, "
+                f"L2 sensitivity={ev.sensitivity:.6g} (noise multiplier {ev.noise_multiplier:.6g})")
+    if isinstance(ev, LaplaceEvent):
+        return (f"{'discrete ' if ev.discrete else ''}Laplace noise scale={ev.scale:.6g}, "
+                f"L1 sensitivity={ev.sensitivity:.6g} (pure epsilon {ev.epsilon:.6g})")
+    if isinstance(ev, RandomizedResponseEvent):
+        return f"randomized response flip f={ev.f:.6g}, sensitivity: one bit (pure epsilon {ev.epsilon:.6g})"
+    if isinstance(ev, PureDPEvent):
+        return f"pure DP release epsilon={ev.epsilon:.6g}"
+    if isinstance(ev, ApproxDPEvent):
+        return f"approximate DP release epsilon={ev.epsilon:.6g}, delta={ev.delta:.3g}"
+    if isinstance(ev, ZCDPEvent):
+        return f"zCDP release rho={ev.rho:.6g}"
+    return ev.describe()  # pragma: no cover
+
+
+class PrivacyReport:
+    """Privacy guarantee of a release.
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+        Everything that was released, as an event tree.
+    adjacency : {"word", "document", "user", "local"}
+    description : str
+        One line on what the model released.
+    notes : sequence of str
+        Extra caveats printed with the report (clipping, caps, ...).
+    paper_claim : PaperClaim or None
+        The paper's own accounting; shown labelled as such, never used by ``epsilon``.
+    gamma : float in (0, 1) or None
+        For (epsilon, delta, gamma)-random DP (papers/wang2022): the guarantee holds with
+        probability >= 1 - gamma over the sensitivity sampling.
+    default_delta : float
+        Delta used by ``str()`` (ignored for pure-DP-only events, reported at delta = 0).
+    """
+
+    def __init__(self, event, adjacency, *, description="", notes=(), paper_claim=None,
+                 gamma=None, default_delta=1e-5):
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"event must be a PrivacyEvent, got {type(event).__name__}")
+        if adjacency not in ADJACENCIES:
+            raise ValueError(f"adjacency must be one of {sorted(ADJACENCIES)}, got {adjacency!r}")
+        if paper_claim is not None and not isinstance(paper_claim, PaperClaim):
+            raise TypeError("paper_claim must be a PaperClaim or None")
+        if gamma is not None:
+            gamma = real(gamma, "gamma")
+            if not 0.0 < gamma < 1.0:
+                raise ValueError(f"gamma must be in (0, 1), got {gamma}")
+        self.event = event
+        self.adjacency = adjacency
+        self.description = str(description)
+        self.notes = tuple(str(n) for n in notes)
+        self.paper_claim = paper_claim
+        self.gamma = gamma
+        self.default_delta = delta_open(default_delta, "default_delta")
+
+    # -- guarantees -------------------------------------------------------------------
+    @property
+    def events(self):
+        """Flat list of ``(leaf_event, count, sampling_probability, label)``."""
+        return leaf_events(self.event)
+
+    @property
+    def pure_only(self):
+        """True if every leaf has a pure-DP bound (then epsilon at delta = 0 is finite)."""
+        return all(_pure_epsilon(e) is not None for e, _, _, _ in self.events)
+
+    def epsilon_and_method(self, delta=None, method="auto", **kwargs):
+        """(epsilon, route) at ``delta`` (default: ``default_delta``; 0 allowed if pure)."""
+        if delta is None:
+            delta = 0.0 if self.pure_only else self.default_delta
+        return _epsilon_and_method(self.event, delta, method, **kwargs)
+
+    def epsilon(self, delta=None, method="auto", **kwargs):
+        """Sound epsilon at ``delta`` (tightest built-in route unless ``method`` given)."""
+        return self.epsilon_and_method(delta, method, **kwargs)[0]
+
+    def paper_epsilon(self, delta=None):
+        """The paper's claimed epsilon (may be unsound); None without a ``paper_claim``."""
+        if self.paper_claim is None:
+            return None
+        return self.paper_claim.epsilon(self.default_delta if delta is None else delta)
+
+    # -- presentation -----------------------------------------------------------------
+    def to_dict(self):
+        eps, method = self._safe_eps(self.default_delta)
+        d = {
+            "adjacency": self.adjacency,
+            "description": self.description,
+            "notes": list(self.notes),
+            "default_delta": self.default_delta,
+            "epsilon": eps,
+            "method": method,
+            "gamma": self.gamma,
+            "mechanisms": [
+                {"mechanism": type(e).__name__, "label": label, "count": c,
+                 "sampling_probability": q, **{k: v for k, v in vars(e).items() if k != "label"}}
+                for e, c, q, label in self.events],
+        }
+        if self.pure_only:
+            d["epsilon_pure"] = self._safe_eps(0.0)[0]
+        if self.paper_claim is not None:
+            d["paper_claim"] = {"citation": self.paper_claim.citation,
+                                "method": self.paper_claim.method,
+                                "params": dict(self.paper_claim.params),
+                                "epsilon": self._safe_paper(self.default_delta)}
+        return d
+
+    def _safe_eps(self, delta):
+        try:
+            return self.epsilon_and_method(delta)
+        except ValueError as exc:
+            return math.inf, f"unsupported ({exc})"
+
+    def _safe_paper(self, delta):
+        try:
+            return self.paper_epsilon(delta)
+        except (ValueError, TypeError) as exc:
+            return f"n/a ({exc})"
+
+    def __str__(self):
+        lines = ["Privacy report"]
+        if self.description:
+            lines.append(f"  release    : {self.description}")
+        lines.append(f"  adjacency  : {ADJACENCIES[self.adjacency]}")
+        lines.append("  mechanisms :")
+        for e, c, q, label in self.events:
+            name = f"[{label}] " if label else ""
+            rate = "no subsampling" if q == 1.0 else f"Poisson sampling rate q={q:.6g}"
+            lines.append(f"    - {name}{_leaf_params(e)}; {rate}; count={c}")
+        if self.pure_only:
+            eps0, _ = self._safe_eps(0.0)
+            lines.append(f"  guarantee  : epsilon = {eps0:.6g} with delta = 0 (pure DP)")
+        eps, method = self._safe_eps(self.default_delta)
+        lines.append(f"  guarantee  : epsilon = {eps:.6g} at delta = {self.default_delta:.3g} "
+                     f"(accountant: {method})")
+        if self.gamma is not None:
+            lines.append(f"  random DP  : (epsilon, delta, gamma)-random DP - the guarantee holds with "
+                         f"probability >= {1 - self.gamma:.6g} (1 - gamma, gamma = {self.gamma:.3g}) "
+                         "over the sensitivity sampling")
+        if self.paper_claim is not None:
+            pe = self._safe_paper(self.default_delta)
+            pe_s = f"{pe:.6g}" if isinstance(pe, float) else str(pe)
+            lines.append(f"  paper      : epsilon = {pe_s} at delta = {self.default_delta:.3g} as claimed by "
+                         f"{self.paper_claim.citation} (not the default guarantee; method "
+                         f"recipes.{self.paper_claim.method})")
+        for n in self.notes:
+            lines.append(f"  note       : {n}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        eps, method = self._safe_eps(self.default_delta)
+        return (f"PrivacyReport(adjacency={self.adjacency!r}, epsilon={eps:.4g} at "
+                f"delta={self.default_delta:.3g} via {method})")
+
+    def __eq__(self, other):
+        return isinstance(other, PrivacyReport) and self.__dict__ == other.__dict__
+
+    __hash__ = None
