@@ -17,6 +17,8 @@ __all__ = ["PaperClaim", "PrivacyReport", "ADJACENCIES"]
 ADJACENCIES = {
     "word": "word-level: neighbouring corpora differ in one token (one word replaced by another)",
     "document": "document-level: neighbouring corpora differ by adding or removing one document",
+    "document-replace": ("document-level (substitution): neighbouring corpora of the same public "
+                         "size differ in one document replaced by another"),
     "user": "user-level: neighbouring corpora differ by adding or removing all documents of one user",
     "local": "local: each client randomizes its own data before it leaves the device",
 }
@@ -78,7 +80,7 @@ class PrivacyReport:
     ----------
     event : PrivacyEvent
         Everything that was released, as an event tree.
-    adjacency : {"word", "document", "user", "local"}
+    adjacency : {"word", "document", "document-replace", "user", "local"}
     description : str
         One line on what the model released.
     notes : sequence of str

@@ -1,0 +1,168 @@
+"""PrivateOnlineLDA (VIPS, papers/park2016) benchmarks.
+
+1. Throughput: documents per second of one epoch of non-private online LDA, ours
+   (Cython E-step) vs scikit-learn's LatentDirichletAllocation(learning_method="online",
+   n_jobs=1) with matched settings (K, batch size, learning rate, E-step tolerance, the
+   same sequential minibatch order), on the same documents in the same run. scikit-learn
+   is timed both as ``partial_fit`` over the corpus (exactly the same minibatch updates as
+   ours) and as ``fit(max_iter=1)`` (which also computes a training-set bound at the end).
+2. Privacy-utility (papers/park2016 Fig. 1): held-out perplexity bound against epsilon for
+   the four ways of calibrating the noise at equal (epsilon, delta): the tight RDP
+   accountant and the paper's zCDP, advanced and linear recipes. For each, the noise
+   multiplier used and the tight (sound) epsilon of that noise are printed.
+
+    python bench/bench_svi.py            # NIPS (the largest UCI corpus in ../shared/data)
+    python bench/bench_svi.py --corpus kos --quick
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from _harness import Case, add_ratios, data_path, format_table, parser, report, run_cases  # noqa: E402
+
+from dptm import PrivateOnlineLDA  # noqa: E402
+from dptm.datasets import load_uci_bow  # noqa: E402
+
+CORPORA = {"nips": ("nips_uci", "docword.nips.txt.gz", "vocab.nips.txt"),
+           "kos": ("kos", "docword.kos.txt.gz", "vocab.kos.txt")}
+
+
+def load(corpus):
+    folder, docword, vocab = CORPORA[corpus]
+    X, _ = load_uci_bow(data_path(folder, docword), data_path(folder, vocab))
+    return X.tocsr()
+
+
+def split(X, n_test, seed=0):
+    perm = np.random.default_rng(seed).permutation(X.shape[0])
+    return X[np.sort(perm[n_test:])], X[np.sort(perm[:n_test])]
+
+
+def throughput(Xtr, Xte, K, batch_size, repeats):
+    from sklearn.decomposition import LatentDirichletAllocation
+    D = Xtr.shape[0]
+    Xf = Xtr.astype(np.float64)
+    common = dict(n_components=K, batch_size=batch_size, learning_offset=10.0,
+                  learning_decay=0.7, mean_change_tol=1e-3, max_doc_update_iter=100)
+    evaluator = {}
+
+    def ours():
+        m = PrivateOnlineLDA(sampling="sequential", max_iter=1, random_state=0, **common).fit(Xtr)
+        evaluator["m"] = m
+        return {}
+
+    def sk_partial():
+        sk = LatentDirichletAllocation(learning_method="online", total_samples=D, n_jobs=1,
+                                       random_state=0, **common)
+        sk.partial_fit(Xf)
+        evaluator["sk"] = sk
+        return {}
+
+    def sk_fit():
+        LatentDirichletAllocation(learning_method="online", max_iter=1, n_jobs=1,
+                                  random_state=0, **common).fit(Xf)
+        return {}
+
+    group = f"K={K} one epoch"
+    cases = [Case(group, "sklearn_partial_fit", sk_partial, work=D, unit="docs"),
+             Case(group, "sklearn_fit", sk_fit, work=D, unit="docs"),
+             Case(group, "dptm", ours, work=D, unit="docs")]
+    rows = run_cases(cases, repeats=repeats)
+    add_ratios(rows, "sklearn_partial_fit")
+    # held-out perplexity (our bound) of both one-epoch models, same definition
+    m = evaluator["m"]
+    rows[2]["heldout_perplexity"] = m.perplexity(Xte)
+    m2 = PrivateOnlineLDA(sampling="sequential", max_iter=1, random_state=0, **common).fit(Xtr)
+    m2._set_lambda_t(evaluator["sk"].components_.T)
+    m2._sync_public()
+    rows[0]["heldout_perplexity"] = m2.perplexity(Xte)
+    return rows
+
+
+def privacy_utility(Xtr, Xte, K, batch_size, max_iter, N, epsilons, delta, seeds):
+    rows = []
+    base = dict(n_components=K, batch_size=batch_size, max_iter=max_iter, max_doc_length=N)
+    t0 = time.perf_counter()
+    ppl = [PrivateOnlineLDA(random_state=s, **base).fit(Xtr).perplexity(Xte) for s in seeds]
+    rows.append({"accounting": "non-private", "epsilon": float("inf"), "noise_multiplier": 0.0,
+                 "sound_epsilon": float("inf"), "paper_epsilon": None,
+                 "heldout_perplexity": float(np.median(ppl))})
+    for eps in epsilons:
+        for acc in ("rdp", "zcdp-paper", "advanced", "linear"):
+            ppl, m = [], None
+            for s in seeds:
+                m = PrivateOnlineLDA(target_epsilon=eps, target_delta=delta, accounting=acc,
+                                     random_state=s, **base).fit(Xtr)
+                ppl.append(m.perplexity(Xte))
+            try:
+                paper = m.privacy_.paper_epsilon(delta)
+            except (ArithmeticError, ValueError):
+                paper = None
+            rows.append({"accounting": acc, "epsilon": eps,
+                         "noise_multiplier": m.noise_multiplier_,
+                         "sound_epsilon": m.privacy_.epsilon(delta), "paper_epsilon": paper,
+                         "heldout_perplexity": float(np.median(ppl))})
+            print(f"  eps={eps:<5g} {acc:<11} z={m.noise_multiplier_:9.3f} "
+                  f"perplexity={rows[-1]['heldout_perplexity']:10.2f} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    for r in rows:
+        if r["accounting"] != "non-private":
+            ref = [x for x in rows if x["epsilon"] == r["epsilon"] and x["accounting"] == "rdp"][0]
+            r["perplexity_vs_rdp"] = r["heldout_perplexity"] / ref["heldout_perplexity"]
+    return rows
+
+
+def main():
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--corpus", choices=sorted(CORPORA), default="nips")
+    p.add_argument("--skip-throughput", action="store_true")
+    p.add_argument("--skip-privacy", action="store_true")
+    p.add_argument("--n-topics", type=int, default=5, help="K of the privacy-utility runs")
+    p.add_argument("--batch-size", type=int, default=650, help="S of the privacy-utility runs")
+    p.add_argument("--epochs", type=int, default=10, help="max_iter of the privacy-utility runs")
+    p.add_argument("--max-doc-length", type=int, default=200, help="N of the privacy-utility runs")
+    args = p.parse_args()
+    X = load(args.corpus)
+    n_test = 200 if args.corpus == "nips" else 400
+    Xtr, Xte = split(X, n_test)
+    if args.quick:
+        Xtr, Xte = Xtr[:300], Xte[:100]
+    print(f"corpus {args.corpus}: train {Xtr.shape[0]} docs, test {Xte.shape[0]} docs, "
+          f"V={X.shape[1]}, {int(Xtr.sum())} training tokens", flush=True)
+    meta = {"corpus": args.corpus, "n_train": Xtr.shape[0], "n_test": Xte.shape[0],
+            "n_words": X.shape[1], "quick": args.quick}
+    if not args.skip_throughput:
+        rows = []
+        for K in ((50,) if args.quick else (10, 50)):
+            rows += throughput(Xtr, Xte, K, 128, 1 if args.quick else args.repeats)
+        print()
+        report(f"svi_throughput_{args.corpus}", rows,
+               [("group", None), ("name", None), ("median_s", ".3f"), ("throughput", ".1f"),
+                ("unit", None), ("speed_vs_sklearn_partial_fit", ".2f"),
+                ("heldout_perplexity", ".2f")], meta)
+    if not args.skip_privacy:
+        epsilons = (4.0, 16.0) if args.quick else (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+        seeds = (0,) if args.quick else (0, 1, 2)
+        # A corpus of ~1,300 documents needs large batches (q = S / D = 0.5 here) and few
+        # topics for any signal to survive the noise; papers/park2016 had D = 400,000.
+        S = min(args.batch_size, Xtr.shape[0])
+        setting = dict(K=args.n_topics, batch_size=S, max_iter=args.epochs, N=args.max_doc_length,
+                       delta=1e-5)
+        print(f"\nprivacy-utility ({setting}, median of {len(seeds)} seeds)", flush=True)
+        rows = privacy_utility(Xtr, Xte, setting["K"], setting["batch_size"], setting["max_iter"],
+                               setting["N"], epsilons, setting["delta"], seeds)
+        print()
+        report(f"svi_privacy_{args.corpus}", rows,
+               [("accounting", None), ("epsilon", "g"), ("noise_multiplier", ".3f"),
+                ("sound_epsilon", ".3f"), ("paper_epsilon", ".3f"),
+                ("heldout_perplexity", ".1f"), ("perplexity_vs_rdp", ".3f")],
+               {**meta, **setting, "seeds": list(seeds)})
+
+
+if __name__ == "__main__":
+    main()

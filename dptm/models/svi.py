@@ -1,0 +1,597 @@
+"""Private stochastic variational inference for LDA: VIPS (papers/park2016, Algorithm 1).
+
+Online LDA (Hoffman, Blei & Bach 2010) on minibatches, with Gaussian noise added to the
+minibatch sum of expected sufficient statistics before the M-step (DESIGN.md 3.3). With
+neither ``noise_multiplier`` nor ``target_epsilon`` it is plain online LDA, computing what
+scikit-learn's ``LatentDirichletAllocation(learning_method="online")`` computes.
+"""
+import math
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import gammaln, psi
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _svi
+from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
+                      check_random_state, spawn_generators)
+from ._base import TopicModelMixin
+
+__all__ = ["PrivateOnlineLDA", "truncate_documents"]
+
+SAMPLINGS = ("poisson", "shuffle", "sequential")
+ACCOUNTINGS = ("rdp", "zcdp-paper", "advanced", "linear")
+# accounting option -> composition name of dptm.accounting.recipes.park2016_*
+_PAPER_COMPOSITION = {"zcdp-paper": "zcdp", "advanced": "advanced", "linear": "linear"}
+_CITATION = "Park, Foulds, Chaudhuri & Welling 2016 (papers/park2016, eqs. 3, 5-6)"
+_STAT_LABEL = "minibatch expected sufficient statistics"
+
+
+def _gaussian_noise(shape, sigma, rng):
+    """N(0, sigma^2) noise of ``shape`` from ``rng`` (through dptm.mechanisms when present)."""
+    try:
+        from ..mechanisms import gaussian_noise
+    except ImportError:  # pragma: no cover - until dptm.mechanisms lands
+        return rng.normal(0.0, sigma, size=shape)
+    return gaussian_noise(shape, sigma, rng)
+
+
+def truncate_documents(X, max_length, rng):
+    """Cap every document of ``X`` at ``max_length`` tokens.
+
+    A document longer than ``max_length`` keeps a uniformly random subset of exactly
+    ``max_length`` of its tokens (sampling without replacement from its multiset of
+    tokens); shorter documents are unchanged.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix of int64 (validated counts)
+    max_length : int >= 1
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of int64 with the same shape; row sums <= ``max_length``.
+    """
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    long_docs = np.flatnonzero(lengths > max_length)
+    if long_docs.size == 0:
+        return X
+    sub = X[long_docs]
+    nnz_doc = np.repeat(np.arange(long_docs.size), np.diff(sub.indptr))
+    tok_doc = np.repeat(nnz_doc, sub.data)
+    tok_word = np.repeat(sub.indices, sub.data)
+    order = np.lexsort((rng.random(tok_doc.size), tok_doc))
+    starts = np.concatenate(([0], np.cumsum(lengths[long_docs])[:-1]))
+    rank = np.arange(tok_doc.size) - starts[tok_doc[order]]
+    keep = order[rank < max_length]
+    kept = sp.csr_matrix((np.ones(keep.size, dtype=np.int64), (tok_doc[keep], tok_word[keep])),
+                         shape=(long_docs.size, X.shape[1]))
+    kept.sum_duplicates()
+    short = X.copy()
+    short.data[np.repeat(np.isin(np.arange(X.shape[0]), long_docs), np.diff(X.indptr))] = 0
+    placed = sp.csr_matrix((kept.data, kept.indices, kept.indptr),
+                           shape=(long_docs.size, X.shape[1]))
+    expand = sp.csr_matrix((np.ones(long_docs.size, dtype=np.int64),
+                            (long_docs, np.arange(long_docs.size))),
+                           shape=(X.shape[0], long_docs.size))
+    out = (short + expand @ placed).tocsr()
+    out.eliminate_zeros()
+    out.sort_indices()
+    return out.astype(np.int64)
+
+
+class PrivateOnlineLDA(TopicModelMixin):
+    """Latent Dirichlet allocation by (differentially private) stochastic variational
+    inference: VIPS, papers/park2016 Algorithm 1, on top of online LDA.
+
+    Each step draws a minibatch, runs the variational E-step on its documents (Cython,
+    ``dptm._svi.lda_e_step``: the per-document fixed point of gamma and phi), sums their
+    expected sufficient statistics ``s`` (K x V expected topic-word counts), adds Gaussian
+    noise ``N(0, sigma^2)`` to every one of the K x V entries, maps negative entries to 0,
+    and takes the online M-step
+    ``lambda <- (1 - rho_t) lambda + rho_t (eta + (D / S) s~)``,
+    ``rho_t = (learning_offset + t) ** -learning_decay``.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of topics K.
+    doc_topic_prior : float, default=None
+        Dirichlet prior alpha of document-topic distributions; None means 1/K.
+    topic_word_prior : float, default=None
+        Dirichlet prior eta of topic-word distributions; None means 1/K.
+    batch_size : int, default=128
+        Minibatch size S: the expected size under Poisson sampling, the exact size otherwise
+        (the last minibatch of an epoch may be smaller).
+    sampling : {"poisson", "shuffle", "sequential"}, default="poisson"
+        How minibatches are drawn in ``fit``. "poisson": every step keeps each document
+        independently with probability q = S / D (privacy amplification by subsampling
+        applies). "shuffle": each epoch a random permutation cut into consecutive batches
+        of size S. "sequential": the rows in order, cut into batches of size S, as
+        scikit-learn's online LDA does.
+    learning_offset : float, default=10.0
+        tau0 >= 0 of the learning rate; down-weights early steps.
+    learning_decay : float, default=0.7
+        kappa in [0, 1] of the learning rate (in (0.5, 1] for convergence guarantees).
+    max_iter : int, default=10
+        Passes over the data in ``fit``; the number of steps is
+        T = max_iter * ceil(D / batch_size). In ``partial_fit`` with ``target_epsilon`` it is
+        the planned number of ``partial_fit`` calls the budget is calibrated for.
+    total_samples : float, default=1e6
+        Total number of documents D of the stream, used by ``partial_fit`` only (``fit``
+        uses the number of rows of X). D is treated as public.
+    max_doc_length : int, default=None
+        N: documents longer than N tokens are truncated to a uniformly random subset of N
+        tokens before training. Required when the model is private (it bounds the
+        sensitivity); None means no cap (non-private only).
+    noise_multiplier : float, default=None
+        sigma / sensitivity of the Gaussian noise. Give this or ``target_epsilon``.
+    target_epsilon, target_delta : float, default=None
+        Privacy target: sigma is calibrated so that the whole training run is
+        (target_epsilon, target_delta)-DP under the chosen ``accounting``.
+    accounting : {"rdp", "zcdp-paper", "advanced", "linear"}, default="rdp"
+        How sigma is calibrated from (target_epsilon, target_delta). "rdp": the tight, sound
+        Renyi-DP accountant of the Poisson-subsampled Gaussian composed over the steps.
+        The others are papers/park2016's recipes (eqs. 5-6 with eq. 3): its zCDP route
+        ("zcdp-paper", unsound as derived), and its advanced- and linear-composition
+        baselines (sound only where eq. 3 holds, i.e. per-step epsilon < 1). Whatever is
+        chosen, ``privacy_.epsilon(delta)`` reports the tightest sound epsilon of the noise
+        actually used; the paper's own figure is ``privacy_.paper_epsilon(delta)``.
+    mean_change_tol : float, default=1e-3
+        E-step stopping tolerance on the mean absolute change of gamma (as scikit-learn).
+    max_doc_update_iter : int, default=100
+        Maximum E-step fixed-point updates per document.
+    random_state : None, int, SeedSequence or numpy.random.Generator
+        Seed of every random choice (initial lambda, truncation, minibatches, gamma
+        initialisation, noise); each minibatch step has its own child stream.
+    verbose : int, default=0
+        1 prints progress every 10 epochs, 2 every epoch.
+    callback : callable, default=None
+        Called as ``callback(model, epoch)`` after every epoch of ``fit``.
+
+    Attributes
+    ----------
+    components_ : ndarray (K, V)
+        The variational parameter lambda (released).
+    topic_word_ : ndarray (K, V)
+        Row-normalised ``components_``.
+    exp_dirichlet_component_ : ndarray (K, V)
+        exp(E[log beta]) under q(beta | lambda).
+    doc_topic_prior_, topic_word_prior_ : float
+        The priors used.
+    n_batch_iter_ : int
+        Number of minibatch steps taken so far plus one (the next step's t, as in
+        scikit-learn).
+    n_iter_ : int
+        Epochs run by ``fit``.
+    noise_multiplier_ : float or None
+        sigma / sensitivity used (None when not private).
+    sigma_ : float or None
+        Standard deviation of the noise on each sufficient statistic.
+    sensitivity_ : float or None
+        L2 sensitivity of the minibatch statistic under the model's neighbouring relation
+        (N for add/remove; sqrt(2) N for substitution, used by "shuffle"/"sequential").
+    privacy_ : dptm.accounting.PrivacyReport or None
+        What was released and its guarantee; None for the non-private model.
+
+    Privacy
+    -------
+    Document-level differential privacy. With ``sampling="poisson"`` (default) the
+    neighbouring corpora differ by adding or removing one document; the number of
+    documents D used for q = S / D and the step count is treated as public. Documents are
+    capped at N = ``max_doc_length`` tokens by random truncation, so one document's
+    expected sufficient statistics (its expected topic-word counts, entries >= 0 summing
+    to at most N) have L2 norm <= L1 norm <= N: the minibatch sum has L2 sensitivity N.
+    Each step releases the noised sum (Gaussian mechanism on a Poisson subsample); the
+    M-step, the next E-step and the released lambda are post-processing. The minibatch
+    sum is scaled by D / S with the *expected* size S, never the realised one. The event
+    is ``SelfComposed(PoissonSampled(Gaussian(sigma, N), q), T)``.
+
+    With "shuffle" or "sequential" batches Poisson amplification does not apply. These
+    modes are accounted without amplification under substitution of one document in a
+    corpus of public size D (replace-one): the changed document's statistic differs by at
+    most sqrt(2) N in L2 (both statistics are non-negative with L1 norm <= N), and since
+    the batches of an epoch are disjoint and chosen independently of the data, each
+    document enters exactly one release per epoch: an epoch is one Gaussian release
+    (parallel composition), ``SelfComposed(Gaussian(sigma, sqrt(2) N), max_iter)``.
+
+    ``partial_fit(X)`` takes the whole X as one minibatch chosen by the caller (no
+    amplification): each call is a Gaussian release with sensitivity N (add/remove of one
+    document of X), composed into ``privacy_`` with everything released before.
+
+    Released: lambda (``components_`` / ``topic_word_``), computed only from the initial
+    data-independent lambda and the noised statistics. ``transform``, ``perplexity`` and
+    ``score`` use only the released lambda.
+
+    Notes
+    -----
+    ``perplexity(X)`` is the variational upper bound of papers/park2016 Section 4:
+    ``exp(-bound(X) / n_tokens)`` with ``bound(X)`` the sum over documents of
+    ``E_q[log p(n_d, theta_d, z_d | lambda)] - E_q[log q(theta_d, z_d)]`` (``score(X)``).
+    scikit-learn's ``perplexity`` adds the corpus-level term
+    ``E_q[log p(beta | eta) - log q(beta | lambda)]`` to the bound before dividing by the
+    token count; ours leaves it out, so it is per-document and comparable across corpora.
+
+    Examples
+    --------
+    >>> from dptm import PrivateOnlineLDA
+    >>> from dptm.datasets import make_lda_corpus
+    >>> X, _, _ = make_lda_corpus(400, 60, 3, random_state=0)
+    >>> model = PrivateOnlineLDA(3, batch_size=40, max_doc_length=200, target_epsilon=2.0,
+    ...                          target_delta=1e-5, random_state=0).fit(X)
+    >>> model.topic_word_.shape
+    (3, 60)
+    >>> round(model.privacy_.epsilon(1e-5), 2) <= 2.0
+    True
+    """
+
+    def __init__(self, n_components=10, *, doc_topic_prior=None, topic_word_prior=None,
+                 batch_size=128, sampling="poisson", learning_offset=10.0, learning_decay=0.7,
+                 max_iter=10, total_samples=1e6, max_doc_length=None, noise_multiplier=None,
+                 target_epsilon=None, target_delta=None, accounting="rdp",
+                 mean_change_tol=1e-3, max_doc_update_iter=100, random_state=None, verbose=0,
+                 callback=None):
+        self.n_components = n_components
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.batch_size = batch_size
+        self.sampling = sampling
+        self.learning_offset = learning_offset
+        self.learning_decay = learning_decay
+        self.max_iter = max_iter
+        self.total_samples = total_samples
+        self.max_doc_length = max_doc_length
+        self.noise_multiplier = noise_multiplier
+        self.target_epsilon = target_epsilon
+        self.target_delta = target_delta
+        self.accounting = accounting
+        self.mean_change_tol = mean_change_tol
+        self.max_doc_update_iter = max_doc_update_iter
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callback = callback
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self):
+        K = check_int(self.n_components, "n_components", minimum=1)
+        check_int(self.batch_size, "batch_size", minimum=1)
+        check_int(self.max_iter, "max_iter", minimum=1)
+        check_int(self.max_doc_update_iter, "max_doc_update_iter", minimum=1)
+        check_positive(self.learning_offset, "learning_offset", strict=False)
+        decay = check_positive(self.learning_decay, "learning_decay", strict=False)
+        if decay > 1.0:
+            raise ValueError(f"learning_decay must be in [0, 1], got {decay}")
+        check_positive(self.total_samples, "total_samples")
+        check_positive(self.mean_change_tol, "mean_change_tol", strict=False)
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if self.accounting not in ACCOUNTINGS:
+            raise ValueError(f"accounting must be one of {ACCOUNTINGS}, got {self.accounting!r}")
+        if self.max_doc_length is not None:
+            check_int(self.max_doc_length, "max_doc_length", minimum=1)
+        if self.noise_multiplier is not None:
+            check_positive(self.noise_multiplier, "noise_multiplier")
+            if self.target_epsilon is not None:
+                raise ValueError("give either noise_multiplier or target_epsilon, not both")
+        if self.target_epsilon is not None:
+            check_positive(self.target_epsilon, "target_epsilon")
+            if self.target_delta is None:
+                raise ValueError("target_delta is required with target_epsilon: a float in (0, 1)")
+        if self.target_delta is not None:
+            check_probability(self.target_delta, "target_delta", high_open=True)
+            if self.target_epsilon is None and self.noise_multiplier is None:
+                raise ValueError("target_delta was given without target_epsilon")
+        if self._private and self.max_doc_length is None:
+            raise ValueError("max_doc_length (an int >= 1) is required when the model is private "
+                             "(noise_multiplier or target_epsilon given): it bounds the sensitivity")
+        self.doc_topic_prior_ = (1.0 / K if self.doc_topic_prior is None
+                                 else check_positive(self.doc_topic_prior, "doc_topic_prior"))
+        self.topic_word_prior_ = (1.0 / K if self.topic_word_prior is None
+                                  else check_positive(self.topic_word_prior, "topic_word_prior"))
+
+    @property
+    def _private(self):
+        return self.noise_multiplier is not None or self.target_epsilon is not None
+
+    # ------------------------------------------------------------------ random draws
+    # Kept as methods so that tests can replay another implementation's draws.
+    def _init_lambda(self, rng, n_words):
+        """Initial lambda (K x V): Gamma(100, 1/100) entries, data-independent."""
+        return rng.gamma(100.0, 0.01, (self.n_components, n_words))
+
+    def _init_gamma(self, rng, n_docs):
+        """Initial gamma of the minibatch's documents: Gamma(100, 1/100) entries."""
+        return rng.gamma(100.0, 0.01, (n_docs, self.n_components))
+
+    # ------------------------------------------------------------------ core step
+    def _set_lambda_t(self, lam_t):
+        self._lam_t = np.ascontiguousarray(lam_t, dtype=np.float64)
+        self._exp_elog_beta_t = _svi.exp_dirichlet_expectation_t(
+            self._lam_t, np.empty_like(self._lam_t))
+
+    def _sync_public(self):
+        self._set_topics(self._lam_t.T.copy())
+        self.exp_dirichlet_component_ = self._exp_elog_beta_t.T.copy()
+
+    def _step(self, indptr, indices, counts, rows, scale, rng):
+        """One online step on the documents ``rows``; the sum is scaled by ``scale``."""
+        K = self.n_components
+        sstats = np.zeros_like(self._lam_t)
+        if rows.size:
+            gamma = np.ascontiguousarray(self._init_gamma(rng, rows.size), dtype=np.float64)
+            _svi.lda_e_step(indptr, indices, counts, rows, self._exp_elog_beta_t, gamma,
+                            self.doc_topic_prior_, float(self.mean_change_tol),
+                            int(self.max_doc_update_iter), sstats, None)
+        if self.sigma_ is not None:
+            # Noise on every one of the K x V coordinates, whether or not a word occurs.
+            noisy = sstats.T + _gaussian_noise((K, sstats.shape[0]), self.sigma_, rng)
+            np.maximum(noisy, 0.0, out=noisy)
+            sstats = np.ascontiguousarray(noisy.T)
+        rho = (self.learning_offset + self.n_batch_iter_) ** (-self.learning_decay)
+        lam_t = self._lam_t
+        lam_t *= 1.0 - rho
+        lam_t += rho * (self.topic_word_prior_ + scale * sstats)
+        _svi.exp_dirichlet_expectation_t(lam_t, self._exp_elog_beta_t)
+        self.n_batch_iter_ += 1
+
+    @staticmethod
+    def _kernel_arrays(X):
+        return (X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                X.data.astype(np.float64))
+
+    # ------------------------------------------------------------------ privacy
+    def _calibrate(self, *, q, steps, n_docs, sensitivity, paper_steps=None):
+        """Noise multiplier for (target_epsilon, target_delta); q = 1 means no sampling."""
+        from ..accounting import calibrate_gaussian, recipes
+        eps, delta = float(self.target_epsilon), float(self.target_delta)
+        if self.accounting == "rdp":
+            return calibrate_gaussian(eps, delta, sampling_probability=q, steps=steps,
+                                      method="rdp")
+        S = min(int(self.batch_size), n_docs)
+        J = paper_steps if paper_steps is not None else steps
+        return recipes.park2016_noise_multiplier(
+            eps, delta, n_docs, S, J * S, _PAPER_COMPOSITION[self.accounting])
+
+    def _paper_claim(self, n_docs, steps):
+        from ..accounting import PaperClaim
+        if self.accounting == "rdp" or self.noise_multiplier_ is None:
+            return None
+        S = min(int(self.batch_size), n_docs)
+        # The paper's sensitivity is N (its eq. 4); its claim is about sigma / N.
+        return PaperClaim(_CITATION, "park2016_epsilon", {
+            "noise_multiplier": self.sigma_ / self.max_doc_length, "n_docs": int(n_docs),
+            "batch_size": S, "n_seen": int(steps) * S,
+            "composition": _PAPER_COMPOSITION[self.accounting]})
+
+    def _build_report(self, paper_claim=None):
+        from ..accounting import ComposedEvent, GaussianEvent, PrivacyReport, SelfComposedEvent
+        events = [] if self._fit_event_ is None else [self._fit_event_]
+        if self._n_partial_calls_:
+            leaf = GaussianEvent(self.sigma_, sensitivity=self.sensitivity_, label=_STAT_LABEL)
+            events.append(SelfComposedEvent(leaf, self._n_partial_calls_, label="partial_fit"))
+        event = events[0] if len(events) == 1 else ComposedEvent(events)
+        N = self.max_doc_length
+        notes = [f"documents capped at N = {N} tokens by keeping a uniformly random subset of "
+                 f"N tokens; L2 sensitivity of one document's statistics <= N",
+                 "noise N(0, sigma^2) on every entry of the K x V minibatch sum; negatives "
+                 "mapped to 0; lambda, topics, transform and perplexity are post-processing",
+                 "the number of documents D (for q = S / D and the step count) is public"]
+        if self._relation_ == "substitution":
+            notes.append("shuffled/sequential fixed-size minibatches: neighbouring corpora of the "
+                         "same public size D differ by REPLACING one document (substitution, "
+                         "L2 sensitivity sqrt(2) N); no amplification by subsampling is "
+                         "claimed; each document is in exactly one minibatch per epoch, so one "
+                         "epoch is one Gaussian release (parallel composition)")
+        if self._n_partial_calls_:
+            notes.append(f"{self._n_partial_calls_} partial_fit call(s), each one minibatch "
+                         "chosen by the caller: accounted as one Gaussian release each, "
+                         "without amplification")
+        if self.accounting != "rdp":
+            notes.append(f"sigma calibrated with the paper's recipe accounting={self.accounting!r}; "
+                         "the guarantee above is the tight sound value for that sigma")
+        if self.target_epsilon is not None:
+            notes.append(f"calibrated for target (epsilon={self.target_epsilon:g}, "
+                         f"delta={self.target_delta:g}) with accounting={self.accounting!r}")
+        self.privacy_ = PrivacyReport(
+            event, "document-replace" if self._relation_ == "substitution" else "document",
+            description=("variational topic-word parameter lambda of online LDA (VIPS, "
+                         "papers/park2016 Algorithm 1): Gaussian noise on the minibatch sum of "
+                         "expected sufficient statistics at every step"),
+            notes=notes, paper_claim=paper_claim,
+            default_delta=float(self.target_delta) if self.target_delta is not None else 1e-5)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y=None):
+        """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words) with
+        ``max_iter`` passes of minibatch steps.
+
+        Returns
+        -------
+        self
+        """
+        from ..accounting import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+        self._check_params()
+        X = check_count_matrix(X, estimator=self, reset=True)
+        D, V = X.shape
+        rng = check_random_state(self.random_state)
+        init_rng, trunc_rng, epoch_rng, step_parent, self._stream_rng_ = spawn_generators(rng, 5)
+        if self.max_doc_length is not None:
+            X = truncate_documents(X, int(self.max_doc_length), trunc_rng)
+        S = int(self.batch_size)
+        steps_per_epoch = -(-D // S)
+        T = int(self.max_iter) * steps_per_epoch
+        q = min(1.0, S / D)
+        # -- noise
+        self.sigma_ = self.noise_multiplier_ = self.sensitivity_ = self.privacy_ = None
+        self._fit_event_, self._paper_claim_, self._n_partial_calls_ = None, None, 0
+        self._relation_ = "add/remove" if self.sampling == "poisson" else "substitution"
+        if self._private:
+            N = float(self.max_doc_length)
+            self.sensitivity_ = N if self.sampling == "poisson" else math.sqrt(2.0) * N
+            if self.noise_multiplier is not None:
+                z = float(self.noise_multiplier)
+            elif self.sampling == "poisson":
+                z = self._calibrate(q=q, steps=T, n_docs=D, sensitivity=self.sensitivity_)
+            else:
+                z = self._calibrate(q=1.0, steps=int(self.max_iter), n_docs=D,
+                                    sensitivity=self.sensitivity_, paper_steps=T)
+            if self.noise_multiplier is None and self.accounting != "rdp":
+                # The paper's recipe calibrates sigma / N (its sensitivity is N).
+                self.sigma_ = z * N
+            else:
+                self.sigma_ = z * self.sensitivity_
+            self.noise_multiplier_ = self.sigma_ / self.sensitivity_
+            leaf = GaussianEvent(self.sigma_, sensitivity=self.sensitivity_, label=_STAT_LABEL)
+            if self.sampling == "poisson":
+                step = PoissonSampledEvent(leaf, q) if q < 1.0 else leaf
+                self._fit_event_ = SelfComposedEvent(step, T, label="fit")
+            else:
+                self._fit_event_ = SelfComposedEvent(leaf, int(self.max_iter), label="fit")
+            self._paper_claim_ = self._paper_claim(D, T)
+        # -- state
+        self.n_batch_iter_ = 1
+        self.n_iter_ = 0
+        self.total_samples_ = D
+        self._set_lambda_t(np.asarray(self._init_lambda(init_rng, V), dtype=np.float64).T)
+        indptr, indices, counts = self._kernel_arrays(X)
+        step_rngs = spawn_generators(step_parent, T)
+        start = time.perf_counter()
+        t = 0
+        for epoch in range(1, int(self.max_iter) + 1):
+            if self.sampling == "shuffle":
+                order = epoch_rng.permutation(D).astype(np.int64)
+            else:
+                order = np.arange(D, dtype=np.int64)
+            for b in range(steps_per_epoch):
+                g = step_rngs[t]
+                if self.sampling == "poisson":
+                    rows = np.flatnonzero(g.random(D) < q).astype(np.int64)
+                    scale = D / (q * D)       # expected batch size, never the realised one
+                else:
+                    rows = np.ascontiguousarray(order[b * S:(b + 1) * S])
+                    scale = D / rows.size     # public: sizes depend on D and S only
+                self._step(indptr, indices, counts, rows, scale, g)
+                t += 1
+            self.n_iter_ = epoch
+            if self.verbose and (self.verbose > 1 or epoch % 10 == 0 or epoch == self.max_iter):
+                print(f"[PrivateOnlineLDA] epoch {epoch}/{self.max_iter}, {t} steps, "
+                      f"{time.perf_counter() - start:.2f} s", flush=True)
+            if self.callback is not None:
+                self._sync_public()
+                self.callback(self, epoch)
+        self._sync_public()
+        if self._private:
+            self._build_report(self._paper_claim_)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One online step with the whole of ``X`` as the minibatch.
+
+        The sum of X's statistics is scaled by ``total_samples / n_rows`` (non-private) or
+        ``total_samples / batch_size`` (private: the realised size of X is not released).
+        Privately, each call is one Gaussian release (sensitivity N: adding or removing one
+        document of X), composed into ``privacy_``.
+        """
+        first = not hasattr(self, "_lam_t")
+        if first:
+            self._check_params()
+        X = check_count_matrix(X, estimator=self, reset=first)
+        if first:
+            rng = check_random_state(self.random_state)
+            init_rng, self._stream_rng_ = spawn_generators(rng, 2)
+            self.n_batch_iter_ = 1
+            self.n_iter_ = 0
+            self.total_samples_ = float(self.total_samples)
+            self.sigma_ = self.noise_multiplier_ = self.sensitivity_ = self.privacy_ = None
+            self._fit_event_, self._paper_claim_, self._n_partial_calls_ = None, None, 0
+            self._relation_ = "add/remove"
+            self._set_lambda_t(np.asarray(self._init_lambda(init_rng, X.shape[1])).T)
+            if self._private:
+                N = float(self.max_doc_length)
+                self.sensitivity_ = N
+                if self.noise_multiplier is not None:
+                    self.sigma_ = float(self.noise_multiplier) * N
+                else:
+                    # The caller picks the minibatches: no amplification (nu = 1).
+                    z = self._calibrate(q=1.0, steps=int(self.max_iter),
+                                        n_docs=int(self.batch_size), sensitivity=N)
+                    self.sigma_ = z * N
+                self.noise_multiplier_ = self.sigma_ / N
+        (g,) = spawn_generators(self._stream_rng_, 1)
+        if self.max_doc_length is not None:
+            X = truncate_documents(X, int(self.max_doc_length), g)
+        indptr, indices, counts = self._kernel_arrays(X)
+        rows = np.arange(X.shape[0], dtype=np.int64)
+        if self.sigma_ is None:
+            scale = float(self.total_samples) / X.shape[0]
+        else:
+            scale = float(self.total_samples) / int(self.batch_size)
+        self._step(indptr, indices, counts, rows, scale, g)
+        self._sync_public()
+        if self.sigma_ is not None:
+            self._n_partial_calls_ += 1
+            if (self.target_epsilon is not None and self._fit_event_ is None
+                    and self._n_partial_calls_ > int(self.max_iter)):
+                warnings.warn(f"partial_fit called {self._n_partial_calls_} times but the noise was "
+                              f"calibrated for max_iter={self.max_iter} calls: the target epsilon "
+                              "is exceeded (see privacy_)", stacklevel=2)
+            self._build_report(self._paper_claim_ if self._fit_event_ is not None else None)
+        return self
+
+    # ------------------------------------------------------------------ inference
+    def _e_step_gamma(self, X, word_bound=None):
+        indptr, indices, counts = self._kernel_arrays(X)
+        gamma = np.ones((X.shape[0], self.n_components), dtype=np.float64)
+        _svi.lda_e_step(indptr, indices, counts, np.arange(X.shape[0], dtype=np.int64),
+                        self._exp_elog_beta_t, gamma, self.doc_topic_prior_,
+                        float(self.mean_change_tol), int(self.max_doc_update_iter), None,
+                        word_bound)
+        return gamma
+
+    def _check_fitted_input(self, X):
+        check_is_fitted(self, "components_")
+        return check_count_matrix(X, estimator=self, reset=False)
+
+    def transform(self, X):
+        """Document-topic distributions of ``X``: the E-step with lambda fixed, gamma
+        started at 1 (deterministic, as scikit-learn), normalised to rows summing to 1.
+
+        Returns
+        -------
+        ndarray of shape (n_docs, n_components)
+        """
+        X = self._check_fitted_input(X)
+        gamma = self._e_step_gamma(X)
+        return gamma / gamma.sum(axis=1, keepdims=True)
+
+    def score(self, X, y=None):
+        """Variational lower bound of log p(X | lambda): the sum over documents of
+        E_q[log p(n_d, theta_d, z_d | lambda)] - E_q[log q(theta_d, z_d)], with q from the
+        E-step (papers/park2016 Section 4). Higher is better."""
+        X = self._check_fitted_input(X)
+        word_bound = np.zeros(X.shape[0], dtype=np.float64)
+        gamma = self._e_step_gamma(X, word_bound)
+        alpha, K = self.doc_topic_prior_, self.n_components
+        elog_theta = psi(gamma) - psi(gamma.sum(axis=1, keepdims=True))
+        bound = word_bound.sum()
+        bound += np.sum((alpha - gamma) * elog_theta)
+        bound += np.sum(gammaln(gamma) - gammaln(alpha))
+        bound += np.sum(gammaln(alpha * K) - gammaln(gamma.sum(axis=1)))
+        return float(bound)
+
+    def perplexity(self, X):
+        """Per-token variational perplexity bound ``exp(-score(X) / n_tokens)``
+        (natural log; an upper bound on the held-out perplexity). Lower is better.
+
+        Relation to scikit-learn: its ``perplexity`` also adds
+        E_q[log p(beta | eta) - log q(beta | lambda)] to the bound; see the class Notes.
+        """
+        X = self._check_fitted_input(X)
+        return float(np.exp(-self.score(X) / X.sum()))
+
+    def fit_transform(self, X, y=None):
+        """Fit, then return ``transform(X)``."""
+        return self.fit(X).transform(X)
