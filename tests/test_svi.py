@@ -283,6 +283,7 @@ def test_shuffle_accounting_is_per_epoch_substitution(corpus):
     want = epsilon(SelfComposedEvent(GaussianEvent(2.0), 3), 1e-5)
     assert m.privacy_.epsilon(1e-5) == pytest.approx(want)
     assert "REPLACING" in str(m.privacy_)
+    assert m.privacy_.adjacency == "document-replace"
 
 
 def test_partial_fit_composes_each_call(corpus):
