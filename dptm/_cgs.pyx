@@ -9,9 +9,12 @@ through its C API; they know nothing of estimators, privacy or I/O.
 """
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t
+from libc.math cimport INFINITY, floor, log, log1p
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport (random_interval, random_standard_exponential,
+                                           random_standard_normal)
 
 from dptm._bitgen cimport get_bitgen, next_uniform
 
@@ -146,3 +149,328 @@ def fold_in(const int64_t[::1] doc_ptr, const int32_t[::1] words,
         free(n_dk)
         free(z)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Exact discrete noise (Canonne, Kamath & Steinke 2020, "The discrete Gaussian for
+# differential privacy", Algorithms 1-3). Only integer arithmetic and uniform integers drawn
+# from the BitGenerator: the output follows the stated pmf exactly for rational parameters.
+# 128-bit integers hold the squared numerators of the discrete Gaussian's acceptance test.
+
+cdef extern from *:
+    ctypedef unsigned long long uint128 "unsigned __int128"
+
+
+cdef inline uint64_t _uniform_below(bitgen_t* rng, uint64_t m) noexcept nogil:
+    """Uniform integer in [0, m), m >= 1."""
+    return random_interval(rng, m - 1)
+
+
+cdef bint _bernoulli_exp_small(bitgen_t* rng, uint64_t num, uint64_t den) noexcept nogil:
+    """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS20 Algorithm 1, gamma <= 1).
+
+    Draws A_k ~ Bernoulli(gamma / k) for k = 1, 2, ... until the first failure and returns
+    whether the number of successes is even. Bernoulli(num / (den k)) is U < num for U
+    uniform on [0, den k), i.e. (V == 0 and W < num) with V on [0, k), W on [0, den)."""
+    cdef uint64_t k = 1
+    if num == 0:
+        return 1
+    while True:
+        if _uniform_below(rng, k) != 0 or _uniform_below(rng, den) >= num:
+            break
+        k += 1
+    return k % 2
+
+
+cdef bint _bernoulli_exp(bitgen_t* rng, uint128 num, uint64_t den) noexcept nogil:
+    """Bernoulli(exp(-num/den)) for any num >= 0 (CKS20 Algorithm 1, gamma > 1 branch)."""
+    cdef uint128 whole = num / den
+    cdef uint64_t rem = <uint64_t> (num % den)
+    cdef uint128 i = 0
+    while i < whole:
+        if not _bernoulli_exp_small(rng, 1, 1):
+            return 0
+        i += 1
+    return _bernoulli_exp_small(rng, rem, den)
+
+
+cdef int64_t _discrete_laplace(bitgen_t* rng, uint64_t t, uint64_t s) noexcept nogil:
+    """Discrete Laplace with scale t/s: P(x) proportional to exp(-|x| s / t) on the
+    integers (CKS20 Algorithm 2)."""
+    cdef uint64_t u, v, y
+    while True:
+        u = _uniform_below(rng, t)
+        if not _bernoulli_exp_small(rng, u, t):
+            continue
+        v = 0
+        while _bernoulli_exp_small(rng, 1, 1):
+            v += 1
+        y = (u + t * v) // s
+        if _uniform_below(rng, 2):
+            if y == 0:
+                continue
+            return -<int64_t> y
+        return <int64_t> y
+
+
+cdef int64_t _discrete_gaussian(bitgen_t* rng, uint64_t p, uint64_t q, uint64_t t) noexcept nogil:
+    """Discrete Gaussian with variance parameter sigma^2 = p/q, t = floor(sigma) + 1:
+    P(x) proportional to exp(-x^2 / (2 sigma^2)) on the integers (CKS20 Algorithm 3).
+
+    Accepts a discrete Laplace(t) draw Y with probability
+    exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)) = exp(-(|Y| t q - p)^2 / (2 p q t^2))."""
+    cdef int64_t y
+    cdef uint128 a, ay
+    cdef uint128 pp = p
+    cdef uint64_t den = 2 * p * q * t * t
+    while True:
+        y = _discrete_laplace(rng, t, 1)
+        ay = <uint128> (y if y >= 0 else -y)
+        a = ay * t * q
+        a = a - pp if a >= pp else pp - a
+        if _bernoulli_exp(rng, a * a, den):
+            return y
+
+
+def fill_noise(double[::1] out, int kind, double scale, object bit_generator):
+    """Fill ``out`` with i.i.d. continuous noise: ``kind`` 1 = Laplace(0, scale) as
+    scale * (E1 - E2) with E1, E2 standard exponentials (numpy's ziggurat
+    ``random_standard_exponential``; exact in distribution, no logarithm), 2 = Normal(0,
+    scale^2) (``random_standard_normal``)."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    if kind not in (1, 2):
+        raise ValueError("kind must be 1 (Laplace) or 2 (Gaussian)")
+    with bit_generator.lock, nogil:
+        if kind == 1:
+            for i in range(n):
+                out[i] = scale * (random_standard_exponential(rng)
+                                  - random_standard_exponential(rng))
+        else:
+            for i in range(n):
+                out[i] = scale * random_standard_normal(rng)
+
+
+def fill_discrete_laplace(int64_t[::1] out, uint64_t t, uint64_t s, object bit_generator):
+    """Fill ``out`` with exact discrete Laplace draws of scale t/s (CKS20 Algorithm 2)."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    if t < 1 or s < 1:
+        raise ValueError("t and s must be positive integers")
+    with bit_generator.lock, nogil:
+        for i in range(n):
+            out[i] = _discrete_laplace(rng, t, s)
+
+
+def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
+                           object bit_generator):
+    """Fill ``out`` with exact discrete Gaussian draws of variance parameter p/q
+    (CKS20 Algorithm 3); ``t`` must be floor(sqrt(p/q)) + 1 and 2 p q t^2 < 2^64."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    if p < 1 or q < 1 or t < 1:
+        raise ValueError("p, q and t must be positive integers")
+    with bit_generator.lock, nogil:
+        for i in range(n):
+            out[i] = _discrete_gaussian(rng, p, q, t)
+
+
+# ---------------------------------------------------------------------------------------
+# Noisy-snapshot Gibbs sampling (papers/zhao2021 Algorithm 1, HDP-LDA; papers/huang2022
+# Algorithm 1, SUB-LDA), with the release semantics of DESIGN.md 3.1-3.2.
+
+def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
+                   uint64_t c, double clip, double beta, double[:, ::1] snapshot,
+                   float[:, ::1] word_factor, object bit_generator):
+    """Draw a noisy snapshot of the topic-word counts and its fixed word factor.
+
+    ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
+    (as in ``fill_noise``),
+    2 Normal(0, scale^2), 3 discrete Laplace of scale a/b, 4 discrete Gaussian of variance
+    a/b with c = floor(sqrt(a/b)) + 1. Then, in NumPy terms::
+
+        pos = np.maximum(snapshot, 0)
+        word_factor = ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + V * beta)).astype(np.float32)
+
+    (numerator clamped and clipped, topic totals from the clamped snapshot; float32 halves
+    the memory the sweep streams through). O(V K).
+    """
+    cdef Py_ssize_t V = n_wk.shape[0], K = n_wk.shape[1], w, k
+    cdef double x, beta_sum = V * beta
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    if snapshot.shape[0] != V or snapshot.shape[1] != K or word_factor.shape[0] != V \
+            or word_factor.shape[1] != K:
+        raise ValueError("snapshot and word_factor must have the shape of n_wk")
+    if kind < 0 or kind > 4:
+        raise ValueError("kind must be in 0..4")
+    if (kind == 3 or kind == 4) and (a < 1 or b < 1 or (kind == 4 and c < 1)):
+        raise ValueError("discrete noise needs positive integer parameters")
+    cdef double* totals = <double*> malloc(K * sizeof(double))
+    if totals == NULL:
+        raise MemoryError()
+    try:
+        with bit_generator.lock, nogil:
+            for k in range(K):
+                totals[k] = beta_sum
+            for w in range(V):
+                for k in range(K):
+                    x = n_wk[w, k]
+                    if kind == 1:
+                        x += scale * (random_standard_exponential(rng)
+                                      - random_standard_exponential(rng))
+                    elif kind == 2:
+                        x += scale * random_standard_normal(rng)
+                    elif kind == 3:
+                        x += <double> _discrete_laplace(rng, a, b)
+                    elif kind == 4:
+                        x += <double> _discrete_gaussian(rng, a, b, c)
+                    snapshot[w, k] = x
+                    if x > 0:
+                        totals[k] += x
+            for k in range(K):
+                totals[k] = 1.0 / totals[k]
+            for w in range(V):
+                for k in range(K):
+                    x = snapshot[w, k]
+                    if x < 0:
+                        x = 0
+                    elif x > clip:
+                        x = clip
+                    word_factor[w, k] = <float> ((x + beta) * totals[k])
+    finally:
+        free(totals)
+
+
+def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
+                      int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                      const float[:, ::1] word_factor, double alpha, double rate,
+                      const double[:, ::1] rate_table, object bit_generator):
+    """One sweep sampling each token's topic with the word factor fixed for the sweep.
+
+    Selection (Poisson subsampling): every token when ``rate >= 1`` and no table; with a
+    scalar ``rate`` in [0.25, 1) each token is selected if a uniform is ``< rate``; with a
+    scalar ``rate < 0.25`` the gaps between selected tokens are drawn by inversion,
+    ``floor(log(1 - u) / log(1 - rate))`` tokens skipped for a uniform u (one uniform and one
+    logarithm per selected token instead of a uniform per token); with ``rate_table`` (V x K) a token with word ``w`` and topic ``k`` is
+    selected if a uniform is ``< rate_table[w, k]``.
+
+    A selected token ``i`` of document ``d`` with word ``w`` and topic ``k`` is removed from
+    its document's counts and redrawn from ``p_t ∝ F[w, t] (n_dk[d, t] + alpha)``
+    (``F = word_factor``, live document counts), then the true counts ``n_wk``, ``n_dk``,
+    ``n_k`` are updated; they only feed the next snapshot. Because F is fixed, p splits
+    into a document bucket ``F[w, t] n_dk[d, t]`` over the document's non-zero topics
+    ``nz`` and a word bucket ``alpha F[w, t]`` whose total is precomputed per word: with one
+    uniform u on [0, Q + A_w), Q = sum_j F[w, nz[j]] n_dk[d, nz[j]] (cumulative in the order of
+    ``nz``) and A_w = sum_t alpha F[w, t], the topic is the first nz[j] whose cumulative sum
+    exceeds u if u < Q, else the first t with sum_{t' <= t} alpha F[w, t'] > u - Q. ``nz``
+    starts in increasing topic order for each document; a topic whose count drops to 0 is
+    replaced by the last entry, a topic that becomes non-zero is appended.
+    O(K_d) per selected token (K_d: non-zero topics of the document) plus O(K) with
+    probability A_w / (Q + A_w).
+
+    Returns
+    -------
+    int : number of tokens resampled.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t d, i, k, w, t, j, knew, n_nz
+    cdef Py_ssize_t n_sampled = 0
+    cdef int64_t skip = 0
+    cdef double q, u, acc, inv_log_keep = 0.0
+    cdef bint use_table = rate_table.shape[0] > 0
+    cdef bint geometric = (not use_table) and rate < 0.25
+    cdef bint bernoulli = use_table or (0.25 <= rate < 1.0)
+    cdef const float* frow
+    cdef int32_t* drow
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    if word_factor.shape[0] != V or word_factor.shape[1] != K:
+        raise ValueError("word_factor must have the shape of n_wk")
+    if use_table and (rate_table.shape[0] != V or rate_table.shape[1] != K):
+        raise ValueError("rate_table must be empty or have the shape of n_wk")
+    if geometric:
+        if not rate > 0.0:
+            return 0
+        inv_log_keep = 1.0 / log1p(-rate)
+    cdef double* cum = <double*> malloc(K * sizeof(double))
+    cdef double* wsum = <double*> malloc(V * sizeof(double))
+    cdef int32_t* nz = <int32_t*> malloc(K * sizeof(int32_t))
+    cdef int32_t* pos = <int32_t*> malloc(K * sizeof(int32_t))
+    if cum == NULL or wsum == NULL or nz == NULL or pos == NULL:
+        free(cum); free(wsum); free(nz); free(pos)
+        raise MemoryError()
+    try:
+        with bit_generator.lock, nogil:
+            for w in range(V):
+                acc = 0.0
+                for t in range(K):
+                    acc += alpha * word_factor[w, t]
+                wsum[w] = acc
+            if geometric:
+                skip = <int64_t> floor(log(1.0 - next_uniform(rng)) * inv_log_keep)
+            for d in range(D):
+                drow = &n_dk[d, 0]
+                n_nz = 0
+                for t in range(K):
+                    if drow[t] > 0:
+                        pos[t] = <int32_t> n_nz
+                        nz[n_nz] = <int32_t> t
+                        n_nz += 1
+                    else:
+                        pos[t] = -1
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    w = words[i]
+                    k = z[i]
+                    if geometric:
+                        if skip > 0:
+                            skip -= 1
+                            continue
+                        skip = <int64_t> floor(log(1.0 - next_uniform(rng)) * inv_log_keep)
+                    elif bernoulli:
+                        if next_uniform(rng) >= (rate_table[w, k] if use_table else rate):
+                            continue
+                    n_sampled += 1
+                    drow[k] -= 1
+                    if drow[k] == 0:
+                        j = pos[k]
+                        n_nz -= 1
+                        nz[j] = nz[n_nz]
+                        pos[nz[j]] = <int32_t> j
+                        pos[k] = -1
+                    frow = &word_factor[w, 0]
+                    q = 0.0
+                    for j in range(n_nz):
+                        t = nz[j]
+                        q += frow[t] * drow[t]
+                        cum[j] = q
+                    u = next_uniform(rng) * (q + wsum[w])
+                    if u < q:
+                        j = 0
+                        while j < n_nz - 1 and cum[j] <= u:
+                            j += 1
+                        knew = nz[j]
+                    else:
+                        u -= q
+                        acc = 0.0
+                        knew = K - 1
+                        for t in range(K):
+                            acc += alpha * frow[t]
+                            if acc > u:
+                                knew = t
+                                break
+                    drow[knew] += 1
+                    if drow[knew] == 1:
+                        pos[knew] = <int32_t> n_nz
+                        nz[n_nz] = <int32_t> knew
+                        n_nz += 1
+                    if knew != k:
+                        z[i] = <int32_t> knew
+                        n_wk[w, k] -= 1
+                        n_wk[w, knew] += 1
+                        n_k[k] -= 1
+                        n_k[knew] += 1
+    finally:
+        free(cum)
+        free(wsum)
+        free(nz)
+        free(pos)
+    return n_sampled

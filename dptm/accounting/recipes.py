@@ -155,6 +155,16 @@ def huang2022_total_rdp(alpha, gamma, iterations, sigma=None, *, eps_alpha=None)
     return iterations * huang2022_eps_subsample(alpha, gamma, sigma, eps_alpha=eps_alpha)
 
 
+def huang2022_epsilon(alpha, gamma, iterations, sigma=None, *, eps_alpha=None, delta=1e-5):
+    """The paper's total of Table 3 (:func:`huang2022_total_rdp`, RDP at order ``alpha``)
+    converted to (epsilon, delta)-DP with Mironov's eps + log(1/delta) / (alpha - 1), the
+    conversion of the paper's time, so that it can be read next to a sound epsilon at the
+    same delta. Inherits the unsound amplification of :func:`huang2022_eps_subsample`."""
+    delta = delta_open(delta, "delta")
+    return (huang2022_total_rdp(alpha, gamma, iterations, sigma, eps_alpha=eps_alpha)
+            + math.log(1.0 / delta) / (alpha - 1.0))
+
+
 def huang2022_efficiency_privacy(alpha, gamma, sigma=None, *, eps_alpha=None):
     """Efficiency-privacy function I = gamma * exp((alpha - 1) eps_subsample(alpha))
     (papers/huang2022 eq. (6), the kernel of eq. (5) without the constant t sum_d N_d).

@@ -1,0 +1,267 @@
+"""Private Gibbs samplers on KOS: cost of a noisy sweep, SUB-LDA speed-up, utility vs
+epsilon, the efficiency-privacy function, and the topic-based attack.
+
+1. Per-sweep time of NoisyGibbsLDA (snapshot + sweep) vs GibbsLDA, same corpus and K
+   (kernel level, on one burnt-in state, and end to end through ``fit``).
+2. SUB-LDA per-sweep time against gamma (papers/huang2022 Fig. 2): speed-up t_hdp / t_sub
+   and the paper's ratio |t_sub - t_hdp| / t_hdp.
+3. Held-out perplexity against eps_L for HDP-LDA (eps_I = 10), CDP-LDA+ and non-private CGS
+   (papers/zhao2021 Fig. 5; KOS, 1000 most frequent words, 3000 train / 430 test docs).
+4. I = gamma exp((alpha - 1) eps_subsample(alpha)) against gamma (papers/huang2022 Fig. 1).
+5. Topic-based attack accuracy against iterations (papers/zhao2021 Fig. 4).
+
+    python bench/bench_private_gibbs.py [--quick] [--repeats 5]
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import Case, add_ratios, data_path, format_table, parser, report, run_cases  # noqa: E402
+
+from dptm import GibbsLDA, NoisyGibbsLDA, SubsampledGibbsLDA, _cgs  # noqa: E402
+from dptm.accounting import recipes  # noqa: E402
+from dptm.attacks import topic_based_attack  # noqa: E402
+from dptm.attacks.topic_based import record_gibbs_trace  # noqa: E402
+from dptm.corpus import Corpus  # noqa: E402
+from dptm.datasets import load_uci_bow  # noqa: E402
+from dptm.models.gibbs import GibbsState  # noqa: E402
+from dptm.models.private_gibbs import _Noise  # noqa: E402
+
+NO_TABLE = np.zeros((0, 0))
+
+
+def load_kos():
+    return load_uci_bow(data_path("kos", "docword.kos.txt.gz"), data_path("kos", "vocab.kos.txt"))[0]
+
+
+def sweep_timing(X, K, repeats, burn_in):
+    """Per-sweep kernel times on one burnt-in state: plain, noisy (snapshot + sweep),
+    and SUB-LDA sweeps at several gamma."""
+    corpus = Corpus.from_matrix(X)
+    rng = np.random.default_rng(0)
+    state = GibbsState(corpus, K, rng)
+    alpha = beta = 1.0 / K
+    for _ in range(burn_in):
+        _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
+                         state.n_k, alpha, beta, rng.bit_generator)
+    lap = _Noise("laplace", epsilon=1.0)
+    gau = _Noise("gaussian", noise_multiplier=1.0)
+    clip = 50.0
+
+    def plain():
+        _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
+                         state.n_k, alpha, beta, rng.bit_generator)
+
+    def noisy(noise, gamma=1.0):
+        def run():
+            _, f = noise.snapshot(state.n_wk, clip, beta, rng.bit_generator)
+            _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                   state.n_dk, state.n_k, f, alpha, gamma, NO_TABLE,
+                                   rng.bit_generator)
+        return run
+
+    def snapshot_only():
+        return gau.snapshot(state.n_wk, clip, beta, rng.bit_generator)[1]
+
+    def sweep_only(gamma):
+        def run(f):
+            _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                   state.n_dk, state.n_k, f, alpha, gamma, NO_TABLE,
+                                   rng.bit_generator)
+        return run
+
+    n = corpus.n_tokens
+    cases = [Case("sweep K=%d" % K, "GibbsLDA", plain, work=n, unit="tokens"),
+             Case("sweep K=%d" % K, "NoisyGibbsLDA laplace", noisy(lap), work=n, unit="tokens"),
+             Case("sweep K=%d" % K, "NoisyGibbsLDA gaussian", noisy(gau), work=n, unit="tokens"),
+             Case("sweep K=%d" % K, "snapshot only (gaussian)", snapshot_only, work=n, unit="tokens")]
+    gammas = [0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
+    # SUB-LDA: the token sweep alone (snapshot drawn untimed in setup) and snapshot + sweep
+    sub = [Case("SUB-LDA sweep K=%d" % K, f"gamma={g}", sweep_only(g), setup=snapshot_only,
+                work=n * g, unit="tokens", extra={"gamma": g}) for g in gammas]
+    sub += [Case("SUB-LDA snapshot+sweep K=%d" % K, f"gamma={g}", noisy(gau, g), work=n * g,
+                 unit="tokens", extra={"gamma": g}) for g in gammas]
+    # interleave repeats (ABAB...) so that load changes on the shared machine hit all cases
+    rows = {}
+    for _ in range(repeats):
+        for c in cases + sub:
+            r = run_cases([c], repeats=1, verbose=False)[0]
+            rows.setdefault(c.name + c.group, []).append(r)
+    out = []
+    for c in cases + sub:
+        rs = rows[c.name + c.group]
+        times = [r["median_s"] for r in rs]
+        r = dict(rs[0])
+        r["runs_s"] = times
+        r["median_s"] = float(np.median(times))
+        r["throughput"] = c.work / r["median_s"]
+        out.append(r)
+    add_ratios(out, "GibbsLDA")
+    for r in out:
+        if "gamma" in r:
+            hdp = [x for x in out if x["group"] == r["group"] and x["name"] == "gamma=1.0"][0]["median_s"]
+            r["speedup_vs_gamma1"] = hdp / r["median_s"]
+            r["paper_speedup_ratio"] = abs(r["median_s"] - hdp) / hdp
+        if r["group"].startswith("sweep") and r["name"] != "GibbsLDA":
+            r["cost_vs_GibbsLDA"] = 1.0 / r["speed_vs_GibbsLDA"]
+    return out
+
+
+def fit_timing(X, K, iters, repeats):
+    cases = [
+        Case("fit K=%d" % K, "GibbsLDA", lambda: GibbsLDA(K, max_iter=iters, random_state=0).fit(X)),
+        Case("fit K=%d" % K, "NoisyGibbsLDA", lambda: NoisyGibbsLDA(
+            K, epsilon_per_iter=1.0, clip=50, max_iter=iters, random_state=0).fit(X)),
+        Case("fit K=%d" % K, "SubsampledGibbsLDA g=0.3", lambda: SubsampledGibbsLDA(
+            K, sample_rate=0.3, clip=50, max_iter=iters, random_state=0).fit(X)),
+    ]
+    rows = run_cases(cases, repeats=repeats)
+    for r in rows:
+        r["per_sweep_s"] = r["median_s"] / iters
+    return add_ratios(rows, "GibbsLDA")
+
+
+def top_words(X, n):
+    counts = np.asarray(X.sum(axis=0)).ravel()
+    keep = np.sort(np.argsort(-counts, kind="stable")[:n])
+    Xr = X[:, keep]
+    return Xr[np.asarray(Xr.sum(axis=1)).ravel() > 0]
+
+
+def perplexity_vs_epsilon(X, K, iters, epsilons, n_train, seed=0):
+    """papers/zhao2021 Fig. 5: held-out perplexity against eps_L."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(X.shape[0])
+    train, test = X[order[:n_train]], X[order[n_train:]]
+    rows = []
+    t0 = time.perf_counter()
+    base = GibbsLDA(K, doc_topic_prior=1.0, topic_word_prior=0.01, max_iter=iters,
+                    random_state=seed).fit(train)
+    rows.append({"model": "non-private CGS", "eps_L": None, "eps_I": None,
+                 "perplexity": base.perplexity(test), "fit_s": time.perf_counter() - t0})
+    # HDP-LDA: inherent privacy limited to eps_I = 10 per iteration: C = beta (e^5 - 1), with
+    # beta = 0.1 (C = 14.7) and beta = 1 (C = 147.4)
+    beta_h = 0.1
+    clip_h = beta_h * (np.exp(5.0) - 1.0)
+    t0 = time.perf_counter()
+    lim = NoisyGibbsLDA(K, epsilon_per_iter=1e6, clip=clip_h, doc_topic_prior=1.0,
+                        topic_word_prior=beta_h, max_iter=iters, random_state=seed).fit(train)
+    rows.append({"model": "limited inherent (no noise)", "eps_L": None, "eps_I": lim.epsilon_inherent_,
+                 "perplexity": lim.perplexity(test), "fit_s": time.perf_counter() - t0})
+    for eps in epsilons:
+        for name, kw in [("HDP-LDA", dict(clip=clip_h, topic_word_prior=beta_h)),
+                         ("HDP-LDA beta=1", dict(clip=np.exp(5.0) - 1.0, topic_word_prior=1.0)),
+                         ("CDP-LDA+", dict(clip=None, topic_word_prior=0.01))]:
+            t0 = time.perf_counter()
+            m = NoisyGibbsLDA(K, epsilon_per_iter=eps, doc_topic_prior=1.0, max_iter=iters,
+                              random_state=seed, **kw).fit(train)
+            rows.append({"model": name, "eps_L": eps, "eps_I": m.epsilon_inherent_,
+                         "perplexity": m.perplexity(test),
+                         "total_eps_linear": m.privacy_.epsilon(0.0),
+                         "total_eps_1e-5": m.privacy_.epsilon(1e-5),
+                         "fit_s": time.perf_counter() - t0})
+            print(f"  {name:<14} eps_L={eps:<6} perplexity {rows[-1]['perplexity']:.1f}", flush=True)
+    return rows
+
+
+def efficiency_privacy(alphas, gammas, eps_alpha=2.0, alpha0=14):
+    """papers/huang2022 Fig. 1: I(gamma) for several alpha at the paper's noise
+    (sigma^2 = alpha0 / (2 eps(alpha0)), alpha0 = 14, eps = 2)."""
+    sigma = recipes.huang2022_sigma(alpha0, eps_alpha)
+    rows = []
+    for a in alphas:
+        row = {"alpha": a}
+        for g in gammas:
+            row[f"g={g}"] = recipes.huang2022_efficiency_privacy(a, g, sigma)
+        vals = [row[f"g={g}"] for g in gammas]
+        row["argmax_gamma"] = gammas[int(np.argmax(vals))]
+        rows.append(row)
+    return rows, sigma
+
+
+def attack_vs_iterations(X, K, iters, n_docs, n_tokens, seed=0):
+    """papers/zhao2021 Fig. 4: mean posterior probability of the true word and top-1 accuracy."""
+    rng = np.random.default_rng(seed)
+    Xs = X[np.sort(rng.choice(X.shape[0], n_docs, replace=False))]
+    Xs = Xs[:, np.asarray(Xs.sum(axis=0)).ravel() > 0]
+    corpus = Corpus.from_matrix(Xs)
+    tokens = rng.choice(corpus.n_tokens, n_tokens, replace=False)
+    truth = corpus.word_ids[tokens]
+    results = {}
+    tr = record_gibbs_trace(Xs, K, max_iter=iters, trace_tokens=tokens, doc_topic_prior=1.0,
+                            topic_word_prior=0.01, random_state=seed)
+    results["non-private CGS"] = topic_based_attack(tr, true_words=truth, smoothing=0.01)
+    for name, kw in [("CDP-LDA+ eps_L=1", dict(epsilon_per_iter=1.0, clip=None, topic_word_prior=0.01)),
+                     ("HDP-LDA eps_L=10, eps_I=1.39", dict(epsilon_per_iter=10.0, clip=1.0, topic_word_prior=1.0)),
+                     ("HDP-LDA eps_L=1, eps_I=10", dict(epsilon_per_iter=1.0, clip=0.1 * (np.exp(5) - 1),
+                                                         topic_word_prior=0.1))]:
+        m = NoisyGibbsLDA(K, doc_topic_prior=1.0, max_iter=iters, record_trace=True,
+                          trace_tokens=tokens, random_state=seed, **kw).fit(Xs)
+        results[name] = topic_based_attack(m, true_words=truth)
+    checkpoints = [i for i in (1, 5, 10, 20, 30, 50, 100) if i <= iters]
+    rows = []
+    for name, res in results.items():
+        row = {"model": name}
+        for c in checkpoints:
+            row[f"p@{c}"] = float(res.mean_true_word_probability[c - 1])
+            row[f"acc@{c}"] = float(res.accuracy[c - 1])
+        rows.append(row)
+    return rows, checkpoints, corpus.n_words
+
+
+def main():
+    p = parser(__doc__)
+    p.add_argument("--topics", type=int, default=50)
+    args = p.parse_args()
+    X = load_kos()
+    K = args.topics
+    quick = args.quick
+    meta = {"corpus": "KOS", "docs": X.shape[0], "words": X.shape[1], "K": K, "quick": quick}
+
+    print(f"== 1-2. per-sweep time, KOS {X.shape}, {int(X.sum())} tokens, K={K}")
+    rows = sweep_timing(X if not quick else X[:800], K, repeats=args.repeats,
+                        burn_in=5 if quick else 20)
+    report("bench_private_gibbs_sweeps", rows,
+           [("group", ""), ("name", ""), ("median_s", ".4f"), ("cost_vs_GibbsLDA", ".3f"),
+            ("speedup_vs_gamma1", ".2f"), ("paper_speedup_ratio", ".3f")],
+           {**meta, "tokens": int(X.sum()) if not quick else int(X[:800].sum())})
+
+    print("\n== 1b. end-to-end fit time")
+    iters = 5 if quick else 20
+    rows = fit_timing(X if not quick else X[:800], K, iters, args.repeats)
+    report("bench_private_gibbs_fit", rows,
+           [("name", ""), ("median_s", ".3f"), ("per_sweep_s", ".4f"), ("speed_vs_GibbsLDA", ".3f")],
+           {**meta, "iterations": iters})
+
+    print("\n== 3. held-out perplexity vs eps_L (papers/zhao2021 Fig. 5)")
+    X1000 = top_words(X, 1000)
+    if quick:
+        prows = perplexity_vs_epsilon(X1000[:600], min(K, 20), 20, [1.0, 10.0], n_train=500)
+    else:
+        prows = perplexity_vs_epsilon(X1000, K, 100, [0.1, 0.5, 1.0, 5.0, 10.0], n_train=3000)
+    report("bench_private_gibbs_perplexity", prows,
+           [("model", ""), ("eps_L", ".3g"), ("eps_I", ".3g"), ("perplexity", ".1f"),
+            ("total_eps_linear", ".4g"), ("total_eps_1e-5", ".4g"), ("fit_s", ".1f")], meta)
+
+    print("\n== 4. efficiency-privacy function I (papers/huang2022 Fig. 1)")
+    gammas = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0]
+    irows, sigma = efficiency_privacy([2, 6, 10, 14, 20], gammas)
+    print(f"sigma = {sigma:.4f} (alpha0 = 14, eps(alpha0) = 2, unit sensitivity as in the paper)")
+    report("bench_private_gibbs_efficiency_privacy", irows,
+           [("alpha", "")] + [(f"g={g}", ".4g") for g in gammas] + [("argmax_gamma", "")],
+           {"sigma": sigma})
+
+    print("\n== 5. topic-based attack vs iterations (papers/zhao2021 Fig. 4)")
+    arows, cps, V = attack_vs_iterations(X, 10 if quick else 20, 20 if quick else 100,
+                                         300 if quick else 1000, 300 if quick else 1000)
+    print(f"vocabulary of the subsample: {V} words (prior probability of a word ~ {1 / V:.2g})")
+    report("bench_private_gibbs_attack", arows,
+           [("model", "")] + [(f"p@{c}", ".4f") for c in cps] + [(f"acc@{c}", ".3f") for c in cps],
+           meta)
+
+
+if __name__ == "__main__":
+    main()

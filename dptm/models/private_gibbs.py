@@ -1,0 +1,749 @@
+"""Word-level differentially private collapsed Gibbs sampling.
+
+* :class:`NoisyGibbsLDA` - HDP-LDA (papers/zhao2021, Section IV, Algorithm 1) and its
+  baselines CDP-LDA (noise once), CDP-LDA+ (noise every iteration, no clipping) and Zhu et
+  al. 2016 (noise in the last iteration only).
+* :class:`SubsampledGibbsLDA` - SUB-LDA (papers/huang2022, Algorithm 1): Poisson-subsampled
+  sweeps with Gaussian snapshot noise, optional adaptive subsampling (eq. 10) and the
+  perplexity-difference stopping rule (eq. 9).
+
+Release semantics (DESIGN.md 3.1-3.2). In each noisy iteration the sampler draws a snapshot
+``s = n + eta`` of the true topic-word counts ``n`` (V x K). The sweep then samples every
+token from ``p_k ∝ F[w, k] (n_dk[d, k] + alpha)`` where the word factor
+
+    F = (min(max(s, 0), C) + beta) / (sum_w max(s, 0) + V beta)
+
+is fixed for the whole sweep (numerator clamped and clipped at C, topic totals from the
+clamped snapshot) and the document factor uses the live document-topic counts. The true
+counts are updated as tokens move and only feed the next snapshot. The released topic-word
+matrix is ``max(s_final, 0) + beta`` row-normalised (``components_``): a function of the
+last noisy snapshot only. The true counts are never stored on the estimator.
+
+Privacy of one noisy iteration under word replacement (one token's word t replaced by t'):
+the snapshot changes two counts by one (L1 sensitivity 2, L2 sqrt 2) and the sampling
+step, whose word factor is a function of the released snapshot, is an exponential
+mechanism for the replaced token only, with probability ratios at most
+((C + beta) / beta)^2, i.e. eps_I = 2 log(C / beta + 1) (papers/zhao2021 Theorem 3).
+"""
+import math
+import time
+
+import numpy as np
+
+from .. import _cgs
+from .._utils import (check_int, check_positive, check_probability, check_random_state,
+                      spawn_generators)
+from ..accounting import (ComposedEvent, GaussianEvent, LaplaceEvent, PaperClaim,
+                          PoissonSampledEvent, PrivacyReport, PureDPEvent, SelfComposedEvent,
+                          epsilon as _epsilon, recipes)
+from ..corpus import Corpus
+from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
+from ._base import TopicModelMixin
+from .gibbs import GibbsState
+
+__all__ = ["NoisyGibbsLDA", "SubsampledGibbsLDA", "inherent_epsilon", "plain_sweep_epsilon"]
+
+_SQRT2 = math.sqrt(2.0)
+_KIND = {"laplace": 1, "gaussian": 2, "discrete_laplace": 3, "discrete_gaussian": 4}
+_NO_TABLE = np.zeros((0, 0), dtype=np.float64)
+_SNAPSHOT_LABEL = "noisy snapshot of the topic-word counts"
+_SAMPLING_LABEL = "topic sampling step (inherent privacy of the clipped snapshot sampler)"
+
+
+def inherent_epsilon(clip, beta):
+    """eps_I = 2 log(C / beta + 1): privacy of one sweep sampled from a privatized, clipped
+    snapshot (papers/zhao2021 Theorem 3)."""
+    return recipes.zhao2021_inherent_epsilon(clip, beta)
+
+
+def plain_sweep_epsilon(n_tokens, beta):
+    """Pure epsilon of one *plain* CGS sweep on the live true counts under word replacement,
+    with the data-independent bound n_t + n_t' <= N of papers/zhao2021 Theorem 1 (eq. 5):
+    2 log(N / beta + 1) + 2 (N - 1) log(1 + 1 / beta). Used for the sweeps of schedule
+    'last' that precede its single noisy iteration."""
+    n = float(n_tokens)
+    return 2.0 * math.log1p(n / beta) + 2.0 * (n - 1.0) * math.log1p(1.0 / beta)
+
+
+class _Noise:
+    """The snapshot noise actually drawn: kernel code, parameters and its privacy event."""
+
+    def __init__(self, mechanism, *, epsilon=None, noise_multiplier=None):
+        self.mechanism = mechanism
+        self.kind = _KIND[mechanism]
+        self.discrete = mechanism.startswith("discrete")
+        self.a = self.b = self.c = 0
+        if mechanism.endswith("laplace"):
+            scale = 2.0 / epsilon          # L1 sensitivity 2 under word replacement
+            if self.discrete:
+                self.a, self.b, scale = discrete_laplace_parameters(scale)
+            self.scale = scale
+            self.event = LaplaceEvent(scale=scale, sensitivity=2.0, discrete=self.discrete,
+                                      label=_SNAPSHOT_LABEL)
+        else:
+            sigma = noise_multiplier * _SQRT2  # L2 sensitivity sqrt(2)
+            if self.discrete:
+                self.a, self.b, self.c, sigma = discrete_gaussian_parameters(sigma)
+            self.scale = sigma
+            self.event = GaussianEvent(sigma=sigma, sensitivity=_SQRT2, discrete=self.discrete,
+                                       label=_SNAPSHOT_LABEL)
+
+    @property
+    def sigma(self):
+        return self.scale
+
+    def snapshot(self, n_wk, clip, beta, bit_generator, out_s=None, out_f=None):
+        s = np.empty(n_wk.shape) if out_s is None else out_s
+        f = np.empty(n_wk.shape, dtype=np.float32) if out_f is None else out_f
+        _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
+                            s, f, bit_generator)
+        return s, f
+
+
+def _bisect(ok, lo, hi, tol=1e-4):
+    """Largest x in [lo, hi] (log-scale bisection) with ok(x), assuming ok is monotone
+    decreasing in x; ok(lo) must hold. Returns a value that satisfies ``ok``."""
+    if ok(hi):
+        return hi
+    while hi > lo * (1.0 + tol):
+        mid = math.sqrt(lo * hi)
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _check_trace_tokens(trace_tokens, n_tokens):
+    if trace_tokens is None:
+        return np.array([n_tokens - 1], dtype=np.int64)   # the paper's "last word in D"
+    idx = np.atleast_1d(np.asarray(trace_tokens))
+    if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
+        raise TypeError("trace_tokens must be None or a non-empty 1-D array of token indices")
+    if idx.min() < 0 or idx.max() >= n_tokens:
+        raise ValueError(f"trace_tokens must lie in [0, n_tokens={n_tokens}), got "
+                         f"[{idx.min()}, {idx.max()}]")
+    return idx.astype(np.int64)
+
+
+class _SnapshotGibbsBase(TopicModelMixin):
+    """Shared orchestration of the snapshot samplers (validation, state, trace, release)."""
+
+    def _check_clip(self):
+        if self.clip is None:
+            return None
+        return check_positive(self.clip, "clip")
+
+    def _start(self, X):
+        self._check_common_params()
+        if not isinstance(self.record_trace, (bool, np.bool_)):
+            raise TypeError(f"record_trace must be a bool, got {type(self.record_trace).__name__}")
+        corpus = Corpus.from_matrix(X)
+        rng = check_random_state(self.random_state)
+        self.transform_seed_ = int(rng.integers(2**63))
+        init_rng, noise_rng, sweep_rng = spawn_generators(rng, 3)
+        state = GibbsState(corpus, self.n_components, init_rng)
+        trace_idx = _check_trace_tokens(self.trace_tokens, corpus.n_tokens) if self.record_trace else None
+        return corpus, state, noise_rng, sweep_rng, trace_idx
+
+    def _effective_clip(self, corpus):
+        clip = self._check_clip()
+        # No clipping = clip at N, the number of tokens: no true count exceeds it (word
+        # replacement keeps N), so the sampler is unchanged except on noise above N, and
+        # the inherent privacy stays finite.
+        return (float(corpus.n_tokens), False) if clip is None else (clip, True)
+
+    def _trace_init(self, trace_idx):
+        if trace_idx is None:
+            self.trace_ = None
+            return
+        self.trace_ = {"tokens": trace_idx, "snapshots": [], "topics": [], "noisy": []}
+
+    def _trace_add(self, state, s, noisy):
+        if self.trace_ is None:
+            return
+        self.trace_["snapshots"].append(s)
+        self.trace_["topics"].append(state.z[self.trace_["tokens"]].copy())
+        self.trace_["noisy"].append(bool(noisy))
+
+    def _trace_close(self):
+        if self.trace_ is not None:
+            self.trace_["topics"] = np.asarray(self.trace_["topics"], dtype=np.int32)
+            self.trace_["noisy"] = np.asarray(self.trace_["noisy"], dtype=bool)
+
+    def _release(self, corpus, state, s_final):
+        """Release ``max(s_final, 0) + beta`` (K x V) and the training doc-topic means."""
+        beta, alpha = self.topic_word_prior_, self.doc_topic_prior_
+        self.snapshot_ = np.array(s_final, dtype=np.float64, copy=True)
+        self._set_topics(np.maximum(self.snapshot_, 0.0).T + beta)
+        theta = state.n_dk + alpha
+        self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
+        self.n_features_in_ = corpus.n_words
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit and return the training documents' topic distributions ``doc_topic_``."""
+        return self.fit(X, **fit_params).doc_topic_
+
+    @staticmethod
+    def topic_word_from_snapshot(snapshot, topic_word_prior):
+        """The released topic-word matrix as a function of a (V x K) noisy snapshot:
+        ``(max(s, 0) + beta).T`` row-normalised."""
+        comp = np.maximum(np.asarray(snapshot, dtype=np.float64), 0.0).T + topic_word_prior
+        return comp / comp.sum(axis=1, keepdims=True)
+
+
+class NoisyGibbsLDA(_SnapshotGibbsBase):
+    """HDP-LDA: collapsed Gibbs sampling from noisy, clipped snapshots of the topic-word
+    counts (papers/zhao2021, Algorithm 1), with its baselines as noise schedules.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of topics K.
+    epsilon_per_iter : float, default=1.0
+        eps_L of each Laplace snapshot (scale 2 / eps_L). Ignored when ``target_epsilon`` is
+        set or for Gaussian mechanisms.
+    noise_multiplier : float, default=None
+        Gaussian mechanisms: sigma = noise_multiplier * sqrt(2) (sqrt(2) is the L2
+        sensitivity). Required for 'gaussian' / 'discrete_gaussian' unless
+        ``target_epsilon`` is set.
+    target_epsilon : float, default=None
+        If set, the noise is calibrated so that the whole run (``max_iter`` iterations,
+        snapshots and sampling steps) is (target_epsilon, target_delta)-DP by the tightest
+        accountant route; raises if the sampling steps alone exceed it.
+    target_delta : float, default=1e-5
+        Delta of the target and of ``str(privacy_)``.
+    clip : float, default=None
+        Clipping bound C of the snapshot counts in the word factor. None: no clipping
+        (CDP-LDA+), implemented as C = N (number of tokens), which no true count exceeds.
+    mechanism : {'laplace', 'discrete_laplace', 'gaussian', 'discrete_gaussian'}, default='laplace'
+        Snapshot noise; the discrete ones are exact integer samplers (Canonne et al. 2020).
+    noise_schedule : {'every', 'first', 'last'}, default='every'
+        'every': fresh snapshot every iteration (HDP-LDA; CDP-LDA+ with ``clip=None``).
+        'first' (CDP-LDA): one snapshot, in the first iteration; it is the only privatized
+        word factor, so every sweep samples from it and it is what is released.
+        'last' (Zhu et al. 2016): plain CGS on the true counts, then one noisy iteration whose
+        snapshot is released; the plain sweeps are accounted with papers/zhao2021 Theorem 1.
+    doc_topic_prior, topic_word_prior : float, default=None (1/K)
+        alpha and beta.
+    max_iter : int, default=100
+        Number of iterations T.
+    transform_max_iter : int, default=50
+        Fold-in sweeps per document in ``transform``.
+    record_trace : bool, default=False
+        Keep, per iteration, the snapshot used by the sweep and the topics of ``trace_tokens``
+        after it (``trace_``), for :func:`dptm.attacks.topic_based_attack`. Memory T V K
+        floats (one shared array for schedule 'first'; None for the plain sweeps of 'last').
+    trace_tokens : array of int, default=None
+        Token indices (in the order of ``dptm.Corpus.from_matrix(X).word_ids``) to trace;
+        None is the last token of the corpus, as in the paper.
+    random_state : None, int, SeedSequence or numpy.random.Generator
+    verbose : int, default=0
+    callback : callable, default=None
+        ``callback(model, iteration)`` after every sweep.
+
+    Attributes
+    ----------
+    components_ : ndarray (K, V)
+        ``max(s_final, 0) + beta``, the released pseudo-counts.
+    topic_word_ : ndarray (K, V)
+        Row-normalised ``components_``.
+    snapshot_ : ndarray (V, K)
+        The final noisy snapshot s_final (a privatized release).
+    doc_topic_ : ndarray (D, K)
+        Document-topic means of the training documents from the final topic assignments.
+    epsilon_per_iter_ : float or None
+        eps_L actually used (Laplace mechanisms).
+    noise_scale_ : float
+        Laplace scale or Gaussian sigma actually drawn (after calibration / rational
+        rounding for the discrete samplers).
+    clip_ : float
+        C used (N when ``clip`` is None).
+    epsilon_inherent_ : float
+        eps_I = 2 log(C / beta + 1).
+    privacy_ : dptm.accounting.PrivacyReport
+    trace_ : dict or None
+        ``tokens``, ``snapshots`` (list of V x K arrays or None), ``topics`` (T x n_traced),
+        ``noisy`` (T booleans).
+    n_iter_ : int
+
+    Privacy
+    -------
+    Word-level adjacency: neighbouring corpora differ in one token whose word is replaced
+    (document lengths unchanged). Each noisy snapshot adds Laplace noise of scale 2/eps_L
+    (L1 sensitivity 2: two counts change by one) or Gaussian noise (L2 sensitivity sqrt 2).
+    The word factor is clamped at 0 and clipped at C; a sweep sampled from it costs
+    eps_I = 2 log(C/beta + 1) (papers/zhao2021 Theorem 3). Released and accounted: every
+    snapshot, every sweep's topic assignments (so ``doc_topic_`` and ``trace_``), and
+    ``components_`` (post-processing of the last snapshot). ``privacy_`` composes:
+
+    * 'every': T x (snapshot + eps_I);
+    * 'first': one snapshot + T x eps_I (release = the first snapshot; the later sweeps
+      cannot improve the released matrix without a new privatized release);
+    * 'last': (T - 1) plain sweeps at :func:`plain_sweep_epsilon` (N) each + one snapshot +
+      eps_I. This is astronomically large: Zhu et al.'s eps_L ignores the earlier sweeps.
+
+    ``privacy_.epsilon(delta)`` is the tightest of the linear (pure DP), zCDP (pure eps ->
+    eps^2/2-zCDP) and RDP routes; the paper's linear total T (eps_L + eps_I) is attached as
+    ``privacy_.paper_claim`` for 'every' with a Laplace mechanism. The neighbouring relation
+    does not protect document membership or document lengths.
+
+    Examples
+    --------
+    >>> from dptm import NoisyGibbsLDA
+    >>> from dptm.datasets import make_lda_corpus
+    >>> X, _, _ = make_lda_corpus(100, 40, 3, random_state=0)
+    >>> model = NoisyGibbsLDA(3, epsilon_per_iter=1.0, clip=50, max_iter=20, random_state=0).fit(X)
+    >>> model.topic_word_.shape
+    (3, 40)
+    """
+
+    def __init__(self, n_components=10, *, epsilon_per_iter=1.0, noise_multiplier=None,
+                 target_epsilon=None, target_delta=1e-5, clip=None, mechanism="laplace",
+                 noise_schedule="every", doc_topic_prior=None, topic_word_prior=None,
+                 max_iter=100, transform_max_iter=50, record_trace=False, trace_tokens=None,
+                 random_state=None, verbose=0, callback=None):
+        self.n_components = n_components
+        self.epsilon_per_iter = epsilon_per_iter
+        self.noise_multiplier = noise_multiplier
+        self.target_epsilon = target_epsilon
+        self.target_delta = target_delta
+        self.clip = clip
+        self.mechanism = mechanism
+        self.noise_schedule = noise_schedule
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.max_iter = max_iter
+        self.transform_max_iter = transform_max_iter
+        self.record_trace = record_trace
+        self.trace_tokens = trace_tokens
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callback = callback
+
+    # ----------------------------------------------------------------- accounting
+    def _event(self, noise_event, eps_i, eps_plain, T):
+        sampling = PureDPEvent(eps_i, label=_SAMPLING_LABEL)
+        if self.noise_schedule == "every":
+            return SelfComposedEvent(ComposedEvent((noise_event, sampling)), T)
+        if self.noise_schedule == "first":
+            return ComposedEvent((noise_event, SelfComposedEvent(sampling, T)))
+        plain = PureDPEvent(eps_plain, label="plain CGS sweep on the true counts "
+                                             "(papers/zhao2021 Theorem 1 with n_t + n_t' <= N)")
+        return ComposedEvent((SelfComposedEvent(plain, T - 1), noise_event, sampling))
+
+    def _check_params(self):
+        if self.mechanism not in _KIND:
+            raise ValueError(f"mechanism must be one of {sorted(_KIND)}, got {self.mechanism!r}")
+        if self.noise_schedule not in ("every", "first", "last"):
+            raise ValueError("noise_schedule must be 'every', 'first' or 'last', "
+                             f"got {self.noise_schedule!r}")
+        delta = check_probability(self.target_delta, "target_delta", high_open=True)
+        gaussian = self.mechanism.endswith("gaussian")
+        if self.target_epsilon is not None:
+            check_positive(self.target_epsilon, "target_epsilon")
+        elif gaussian:
+            if self.noise_multiplier is None:
+                raise ValueError("noise_multiplier is required for Gaussian mechanisms "
+                                 "(or set target_epsilon)")
+            check_positive(self.noise_multiplier, "noise_multiplier")
+        else:
+            check_positive(self.epsilon_per_iter, "epsilon_per_iter")
+        return delta
+
+    def _make_noise(self, eps_i, eps_plain, T, delta):
+        gaussian = self.mechanism.endswith("gaussian")
+        if self.target_epsilon is None:
+            if gaussian:
+                return _Noise(self.mechanism, noise_multiplier=float(self.noise_multiplier))
+            return _Noise(self.mechanism, epsilon=float(self.epsilon_per_iter))
+        target = float(self.target_epsilon)
+
+        def total(noise):
+            return _epsilon(self._event(noise.event, eps_i, eps_plain, T), delta)
+
+        if gaussian:
+            # more noise = smaller epsilon: bisect on 1 / noise_multiplier
+            def ok(inv_z):
+                return total(_Noise(self.mechanism, noise_multiplier=1.0 / inv_z)) <= target
+            lo, hi = 1e-6, 1e3
+        else:
+            def ok(eps_l):
+                return total(_Noise(self.mechanism, epsilon=eps_l)) <= target
+            lo, hi = 1e-9, max(1.0, 2.0 * target)
+        if not ok(lo):
+            raise ValueError(
+                f"target_epsilon={target} is below what the sampling steps alone cost "
+                f"(eps_I={eps_i:.4g} per sweep, {T} iterations, schedule "
+                f"{self.noise_schedule!r}): increase target_epsilon or topic_word_prior, "
+                "or lower clip or max_iter")
+        x = _bisect(ok, lo, hi)
+        if gaussian:
+            return _Noise(self.mechanism, noise_multiplier=1.0 / x)
+        return _Noise(self.mechanism, epsilon=x)
+
+    def _report(self, noise, eps_i, eps_plain, T, clipped, corpus, delta):
+        beta = self.topic_word_prior_
+        sched = {"every": "HDP-LDA (noise every iteration)" if clipped else
+                 "CDP-LDA+ (noise every iteration, no clipping)",
+                 "first": "CDP-LDA (noise in the first iteration only)",
+                 "last": "Zhu et al. 2016 (noise in the last iteration only)"}[self.noise_schedule]
+        description = (f"NoisyGibbsLDA, {sched}: {T} iterations; released: the noisy snapshots, "
+                       "the topic assignments of every sweep (doc_topic_, trace_) and the topic-word "
+                       "matrix (max(s_final, 0) + beta) row-normalised")
+        notes = [f"clip C = {self.clip_:.6g}" + ("" if clipped else
+                 " (no clipping requested: C = number of tokens N, which no true count exceeds)")
+                 + f", beta = {beta:.6g}: eps_I = 2 log(C/beta + 1) = {eps_i:.6g} per sweep "
+                 "(papers/zhao2021 Theorem 3)",
+                 "the true counts are never released; components_ is computed from the last "
+                 "noisy snapshot only"]
+        paper = None
+        if self.mechanism.endswith("laplace"):
+            eps_l = 2.0 / noise.scale
+            if self.noise_schedule == "every":
+                paper = PaperClaim("papers/zhao2021 Algorithm 1 (linear total T(eps_L + eps_I))",
+                                   "zhao2021_linear_epsilon",
+                                   {"iterations": T, "eps_laplace": eps_l, "clip": self.clip_,
+                                    "beta": beta})
+                if not clipped:
+                    notes.append(f"papers/zhao2021 credits CDP-LDA+ with T eps_L = {T * eps_l:.6g}, "
+                                 "ignoring its unclipped sampling steps")
+            elif self.noise_schedule == "first":
+                notes.append(f"CDP-LDA is credited with eps_L = {eps_l:.6g} (one noisy release); the "
+                             "topic assignments of the later sweeps are accounted here as well")
+            else:
+                notes.append(f"Zhu et al. 2016 claim eps_L = {eps_l:.6g}; that ignores the {T - 1} "
+                             f"plain sweeps, each bounded only by {eps_plain:.6g} (papers/zhao2021 "
+                             "Theorem 1 with n_t + n_t' <= N)")
+        return PrivacyReport(self._event(noise.event, eps_i, eps_plain, T), "word",
+                             description=description, notes=notes, paper_claim=paper,
+                             default_delta=delta)
+
+    # ----------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Fit to the doc-term count matrix ``X`` (n_docs, n_words); see the class
+        docstring for what is released and how it is accounted."""
+        delta = self._check_params()
+        corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
+        alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
+        T = self.max_iter
+        self.clip_, clipped = self._effective_clip(corpus)
+        eps_i = inherent_epsilon(self.clip_, beta)
+        eps_plain = plain_sweep_epsilon(corpus.n_tokens, beta)
+        noise = self._make_noise(eps_i, eps_plain, T, delta)
+        self.noise_scale_ = noise.scale
+        self.epsilon_per_iter_ = 2.0 / noise.scale if self.mechanism.endswith("laplace") else None
+        self.epsilon_inherent_ = eps_i
+        self._trace_init(trace_idx)
+
+        schedule = self.noise_schedule
+        s = f = None
+        start = time.perf_counter()
+        for it in range(1, T + 1):
+            noisy = schedule == "every" or (schedule == "first" and it == 1) or \
+                (schedule == "last" and it == T)
+            if schedule == "last" and it < T:
+                _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                 state.n_dk, state.n_k, alpha, beta, sweep_rng.bit_generator)
+                self._trace_add(state, None, False)
+            else:
+                if noisy:
+                    # a fresh array per snapshot when tracing (the trace keeps them all)
+                    reuse = s is not None and self.trace_ is None
+                    s, f = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
+                                          s if reuse else None, f if reuse else None)
+                _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                       state.n_dk, state.n_k, f, alpha, 1.0, _NO_TABLE,
+                                       sweep_rng.bit_generator)
+                self._trace_add(state, s, noisy)
+            if self.verbose:
+                self._progress(it, start)
+            if self.callback is not None:
+                self.callback(self, it)
+        self._trace_close()
+        self.n_iter_ = T
+        self._release(corpus, state, s)
+        self.privacy_ = self._report(noise, eps_i, eps_plain, T, clipped, corpus, delta)
+        return self
+
+
+class SubsampledGibbsLDA(_SnapshotGibbsBase):
+    """SUB-LDA: noisy-snapshot Gibbs sampling on Poisson-subsampled tokens
+    (papers/huang2022, Algorithm 1).
+
+    Each iteration draws a Gaussian snapshot of the topic-word counts (as
+    :class:`NoisyGibbsLDA`), then resamples each token independently with probability
+    ``sample_rate`` (gamma) - or, with ``adaptive=True``, with probability v gamma if its
+    word is among the frequent words of its current topic in the *noisy snapshot* and 0
+    otherwise (eq. 10; the frequent set of topic k is the smallest set of top words holding
+    a fraction q of the clamped snapshot mass of k).
+
+    Parameters
+    ----------
+    n_components : int, default=10
+    sample_rate : float in (0, 1], default=0.5
+        Poisson sampling probability gamma of each token per sweep.
+    noise_multiplier : float, default=1.0
+        sigma = noise_multiplier * sqrt(2) (sqrt 2: L2 sensitivity of a word replacement).
+        Ignored when ``target_epsilon`` is set.
+    target_epsilon : float, default=None
+        Calibrate the noise so that ``max_iter`` iterations meet (target_epsilon,
+        target_delta) under the chosen ``accounting``.
+    target_delta : float, default=1e-5
+    clip : float, default=None
+        Clipping bound C (None: C = N, no effective clipping).
+    mechanism : {'gaussian', 'discrete_gaussian'}, default='gaussian'
+    adaptive : bool, default=False
+        Adaptive subsampling (eq. 10) with ``adaptive_v`` (1 < v < 1/gamma) and
+        ``adaptive_q`` (0 < q < 1). Only with ``accounting='paper'`` (see Privacy).
+    adaptive_v, adaptive_q : float, default=None
+    convergence_tol : float, default=None
+        D-hat of the stopping rule eq. (9): stop once |per_i - per_{i-1}| <= D-hat for
+        ``convergence_window`` consecutive iterations, per_i the perplexity of ``eval_X``
+        (passed to ``fit``) under the iteration's snapshot topics. Needs ``eval_X``.
+    convergence_window : int, default=3
+        s + 1 in eq. (9).
+    accounting : {'sound', 'paper'}, default='sound'
+        'sound': the snapshot release is not amplified (it depends on every token) and each
+        sampling step costs eps_I. 'paper': papers/huang2022's own accounting - the Zhu &
+        Wang bound of the Poisson-subsampled Gaussian with unit sensitivity, T times, no
+        cost for the sampling steps - reported labelled as such. Not a sound guarantee.
+    rdp_order : int, default=14
+        Order alpha of the paper's eps_subsample(alpha) and efficiency-privacy function I.
+    doc_topic_prior, topic_word_prior, max_iter, transform_max_iter, record_trace,
+    trace_tokens, random_state, verbose, callback
+        As in :class:`NoisyGibbsLDA`.
+
+    Attributes
+    ----------
+    components_, topic_word_, snapshot_, doc_topic_, clip_, epsilon_inherent_, trace_, n_iter_
+        As in :class:`NoisyGibbsLDA`.
+    noise_scale_ : float
+        Gaussian sigma drawn.
+    n_resampled_ : ndarray of int (n_iter_,)
+        Tokens resampled in each sweep.
+    perplexity_history_ : list of float
+        per_i of the stopping rule (empty without ``convergence_tol``).
+    eps_subsample_ : float
+        The paper's per-iteration RDP eps_subsample(alpha) (eq. 3, unit sensitivity).
+    efficiency_privacy_ : float
+        The paper's I = gamma exp((alpha - 1) eps_subsample(alpha)) (eq. 6).
+    privacy_ : dptm.accounting.PrivacyReport
+
+    Privacy
+    -------
+    Word-level adjacency (one token's word replaced). Released and accounted, per
+    iteration: the Gaussian snapshot (sigma, L2 sensitivity sqrt 2) and the sweep's topic
+    assignments; ``components_`` is post-processing of the last snapshot. 'sound'
+    accounting: the snapshot is computed from every token, sampled or not, so its release
+    is *not* amplified by the token subsampling. The sampling step is charged eps_I =
+    2 log(C/beta + 1) per sweep without amplification: whether the replaced token is
+    resampled is visible in its topic, so subsampling does not lower its pure epsilon
+    (it does lower its Renyi divergence; the accountant has no event for that curve yet,
+    so the bound is conservative). Adaptive subsampling has no finite sound bound: the
+    replaced token's sampling probability (0 or v gamma) depends on its word, and a move
+    reveals which; it is therefore only available with ``accounting='paper'``. The
+    stopping rule evaluates the perplexity of ``eval_X``, which must not be part of the
+    private corpus, under privatized topics: post-processing.
+    """
+
+    def __init__(self, n_components=10, *, sample_rate=0.5, noise_multiplier=1.0,
+                 target_epsilon=None, target_delta=1e-5, clip=None, mechanism="gaussian",
+                 adaptive=False, adaptive_v=None, adaptive_q=None, convergence_tol=None,
+                 convergence_window=3, accounting="sound", rdp_order=14,
+                 doc_topic_prior=None, topic_word_prior=None, max_iter=100,
+                 transform_max_iter=50, record_trace=False, trace_tokens=None,
+                 random_state=None, verbose=0, callback=None):
+        self.n_components = n_components
+        self.sample_rate = sample_rate
+        self.noise_multiplier = noise_multiplier
+        self.target_epsilon = target_epsilon
+        self.target_delta = target_delta
+        self.clip = clip
+        self.mechanism = mechanism
+        self.adaptive = adaptive
+        self.adaptive_v = adaptive_v
+        self.adaptive_q = adaptive_q
+        self.convergence_tol = convergence_tol
+        self.convergence_window = convergence_window
+        self.accounting = accounting
+        self.rdp_order = rdp_order
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.max_iter = max_iter
+        self.transform_max_iter = transform_max_iter
+        self.record_trace = record_trace
+        self.trace_tokens = trace_tokens
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callback = callback
+
+    def _check_params(self, eval_X):
+        gamma = check_probability(self.sample_rate, "sample_rate")
+        if self.mechanism not in ("gaussian", "discrete_gaussian"):
+            raise ValueError("mechanism must be 'gaussian' or 'discrete_gaussian', "
+                             f"got {self.mechanism!r}")
+        if self.accounting not in ("sound", "paper"):
+            raise ValueError(f"accounting must be 'sound' or 'paper', got {self.accounting!r}")
+        delta = check_probability(self.target_delta, "target_delta", high_open=True)
+        if self.target_epsilon is not None:
+            check_positive(self.target_epsilon, "target_epsilon")
+        else:
+            check_positive(self.noise_multiplier, "noise_multiplier")
+        check_int(self.rdp_order, "rdp_order", minimum=2)
+        if not isinstance(self.adaptive, (bool, np.bool_)):
+            raise TypeError(f"adaptive must be a bool, got {type(self.adaptive).__name__}")
+        if self.adaptive:
+            if self.accounting == "sound":
+                raise ValueError(
+                    "adaptive subsampling has no finite word-level guarantee (the replaced "
+                    "token's sampling rate, 0 or v*gamma, depends on its word and a move reveals "
+                    "it); use accounting='paper' to run it with papers/huang2022's accounting")
+            if self.adaptive_v is None or self.adaptive_q is None:
+                raise ValueError("adaptive=True needs adaptive_v and adaptive_q")
+            v = check_positive(self.adaptive_v, "adaptive_v")
+            if not 1.0 < v < 1.0 / gamma:
+                raise ValueError(f"adaptive_v must be in (1, 1/sample_rate) = (1, {1 / gamma:.6g}), "
+                                 f"got {v}")
+            q = check_probability(self.adaptive_q, "adaptive_q", high_open=True)
+        else:
+            v = q = None
+        if self.convergence_tol is not None:
+            check_positive(self.convergence_tol, "convergence_tol")
+            check_int(self.convergence_window, "convergence_window", minimum=1)
+            if eval_X is None:
+                raise ValueError("convergence_tol needs eval_X in fit(X, eval_X=...): held-out "
+                                 "documents that are not part of the private corpus")
+        return gamma, delta, v, q
+
+    def _events(self, noise, eps_i, gamma, T):
+        if self.accounting == "paper":
+            ev = GaussianEvent(sigma=noise.sigma, sensitivity=1.0, discrete=noise.discrete,
+                               label="noisy snapshot, as accounted by papers/huang2022 (unit "
+                                     "sensitivity, amplified by the token subsampling)")
+            rate = self._paper_rate
+            return SelfComposedEvent(PoissonSampledEvent(ev, rate) if rate < 1 else ev, T)
+        sampling = PureDPEvent(eps_i, label=_SAMPLING_LABEL)
+        return SelfComposedEvent(ComposedEvent((noise.event, sampling)), T)
+
+    def _make_noise(self, eps_i, gamma, T, delta):
+        if self.target_epsilon is None:
+            return _Noise(self.mechanism, noise_multiplier=float(self.noise_multiplier))
+        target = float(self.target_epsilon)
+
+        def ok(inv_z):
+            noise = _Noise(self.mechanism, noise_multiplier=1.0 / inv_z)
+            return _epsilon(self._events(noise, eps_i, gamma, T), delta) <= target
+
+        if not ok(1e-6):
+            raise ValueError(
+                f"target_epsilon={target} is below what the sampling steps alone cost "
+                f"(eps_I={eps_i:.4g} per sweep over {T} iterations): increase target_epsilon "
+                "or topic_word_prior, or lower clip or max_iter")
+        return _Noise(self.mechanism, noise_multiplier=1.0 / _bisect(ok, 1e-6, 1e3))
+
+    def _adaptive_table(self, s, gamma, v, q):
+        """rate[w, k] = v gamma if w is a frequent word of topic k in the clamped snapshot."""
+        pos = np.maximum(s, 0.0)
+        order = np.argsort(-pos, axis=0, kind="stable")
+        sorted_mass = np.take_along_axis(pos, order, axis=0)
+        cum = np.cumsum(sorted_mass, axis=0)
+        need = q * cum[-1]
+        # number of top words needed to reach q N_k (at least one)
+        n_freq = np.minimum((cum < need[None, :]).sum(axis=0) + 1, s.shape[0])
+        table = np.zeros_like(s)
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(s.shape[0])[:, None], axis=0)
+        table[rank < n_freq[None, :]] = v * gamma
+        return table
+
+    def fit(self, X, y=None, eval_X=None):
+        """Fit to ``X``; ``eval_X`` (held-out, non-private documents) is only used by the
+        stopping rule."""
+        gamma, delta, v, q = self._check_params(eval_X)
+        corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
+        alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
+        self.clip_, clipped = self._effective_clip(corpus)
+        eps_i = inherent_epsilon(self.clip_, beta)
+        # the paper's accounting amplifies at the largest per-token rate: v gamma if adaptive
+        self._paper_rate = v * gamma if self.adaptive else gamma
+        noise = self._make_noise(eps_i, gamma, self.max_iter, delta)
+        self.noise_scale_ = noise.sigma
+        self.epsilon_inherent_ = eps_i
+        alpha_r = int(self.rdp_order)
+        self.eps_subsample_ = recipes.huang2022_eps_subsample(alpha_r, gamma, noise.sigma)
+        self.efficiency_privacy_ = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
+        self._trace_init(trace_idx)
+        self.perplexity_history_ = []
+        n_resampled = []
+        s = f = None
+        below = 0
+        start = time.perf_counter()
+        it = 0
+        for it in range(1, self.max_iter + 1):
+            reuse = s is not None and self.trace_ is None
+            s, f = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
+                                  s if reuse else None, f if reuse else None)
+            table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
+            n_resampled.append(_cgs.noisy_gibbs_sweep(
+                corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k, f,
+                alpha, gamma, table, sweep_rng.bit_generator))
+            self._trace_add(state, s, True)
+            stop = False
+            if self.convergence_tol is not None:
+                self._set_topics(np.maximum(s, 0.0).T + beta)
+                per = self.perplexity(eval_X)
+                if self.perplexity_history_ and \
+                        abs(per - self.perplexity_history_[-1]) <= self.convergence_tol:
+                    below += 1
+                else:
+                    below = 0
+                self.perplexity_history_.append(per)
+                stop = below >= self.convergence_window
+            if self.verbose:
+                self._progress(it, start, f", {n_resampled[-1]} tokens resampled")
+            if self.callback is not None:
+                self.callback(self, it)
+            if stop:
+                break
+        self._trace_close()
+        self.n_iter_ = it
+        self.n_resampled_ = np.asarray(n_resampled, dtype=np.int64)
+        self._release(corpus, state, s)
+        self.privacy_ = self._report(noise, eps_i, gamma, clipped, delta, v, q)
+        return self
+
+    def _report(self, noise, eps_i, gamma, clipped, delta, v, q):
+        T, beta, alpha_r = self.n_iter_, self.topic_word_prior_, int(self.rdp_order)
+        paper = PaperClaim("papers/huang2022 Algorithm 1 / Table 3 (Iter x eps_subsample(alpha), "
+                           f"RDP at alpha={alpha_r}, converted with eps + log(1/delta)/(alpha-1))",
+                           "huang2022_epsilon",
+                           {"alpha": alpha_r, "gamma": self._paper_rate, "iterations": T,
+                            "sigma": noise.sigma})
+        rate = (f"adaptive rate v*gamma={v * gamma:.6g} on the frequent words (q={q:.6g}) of the noisy "
+                "snapshot, 0 elsewhere" if self.adaptive else f"sampling rate gamma={gamma:.6g}")
+        notes = [f"clip C = {self.clip_:.6g}" + ("" if clipped else " (none requested: C = N)")
+                 + f", beta = {beta:.6g}: eps_I = {eps_i:.6g} per sweep",
+                 f"papers/huang2022 efficiency-privacy I = gamma exp((alpha-1) eps_subsample(alpha)) "
+                 f"= {self.efficiency_privacy_:.6g} at alpha = {alpha_r} (eps_subsample = "
+                 f"{self.eps_subsample_:.6g})"]
+        if self.accounting == "paper":
+            description = (f"SubsampledGibbsLDA ({rate}), {T} iterations - PAPER'S ACCOUNTING "
+                           "(papers/huang2022), NOT a sound guarantee: it amplifies the snapshot "
+                           "release by the token subsampling although the snapshot depends on every "
+                           "token, assumes unit L2 sensitivity (a word replacement has sqrt 2) and "
+                           "does not charge the sampling steps"
+                           + ("; adaptive subsampling is accounted at the largest per-token rate "
+                              "v gamma (papers/huang2022 Lemma 5.1 uses that rate)"
+                              if self.adaptive else ""))
+        else:
+            description = (f"SubsampledGibbsLDA ({rate}), {T} iterations; released: the noisy "
+                           "snapshots, the topic assignments of every sweep and the topic-word "
+                           "matrix from the last snapshot; the snapshot release is not amplified")
+            notes.append("the sampling step is charged eps_I without amplification by subsampling "
+                         "(conservative: the amplified Renyi bound has no accountant event yet)")
+        if self.convergence_tol is not None:
+            notes.append("stopped by the eq. (9) rule on eval_X (post-processing of privatized "
+                         f"topics) after {T} of at most {self.max_iter} iterations")
+        return PrivacyReport(self._events(noise, eps_i, gamma, T), "word", description=description,
+                             notes=notes, paper_claim=paper, default_delta=delta)

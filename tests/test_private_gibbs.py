@@ -1,0 +1,478 @@
+"""NoisyGibbsLDA / SubsampledGibbsLDA: kernels against NumPy references, release
+semantics, accounting closed forms, an empirical privacy check of the snapshot mechanism,
+and the noiseless limit against GibbsLDA."""
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dptm import GibbsLDA, _cgs
+from dptm.accounting import recipes, zcdp_to_dp, rdp_subsampled_gaussian, rdp_to_dp
+from dptm.corpus import Corpus
+from dptm.datasets import make_lda_corpus
+from dptm.metrics import aligned_l1
+from dptm.models.gibbs import GibbsState
+from dptm.models.private_gibbs import (NoisyGibbsLDA, SubsampledGibbsLDA, inherent_epsilon,
+                                       plain_sweep_epsilon)
+
+NO_TABLE = np.zeros((0, 0))
+
+
+@pytest.fixture(scope="module")
+def small():
+    X, topic_word, _ = make_lda_corpus(80, 30, 3, doc_length=40, doc_topic_prior=0.3,
+                                       topic_word_prior=0.2, random_state=0)
+    return X, topic_word
+
+
+# ----------------------------------------------------------------------------- kernels
+def reference_word_factor(s, clip, beta):
+    pos = np.maximum(s, 0.0)
+    return ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + s.shape[0] * beta)).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind,scale,abc", [(0, 0.0, (0, 0, 0)), (1, 1.5, (0, 0, 0)),
+                                            (2, 2.0, (0, 0, 0)), (3, 0.0, (3, 2, 0)),
+                                            (4, 0.0, (9, 4, 2))])
+def test_snapshot_kernel_matches_numpy(kind, scale, abc):
+    rng = np.random.default_rng(0)
+    n_wk = rng.integers(0, 30, size=(40, 6)).astype(np.int32)
+    s = np.empty(n_wk.shape)
+    f = np.empty(n_wk.shape, dtype=np.float32)
+    _cgs.noisy_snapshot(n_wk, kind, scale, *abc, 12.0, 0.1, s, f, np.random.default_rng(1).bit_generator)
+    noise = s - n_wk
+    if kind == 0:
+        assert np.all(noise == 0)
+    if kind in (3, 4):
+        assert np.all(noise == np.round(noise)) and np.any(noise != 0)
+    if kind in (1, 2):
+        assert np.all(noise != 0)
+    np.testing.assert_allclose(f, reference_word_factor(s, 12.0, 0.1), rtol=1e-6)
+
+
+def test_snapshot_noise_distribution():
+    # the snapshot kernel draws Laplace(scale) per entry (KS test, false alarm 1e-4)
+    n_wk = np.full((300, 100), 7, dtype=np.int32)
+    s = np.empty(n_wk.shape)
+    f = np.empty(n_wk.shape, dtype=np.float32)
+    _cgs.noisy_snapshot(n_wk, 1, 2.5, 0, 0, 0, np.inf, 0.1, s, f, np.random.default_rng(3).bit_generator)
+    assert stats.kstest((s - 7).ravel(), stats.laplace(scale=2.5).cdf).pvalue > 1e-4
+
+
+def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, table, rng):
+    """Token by token, the kernel's docstring in NumPy/Python, drawing the same numbers from
+    the same generator (Generator.random() is next_double; geometric gaps by inversion):
+    document bucket over the non-zero topics, word bucket alpha F[w]."""
+    K = n_wk.shape[1]
+    wsum = [float(np.cumsum(alpha * F[w].astype(np.float64))[-1]) for w in range(F.shape[0])]
+    geometric = table.shape[0] == 0 and rate < 0.25
+    inv = 1.0 / math.log1p(-rate) if geometric else 0.0
+    skip = math.floor(math.log(1.0 - rng.random()) * inv) if geometric else 0
+    n = 0
+    for d in range(len(doc_ptr) - 1):
+        drow = n_dk[d]
+        nz = [t for t in range(K) if drow[t] > 0]
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w, k = words[i], z[i]
+            if geometric:
+                if skip > 0:
+                    skip -= 1
+                    continue
+                skip = math.floor(math.log(1.0 - rng.random()) * inv)
+            elif (table.shape[0] or rate < 1) and rng.random() >= (table[w, k] if table.shape[0] else rate):
+                continue
+            n += 1
+            drow[k] -= 1
+            if drow[k] == 0:
+                j = nz.index(k)
+                last = nz.pop()
+                if j < len(nz):
+                    nz[j] = last
+            q, cum = 0.0, []
+            for t in nz:
+                q += float(F[w, t]) * int(drow[t])
+                cum.append(q)
+            u = rng.random() * (q + wsum[w])
+            if u < q:
+                j = 0
+                while j < len(nz) - 1 and cum[j] <= u:
+                    j += 1
+                knew = nz[j]
+            else:
+                u -= q
+                acc, knew = 0.0, K - 1
+                for t in range(K):
+                    acc += alpha * float(F[w, t])
+                    if acc > u:
+                        knew = t
+                        break
+            drow[knew] += 1
+            if drow[knew] == 1:
+                nz.append(knew)
+            if knew != k:
+                z[i] = knew
+                n_wk[w, k] -= 1; n_wk[w, knew] += 1
+                n_k[k] -= 1; n_k[knew] += 1
+    return n
+
+
+def test_noisy_sweep_conditional_distribution():
+    """One selected token: the kernel's draws follow p_t ∝ F[w, t] (n_dk[d, t] + alpha)
+    exactly (chi-square over 20000 independent repetitions from the same state)."""
+    corpus = Corpus(np.array([0, 6]), np.array([0, 1, 1, 2, 0, 1], dtype=np.int32), 3)
+    K, alpha = 4, 0.7
+    z0 = np.array([0, 0, 1, 3, 3, 2], dtype=np.int32)
+    F = np.array([[0.5, 0.1, 0.2, 0.9], [0.3, 0.3, 0.05, 0.2], [0.1, 0.4, 0.4, 0.1]], dtype=np.float32)
+    table = np.zeros((3, K))
+    table[2, 3] = 1.0        # only token 3 (word 2, topic 3) is resampled
+    counts = np.zeros(K)
+    gen = np.random.default_rng(12)
+    for _ in range(20000):
+        z = z0.copy()
+        n_wk = np.zeros((3, K), dtype=np.int32); np.add.at(n_wk, (corpus.word_ids, z), 1)
+        n_dk = np.bincount(z, minlength=K).astype(np.int32)[None, :].copy()
+        n_k = n_wk.sum(axis=0).astype(np.int64)
+        _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, z, n_wk, n_dk, n_k, F, alpha,
+                               1.0, table, gen.bit_generator)
+        counts[z[3]] += 1
+    dk = np.bincount(np.delete(z0, 3), minlength=K)
+    p = F[2].astype(float) * (dk + alpha)
+    p /= p.sum()
+    assert stats.chisquare(counts, p * counts.sum()).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("rate,use_table", [(1.0, False), (0.4, False), (0.05, False), (1.0, True)])
+def test_noisy_sweep_matches_reference(small, rate, use_table):
+    X, _ = small
+    corpus = Corpus.from_matrix(X)
+    K = 4
+    st1 = GibbsState(corpus, K, np.random.default_rng(5))
+    st2 = GibbsState(corpus, K, np.random.default_rng(5))
+    F = np.random.default_rng(6).random((corpus.n_words, K)).astype(np.float32)
+    table = (np.random.default_rng(7).random((corpus.n_words, K)) * 0.8) if use_table else NO_TABLE
+    n1 = _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st1.z, st1.n_wk, st1.n_dk,
+                                st1.n_k, F, 0.3, rate, table, np.random.default_rng(9).bit_generator)
+    n2 = reference_noisy_sweep(corpus.doc_ptr, corpus.word_ids, st2.z, st2.n_wk, st2.n_dk,
+                               st2.n_k, F, 0.3, rate, table, np.random.default_rng(9))
+    assert n1 == n2
+    np.testing.assert_array_equal(st1.z, st2.z)
+    # count invariants: the true counts are those of z
+    n_wk = np.zeros_like(st1.n_wk)
+    np.add.at(n_wk, (corpus.word_ids, st1.z), 1)
+    np.testing.assert_array_equal(st1.n_wk, n_wk)
+    doc = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
+    n_dk = np.zeros_like(st1.n_dk)
+    np.add.at(n_dk, (doc, st1.z), 1)
+    np.testing.assert_array_equal(st1.n_dk, n_dk)
+    np.testing.assert_array_equal(st1.n_k, n_wk.sum(axis=0))
+    if rate < 1:
+        # Poisson subsampling: the number resampled is Binomial(N, rate)
+        N = corpus.n_tokens
+        assert abs(n1 - rate * N) < 5 * math.sqrt(N * rate * (1 - rate))
+
+
+def test_zero_rate_changes_nothing(small):
+    X, _ = small
+    corpus = Corpus.from_matrix(X)
+    st = GibbsState(corpus, 3, np.random.default_rng(0))
+    z0 = st.z.copy()
+    F = np.ones((corpus.n_words, 3), dtype=np.float32)
+    n = _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk, st.n_k,
+                               F, 0.1, 0.0, NO_TABLE, np.random.default_rng(1).bit_generator)
+    assert n == 0 and np.array_equal(st.z, z0)
+
+
+# ------------------------------------------------------------------ release semantics
+@pytest.mark.parametrize("mechanism,kw", [("laplace", {}), ("discrete_laplace", {}),
+                                          ("gaussian", {"noise_multiplier": 1.5}),
+                                          ("discrete_gaussian", {"noise_multiplier": 1.5})])
+def test_release_is_function_of_final_snapshot(small, mechanism, kw):
+    X, _ = small
+    m = NoisyGibbsLDA(3, mechanism=mechanism, clip=20, max_iter=8, record_trace=True,
+                      random_state=0, **kw).fit(X)
+    beta = m.topic_word_prior_
+    final = m.trace_["snapshots"][-1]
+    np.testing.assert_array_equal(m.snapshot_, final)
+    np.testing.assert_array_equal(m.components_, np.maximum(final, 0).T + beta)
+    np.testing.assert_allclose(m.topic_word_, NoisyGibbsLDA.topic_word_from_snapshot(final, beta))
+    np.testing.assert_allclose(m.topic_word_.sum(axis=1), 1.0)
+    assert len(m.trace_["snapshots"]) == 8 and m.trace_["topics"].shape == (8, 1)
+    if mechanism.startswith("discrete"):
+        # integer noise on integer counts: the snapshot is integer valued
+        assert np.all(final == np.round(final))
+    # the released matrix is not the true counts: the noise is really there
+    corpus = Corpus.from_matrix(X)
+    assert not np.all(final == np.round(final)) or mechanism.startswith("discrete")
+    assert m.snapshot_.shape == (corpus.n_words, 3)
+
+
+def test_schedules(small):
+    X, _ = small
+    first = NoisyGibbsLDA(3, noise_schedule="first", clip=20, max_iter=5, record_trace=True,
+                          random_state=1).fit(X)
+    snaps = first.trace_["snapshots"]
+    assert all(s is snaps[0] for s in snaps)            # one privatized snapshot, reused
+    assert list(first.trace_["noisy"]) == [True, False, False, False, False]
+    np.testing.assert_array_equal(first.snapshot_, snaps[0])
+    last = NoisyGibbsLDA(3, noise_schedule="last", clip=20, max_iter=5, record_trace=True,
+                         random_state=1).fit(X)
+    assert last.trace_["snapshots"][:4] == [None] * 4   # plain sweeps expose no counts
+    np.testing.assert_array_equal(last.snapshot_, last.trace_["snapshots"][-1])
+
+
+def test_same_seed_same_model_and_pickle(small):
+    X, _ = small
+    a = NoisyGibbsLDA(3, clip=10, max_iter=5, random_state=3).fit(X)
+    b = NoisyGibbsLDA(3, clip=10, max_iter=5, random_state=3).fit(X)
+    c = NoisyGibbsLDA(3, clip=10, max_iter=5, random_state=4).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    assert not np.array_equal(a.components_, c.components_)
+    a2 = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(a2.components_, a.components_)
+    assert a2.privacy_ == a.privacy_
+    assert a2.privacy_.epsilon(1e-5) == a.privacy_.epsilon(1e-5)
+    np.testing.assert_allclose(a2.transform(X[:5]), a.transform(X[:5]))
+
+
+# --------------------------------------------------------------------------- accounting
+@pytest.mark.parametrize("schedule", ["every", "first", "last"])
+def test_accounting_closed_forms(small, schedule):
+    X, _ = small
+    T, eps_l, C = 6, 0.7, 15.0
+    m = NoisyGibbsLDA(3, epsilon_per_iter=eps_l, clip=C, noise_schedule=schedule, max_iter=T,
+                      random_state=0).fit(X)
+    beta = m.topic_word_prior_
+    eps_i = 2 * math.log(C / beta + 1)
+    assert m.epsilon_inherent_ == pytest.approx(eps_i)
+    N = Corpus.from_matrix(X).n_tokens
+    if schedule == "every":
+        pure = T * (eps_l + eps_i)
+        rho = T * (eps_l ** 2 + eps_i ** 2) / 2
+        assert m.privacy_.paper_epsilon() == pytest.approx(pure)
+        assert m.privacy_.epsilon(1e-6, method="zcdp") == pytest.approx(zcdp_to_dp(rho, 1e-6))
+    elif schedule == "first":
+        pure = eps_l + T * eps_i
+    else:
+        eps_plain = 2 * math.log(N / beta + 1) + 2 * (N - 1) * math.log(1 + 1 / beta)
+        assert plain_sweep_epsilon(N, beta) == pytest.approx(eps_plain)
+        pure = (T - 1) * eps_plain + eps_l + eps_i
+    assert m.privacy_.epsilon(0.0) == pytest.approx(pure)
+    assert m.privacy_.epsilon(1e-5) <= pure * (1 + 1e-12)
+    assert m.privacy_.adjacency == "word"
+    text = str(m.privacy_)
+    assert "snapshot" in text and "word" in text
+
+
+def test_no_clip_means_clip_at_token_count(small):
+    X, _ = small
+    m = NoisyGibbsLDA(3, max_iter=2, random_state=0).fit(X)
+    N = Corpus.from_matrix(X).n_tokens
+    assert m.clip_ == N
+    assert m.epsilon_inherent_ == pytest.approx(inherent_epsilon(N, m.topic_word_prior_))
+
+
+def test_target_epsilon_calibration_never_overshoots(small):
+    X, _ = small
+    for mech, kw in [("laplace", {}), ("gaussian", {})]:
+        m = NoisyGibbsLDA(3, mechanism=mech, clip=2.0, topic_word_prior=1.0, max_iter=10,
+                          target_epsilon=60.0, target_delta=1e-6, random_state=0, **kw).fit(X)
+        eps = m.privacy_.epsilon(1e-6)
+        assert eps <= 60.0 and eps > 60.0 * 0.99
+    with pytest.raises(ValueError, match="sampling steps alone"):
+        NoisyGibbsLDA(3, clip=100.0, max_iter=10, target_epsilon=1.0).fit(X)
+
+
+def test_gaussian_event_sensitivity(small):
+    X, _ = small
+    m = NoisyGibbsLDA(3, mechanism="gaussian", noise_multiplier=2.0, clip=5, max_iter=3,
+                      random_state=0).fit(X)
+    leaf = m.privacy_.events[0][0]
+    assert leaf.sigma == pytest.approx(2.0 * math.sqrt(2)) and leaf.sensitivity == pytest.approx(math.sqrt(2))
+    assert m.noise_scale_ == pytest.approx(2.0 * math.sqrt(2))
+
+
+# ------------------------------------------------------ empirical privacy of a snapshot
+def _cp(k, n, conf):
+    """Two-sided Clopper-Pearson bounds of a binomial proportion at level conf."""
+    a = 1 - conf
+    lo = stats.beta.ppf(a / 2, k, n - k + 1) if k > 0 else 0.0
+    hi = stats.beta.ppf(1 - a / 2, k + 1, n - k) if k < n else 1.0
+    return lo, hi
+
+
+@pytest.mark.parametrize("kind", [1, 3])
+def test_empirical_privacy_of_snapshot_mechanism(kind):
+    """Two corpora differing in one word (t -> t'): estimate the privacy loss of the
+    snapshot on the most distinguishing event and check eps_L is respected (with
+    confidence 1 - 1e-6) and tight (the loss clearly exceeds 0.85 eps_L)."""
+    eps_l = 1.0
+    # document 0: words [0, 0, 1, 2]  vs  [0, 1, 1, 2] (the second token replaced 0 -> 1)
+    X = np.array([[2, 1, 1], [1, 2, 0]])
+    Xp = np.array([[1, 2, 1], [1, 2, 0]])
+    c, cp = Corpus.from_matrix(X), Corpus.from_matrix(Xp)
+    st = GibbsState(c, 2, np.random.default_rng(0))
+    stp = GibbsState(cp, 2, np.random.default_rng(0))     # same topics for the same positions
+    diff = st.n_wk - stp.n_wk
+    assert np.abs(diff).sum() == 2                        # L1 sensitivity 2
+    (t, k), (tp, _) = np.argwhere(diff == 1)[0], np.argwhere(diff == -1)[0]
+    scale = 2.0 / eps_l
+    a = b = 0
+    if kind == 3:
+        from dptm.mechanisms import discrete_laplace_parameters
+        a, b, scale = discrete_laplace_parameters(scale)
+    runs = 60000
+    s = np.empty(st.n_wk.shape)
+    f = np.empty(st.n_wk.shape, dtype=np.float32)
+
+    def event_freq(n_wk, seed):
+        gen = np.random.default_rng(seed)
+        hits = 0
+        for _ in range(runs):
+            _cgs.noisy_snapshot(n_wk, kind, scale, a, b, 0, np.inf, 0.1, s, f, gen.bit_generator)
+            hits += (s[t, k] >= st.n_wk[t, k]) and (s[tp, k] <= st.n_wk[tp, k])
+        return hits
+
+    h, hp = event_freq(st.n_wk, 1), event_freq(stp.n_wk, 2)
+    conf = 1 - 1e-6
+    lo, hi = _cp(h, runs, conf)
+    lop, hip = _cp(hp, runs, conf)
+    eps_lower = math.log(lo / hip)       # a lower confidence bound on the privacy loss
+    eps_hat = math.log(h / hp)
+    assert eps_lower <= eps_l            # never exceeds the claimed eps_L
+    assert eps_lower > 0.85 * eps_l      # and a smaller epsilon would be violated
+    assert abs(eps_hat - eps_l) < 0.1
+
+
+# ------------------------------------------------------ noiseless limit equals GibbsLDA
+def test_noiseless_unclipped_limit_matches_gibbs():
+    """Noise scale -> 0 and C -> infinity: the distribution of a label-invariant
+    statistic of the sampler's state after burn-in (aligned L1 distance of the topics to
+    the planted ones, over 30 independent chains) matches GibbsLDA's (two-sample KS test,
+    false alarm 1e-3), while strong noise and clipping visibly change it."""
+    X, topic_word, _ = make_lda_corpus(60, 20, 3, doc_length=30, doc_topic_prior=0.3,
+                                       topic_word_prior=0.2, random_state=3)
+    kw = dict(doc_topic_prior=0.3, topic_word_prior=0.2, max_iter=60)
+    R = 30
+    gibbs = [aligned_l1(GibbsLDA(3, random_state=s, **kw).fit(X).topic_word_, topic_word)
+             for s in range(R)]
+    noiseless = [aligned_l1(NoisyGibbsLDA(3, epsilon_per_iter=1e7, random_state=100 + s, **kw)
+                            .fit(X).topic_word_, topic_word) for s in range(R)]
+    noisy = [aligned_l1(NoisyGibbsLDA(3, epsilon_per_iter=0.5, clip=3, random_state=200 + s, **kw)
+                        .fit(X).topic_word_, topic_word) for s in range(R)]
+    assert stats.ks_2samp(gibbs, noiseless).pvalue > 1e-3
+    assert stats.ks_2samp(gibbs, noisy).pvalue < 1e-6
+
+
+# ------------------------------------------------------------------------------ SUB-LDA
+def test_sublda_subsampling_and_release(small):
+    X, _ = small
+    N = Corpus.from_matrix(X).n_tokens
+    m = SubsampledGibbsLDA(3, sample_rate=0.3, noise_multiplier=1.0, clip=20, max_iter=6,
+                           record_trace=True, random_state=0).fit(X)
+    assert m.n_resampled_.shape == (6,)
+    for n in m.n_resampled_:
+        assert abs(n - 0.3 * N) < 5 * math.sqrt(N * 0.21)
+    np.testing.assert_array_equal(m.components_, np.maximum(m.trace_["snapshots"][-1], 0).T
+                                  + m.topic_word_prior_)
+    # sound accounting: T x (Gaussian sigma, sensitivity sqrt 2, not amplified + eps_I)
+    events = m.privacy_.events
+    gauss = [e for e, c, q, _ in events if hasattr(e, "sigma")][0]
+    assert gauss.sensitivity == pytest.approx(math.sqrt(2))
+    assert all(q == 1.0 for _, _, q, _ in events)
+    assert m.eps_subsample_ == pytest.approx(recipes.huang2022_eps_subsample(14, 0.3, m.noise_scale_))
+    assert m.efficiency_privacy_ == pytest.approx(
+        0.3 * math.exp(13 * recipes.huang2022_eps_subsample(14, 0.3, m.noise_scale_)))
+    # the paper's RDP total at order 14, converted at the report's delta (Mironov 2017)
+    assert m.privacy_.paper_epsilon(1e-5) == pytest.approx(6 * m.eps_subsample_
+                                                           + math.log(1e5) / 13)
+
+
+def test_sublda_paper_accounting_is_labelled_and_amplified(small):
+    X, _ = small
+    sound = SubsampledGibbsLDA(3, sample_rate=0.2, noise_multiplier=2.0, clip=20, max_iter=5,
+                               random_state=0).fit(X)
+    paper = SubsampledGibbsLDA(3, sample_rate=0.2, noise_multiplier=2.0, clip=20, max_iter=5,
+                               accounting="paper", random_state=0).fit(X)
+    np.testing.assert_array_equal(sound.components_, paper.components_)   # same algorithm
+    assert "NOT a sound guarantee" in str(paper.privacy_)
+    sigma = paper.noise_scale_
+    orders = np.arange(2, 64, dtype=float)
+    rdp = 5 * rdp_subsampled_gaussian(0.2, sigma, orders)            # unit sensitivity
+    assert paper.privacy_.epsilon(1e-5, method="rdp") == pytest.approx(
+        rdp_to_dp(rdp, orders, 1e-5)[0], rel=0.05)
+    assert paper.privacy_.epsilon(1e-5) < sound.privacy_.epsilon(1e-5)
+
+
+def test_sublda_adaptive_table_from_noisy_snapshot():
+    s = np.array([[10., 0.], [5., 3.], [-2., 3.], [1., 4.]])
+    m = SubsampledGibbsLDA(2)
+    table = m._adaptive_table(s, 0.2, 2.0, 0.6)
+    # topic 0: mass 16 (clamped), top words 0 (10) reach 0.6*16 = 9.6 -> {0}
+    # topic 1: mass 10, top words 3 (4), 1/2 (3) -> need 6 -> {3, 1}
+    expected = np.array([[0.4, 0.0], [0.0, 0.4], [0.0, 0.0], [0.0, 0.4]])
+    np.testing.assert_allclose(table, expected)
+
+
+def test_sublda_adaptive_and_convergence(small):
+    X, _ = small
+    m = SubsampledGibbsLDA(3, sample_rate=0.3, adaptive=True, adaptive_v=2.0, adaptive_q=0.5,
+                           accounting="paper", clip=20, max_iter=4, random_state=0).fit(X)
+    assert np.all(m.n_resampled_ > 0)
+    c = SubsampledGibbsLDA(3, sample_rate=0.5, noise_multiplier=0.5, convergence_tol=1e9,
+                           convergence_window=2, max_iter=50, transform_max_iter=4,
+                           random_state=0).fit(X[:60], eval_X=X[60:])
+    assert c.n_iter_ == 3 and len(c.perplexity_history_) == 3        # stops by eq. (9)
+    assert c.privacy_.events[0][1] == 3                               # accounts the iterations run
+
+
+def test_sublda_target_epsilon(small):
+    X, _ = small
+    m = SubsampledGibbsLDA(3, sample_rate=0.5, clip=1.0, topic_word_prior=1.0, max_iter=5,
+                           target_epsilon=20.0, target_delta=1e-5, random_state=0).fit(X)
+    assert 19.8 < m.privacy_.epsilon(1e-5) <= 20.0
+
+
+# ---------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("kw,match", [
+    ({"mechanism": "cauchy"}, "mechanism"),
+    ({"noise_schedule": "sometimes"}, "noise_schedule"),
+    ({"clip": 0}, "clip"),
+    ({"clip": -1.0}, "clip"),
+    ({"epsilon_per_iter": 0.0}, "epsilon_per_iter"),
+    ({"target_epsilon": -1.0}, "target_epsilon"),
+    ({"target_delta": 1.0}, "target_delta"),
+    ({"mechanism": "gaussian"}, "noise_multiplier"),
+    ({"n_components": 0}, "n_components"),
+    ({"max_iter": 0}, "max_iter"),
+    ({"record_trace": True, "trace_tokens": [10 ** 9]}, "trace_tokens"),
+])
+def test_noisy_bad_params(small, kw, match):
+    X, _ = small
+    with pytest.raises((ValueError, TypeError), match=match):
+        NoisyGibbsLDA(**{"n_components": 2, "max_iter": 2, **kw}).fit(X)
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"sample_rate": 0.0}, "sample_rate"),
+    ({"sample_rate": 1.5}, "sample_rate"),
+    ({"mechanism": "laplace"}, "mechanism"),
+    ({"accounting": "optimistic"}, "accounting"),
+    ({"adaptive": True, "adaptive_v": 2, "adaptive_q": 0.5}, "no finite word-level guarantee"),
+    ({"adaptive": True, "accounting": "paper", "adaptive_v": 5, "adaptive_q": 0.5}, "adaptive_v"),
+    ({"adaptive": True, "accounting": "paper"}, "adaptive_v and adaptive_q"),
+    ({"convergence_tol": 1.0}, "eval_X"),
+    ({"noise_multiplier": 0.0}, "noise_multiplier"),
+])
+def test_sublda_bad_params(small, kw, match):
+    X, _ = small
+    with pytest.raises((ValueError, TypeError), match=match):
+        SubsampledGibbsLDA(**{"n_components": 2, "max_iter": 2, **kw}).fit(X)
+
+
+def test_bad_corpus():
+    with pytest.raises(ValueError, match="negative"):
+        NoisyGibbsLDA(2, max_iter=1).fit(np.array([[1, -1]]))
+    with pytest.raises(ValueError, match="no tokens"):
+        SubsampledGibbsLDA(2, max_iter=1).fit(np.zeros((2, 3)))
