@@ -16,15 +16,84 @@ __all__ = ["main", "MODELS"]
 
 def _gibbs(a):
     from .models.gibbs import GibbsLDA
-    return GibbsLDA(n_components=a.topics, max_iter=a.iterations, random_state=a.seed,
+    return GibbsLDA(n_components=a.topics, max_iter=a.iterations or 200, random_state=a.seed,
                     verbose=a.verbose)
+
+
+def _hdp_lda(a, schedule="every", clip=50.0, beta=0.1):
+    # HDP-LDA bounds the inherent privacy of sampling by clipping counts at C with a larger
+    # beta (eps_I = 2 log(C / beta + 1)); CDP-LDA+ and Zhu et al. do not clip.
+    from .models.private_gibbs import NoisyGibbsLDA
+    return NoisyGibbsLDA(n_components=a.topics, epsilon_per_iter=a.epsilon,
+                         clip=a.clip if a.clip is not None else clip,
+                         mechanism=a.mechanism or "laplace", noise_schedule=schedule,
+                         topic_word_prior=a.beta if a.beta is not None else beta,
+                         max_iter=a.iterations or 100,
+                         target_delta=a.delta, random_state=a.seed, verbose=a.verbose)
+
+
+def _sub_lda(a):
+    from .models.private_gibbs import SubsampledGibbsLDA
+    return SubsampledGibbsLDA(n_components=a.topics, sample_rate=a.sample_rate,
+                              noise_multiplier=a.noise_multiplier, clip=a.clip,
+                              accounting=a.accounting or "sound", topic_word_prior=a.beta,
+                              max_iter=a.iterations or 100, target_delta=a.delta,
+                              random_state=a.seed, verbose=a.verbose)
+
+
+def _vips(a):
+    from .models.svi import PrivateOnlineLDA
+    return PrivateOnlineLDA(n_components=a.topics, batch_size=a.batch_size,
+                            max_iter=a.iterations or 10, max_doc_length=a.max_doc_length,
+                            target_epsilon=a.epsilon, target_delta=a.delta,
+                            accounting=a.accounting or "rdp", random_state=a.seed,
+                            verbose=a.verbose)
+
+
+def _lp_lda(a):
+    from .models.local import LocalDPLDA
+    return LocalDPLDA(n_components=a.topics, epsilon=a.epsilon, max_iter=a.iterations or 200,
+                      random_state=a.seed, verbose=a.verbose)
+
+
+def _olp_lda(a):
+    from .models.local import OnlineLocalDPLDA
+    return OnlineLocalDPLDA(n_components=a.topics, epsilon=a.epsilon, batch_size=a.batch_size,
+                            max_iter=a.iterations or 50, random_state=a.seed, verbose=a.verbose)
 
 
 # name -> (one-line description, builder(args) -> unfitted estimator). Each private
 # model reads the privacy options it understands from ``args``.
 MODELS = {
     "gibbs": ("non-private collapsed Gibbs sampling LDA", _gibbs),
+    "hdp-lda": ("word-level DP: noisy clipped snapshots every sweep (Zhao et al. 2021)", _hdp_lda),
+    "cdp-lda+": ("word-level DP: noisy snapshots every sweep, no clipping (Zhao et al. 2021 "
+                 "baseline)", lambda a: _hdp_lda(a, "every", clip=None, beta=None)),
+    "zhu-lda": ("word-level DP: noise in the last sweep only (Zhu et al. 2016 baseline)",
+                lambda a: _hdp_lda(a, "last", clip=None, beta=None)),
+    "sub-lda": ("word-level DP: Poisson-subsampled sweeps, Gaussian snapshots (Huang et al. 2022)",
+                _sub_lda),
+    "vips": ("document-level DP: private stochastic variational inference (Park et al. 2016)",
+             _vips),
+    "lp-lda": ("local DP: clients randomize word presence, server runs Gibbs (Zhao et al. 2021)",
+               _lp_lda),
+    "olp-lda": ("local DP, streaming: mini-batches denoised against a clean prior set "
+                "(Zhao et al. 2021)", _olp_lda),
 }
+
+
+def _fit_model(model, name, X_train, a):
+    """Fit ``model``; local-DP models first simulate each client randomizing its document."""
+    if name in ("lp-lda", "olp-lda"):
+        from .local import randomize_matrix
+        from .accounting import flip_from_epsilon
+        f = flip_from_epsilon(a.epsilon)
+        if name == "olp-lda":
+            n_prior = max(1, int(a.prior_fraction * X_train.shape[0]))
+            noisy = randomize_matrix(X_train[n_prior:], f, random_state=a.seed)
+            return model.fit(noisy, X_prior=X_train[:n_prior])
+        return model.fit(randomize_matrix(X_train, f, random_state=a.seed))
+    return model.fit(X_train)
 
 
 def load_corpus(a):
@@ -59,16 +128,17 @@ def cmd_fit(a, out):
           f"{X_train.shape[0]} training documents, {X_train.shape[1]} words, "
           f"{int(X_train.sum())} tokens", file=out)
     start = time.perf_counter()
-    model.fit(X_train)
+    _fit_model(model, a.model, X_train, a)
     print(f"trained in {time.perf_counter() - start:.2f} s\n", file=out)
-    for k, words in enumerate(top_words(model.topic_word_, vocab, a.top_words)):
+    top_n = min(a.top_words, X_train.shape[1])
+    for k, words in enumerate(top_words(model.topic_word_, vocab, top_n)):
         print(f"topic {k:2d}: {' '.join(words)}", file=out)
     print(file=out)
     if X_test is not None and X_test.sum() > 0:
         print(f"held-out perplexity ({X_test.shape[0]} documents): "
               f"{model.perplexity(X_test):.2f}", file=out)
-    print(f"UMass coherence (top {a.top_words} words, training corpus): "
-          f"{umass_coherence(X_train, model.topic_word_, top_n=a.top_words):.3f}", file=out)
+    print(f"UMass coherence (top {top_n} words, training corpus): "
+          f"{umass_coherence(X_train, model.topic_word_, top_n=top_n):.3f}", file=out)
     privacy = getattr(model, "privacy_", None)
     print("\n" + (str(privacy) if privacy is not None else
                   "privacy: none (non-private model; use a private --model to publish)"), file=out)
@@ -86,12 +156,33 @@ def build_parser():
     fit.add_argument("--vocab", default=None, help="UCI vocab file for a docword --data")
     fit.add_argument("--min-df", type=int, default=1, help="drop words in fewer documents (raw text)")
     fit.add_argument("-k", "--topics", type=int, default=8)
-    fit.add_argument("--iterations", type=int, default=200)
+    fit.add_argument("--iterations", type=int, default=None,
+                     help="sweeps (Gibbs models) or epochs (vips); default per model")
     fit.add_argument("--test-fraction", type=float, default=0.1,
                      help="held-out share of documents for perplexity")
     fit.add_argument("--top-words", type=int, default=10)
-    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--seed", type=int, default=2)
     fit.add_argument("-v", "--verbose", action="count", default=0)
+    priv = fit.add_argument_group("privacy (private models)")
+    priv.add_argument("--epsilon", type=float, default=1.0,
+                      help="hdp-lda/zhu-lda: Laplace epsilon per sweep; vips: target total "
+                           "epsilon; lp-lda/olp-lda: local epsilon per word")
+    priv.add_argument("--delta", type=float, default=1e-5)
+    priv.add_argument("--clip", type=float, default=None,
+                      help="count clip C (Gibbs models; hdp-lda default 50)")
+    priv.add_argument("--beta", type=float, default=None,
+                      help="topic-word prior (Gibbs models; hdp-lda default 0.1, others 1/K)")
+    priv.add_argument("--mechanism", default=None,
+                      choices=["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"])
+    priv.add_argument("--noise-multiplier", type=float, default=1.0, help="sub-lda Gaussian noise")
+    priv.add_argument("--sample-rate", type=float, default=0.5, help="sub-lda gamma")
+    priv.add_argument("--accounting", default=None,
+                      help="sub-lda: sound|paper; vips: rdp|zcdp-paper|advanced|linear")
+    priv.add_argument("--batch-size", type=int, default=64, help="vips / olp-lda mini-batch size")
+    priv.add_argument("--max-doc-length", type=int, default=100,
+                      help="vips: documents capped at this many tokens (sensitivity)")
+    priv.add_argument("--prior-fraction", type=float, default=0.2,
+                      help="olp-lda: share of training documents used as the clean prior set")
     return parser
 
 
