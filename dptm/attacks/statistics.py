@@ -1,0 +1,184 @@
+"""Query statistics of a topic-word matrix on documents: the LiRA statistic zeta of
+papers/manzonelli2024 (eq. 3) and the statistics of Huang et al. (2022) on theta-hat.
+
+All functions here see only a released topic-word matrix ``Phi`` (K x V) and the documents;
+they are post-processing of what a (private) topic model releases.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _svi
+from .._utils import check_count_matrix, check_int, check_positive
+
+__all__ = [
+    "zeta", "get_topic_word", "negative_entropy", "topic_std", "logit_max",
+    "compute_statistics", "STATISTICS",
+]
+
+#: Names accepted by :func:`compute_statistics`, in their canonical order.
+STATISTICS = ("zeta", "neg_entropy", "std", "logit_max")
+
+# logit(max theta) is computed at min(max, 1 - _LOGIT_EPS), as the authors' code does.
+_LOGIT_EPS = 1e-11
+
+
+def get_topic_word(estimator):
+    """The row-stochastic topic-word matrix (K x V) released by a fitted topic model.
+
+    Parameters
+    ----------
+    estimator : fitted estimator, Pipeline or array-like (K, V)
+        A dptm model (``topic_word_``), scikit-learn's ``LatentDirichletAllocation`` or any
+        estimator with a non-negative ``components_`` (rows normalised here), a
+        ``sklearn.pipeline.Pipeline`` (its last step is used), or a matrix itself.
+
+    Returns
+    -------
+    ndarray of float64, shape (K, V); every row sums to 1.
+    """
+    if hasattr(estimator, "steps") and hasattr(estimator, "named_steps"):
+        estimator = estimator.steps[-1][1]
+    if hasattr(estimator, "topic_word_"):
+        phi = np.asarray(estimator.topic_word_, dtype=np.float64)
+    elif hasattr(estimator, "components_"):
+        phi = np.asarray(estimator.components_, dtype=np.float64)
+    elif isinstance(estimator, (np.ndarray, list, tuple)) or sp.issparse(estimator):
+        phi = estimator.toarray() if sp.issparse(estimator) else np.asarray(estimator, dtype=np.float64)
+        phi = np.asarray(phi, dtype=np.float64)
+    else:
+        raise TypeError(
+            "estimator must be a fitted topic model with topic_word_ or components_, a Pipeline "
+            f"ending in one, or a (K, V) matrix; got {type(estimator).__name__} "
+            "(is it fitted?)")
+    if phi.ndim != 2 or phi.shape[0] < 1 or phi.shape[1] < 1:
+        raise ValueError(f"topic-word matrix must be 2-D (K, V) with K, V >= 1, got shape {phi.shape}")
+    if not np.all(np.isfinite(phi)):
+        raise ValueError("topic-word matrix contains NaN or infinity")
+    if np.any(phi < 0):
+        raise ValueError("topic-word matrix must be non-negative (negative entries found)")
+    sums = phi.sum(axis=1, keepdims=True)
+    if np.any(sums <= 0):
+        raise ValueError("topic-word matrix has a topic (row) with zero total mass")
+    return phi / sums
+
+
+def _prepare(phi, X):
+    phi = get_topic_word(phi)
+    X = check_count_matrix(X, name="X")
+    if X.shape[1] != phi.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} columns (words) but the topic-word matrix has "
+                         f"{phi.shape[1]}; encode the documents with the target's vocabulary")
+    return phi, X
+
+
+def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=False,
+         accelerate=True, floor=1e-300):
+    """The LiRA query statistic zeta(Phi, d) of every document (papers/manzonelli2024 eq. 3).
+
+    ``zeta(Phi, d) = max over theta in the simplex of sum_w c_dw log(sum_k theta_k Phi[k, w])``,
+    the best log-likelihood of the document's bag of words under a single mixture of the
+    topics. Solved per document in C by the EM fixed-point update
+    ``theta <- theta * (Phi[:, w] @ (c / (theta @ Phi[:, w]))) / N_d`` (SQUAREM-accelerated,
+    still monotone), stopped when the Frank-Wolfe duality gap certifies a relative accuracy
+    ``tol`` on the objective.
+
+    Parameters
+    ----------
+    phi : array-like (K, V) or fitted topic model
+        Topic-word matrix; rows are normalised (see :func:`get_topic_word`).
+    X : {array-like, sparse matrix} of shape (n_docs, V)
+        Non-negative integer counts, columns in the vocabulary of ``phi``. Empty documents
+        get zeta = 0 and a uniform theta.
+    tol : float, default=1e-10
+        Relative tolerance on the objective: stop when ``max_k g_k - N_d <= tol * |objective|``
+        (``g`` the gradient), which bounds ``zeta - objective``.
+    max_iter : int, default=10000
+        Cap on EM-map evaluations per document.
+    return_theta : bool, default=False
+        Also return theta-hat, the maximiser (n_docs, K).
+    return_n_iter : bool, default=False
+        Also return the EM-map evaluations per document.
+    accelerate : bool, default=True
+        SQUAREM acceleration of the EM map (same fixed points, monotone objective).
+    floor : float, default=1e-300
+        Mixture probabilities below ``floor`` are floored (words no topic can generate).
+
+    Returns
+    -------
+    zeta : ndarray (n_docs,)
+    theta : ndarray (n_docs, K), if ``return_theta``
+    n_iter : ndarray of int32 (n_docs,), if ``return_n_iter``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dptm.attacks import zeta
+    >>> phi = np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]])
+    >>> round(float(zeta(phi, [[2, 0, 0]])[0]), 6)   # theta = (1, 0): 2 log 0.5
+    -1.386294
+    """
+    phi, X = _prepare(phi, X)
+    tol = check_positive(tol, "tol")
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    floor = check_positive(floor, "floor")
+    z, theta, n_iter = _svi.zeta_batch(
+        X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data.astype(np.float64),
+        np.ascontiguousarray(phi.T), tol, max_iter, floor, bool(accelerate))
+    out = [z]
+    if return_theta:
+        out.append(theta)
+    if return_n_iter:
+        out.append(n_iter)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def negative_entropy(theta):
+    """``sum_k theta_k log theta_k`` of each row (0 log 0 = 0); higher means more concentrated."""
+    theta = np.asarray(theta, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(theta > 0, theta * np.log(theta), 0.0)
+    return terms.sum(axis=-1)
+
+
+def topic_std(theta):
+    """Standard deviation (population, ddof=0) of each row of theta."""
+    return np.asarray(theta, dtype=np.float64).std(axis=-1)
+
+
+def logit_max(theta, eps=_LOGIT_EPS):
+    """``logit(max_k theta_k)``, the maximum capped at ``1 - eps`` so that it stays finite."""
+    m = np.minimum(np.asarray(theta, dtype=np.float64).max(axis=-1), 1.0 - eps)
+    m = np.maximum(m, eps)
+    return np.log(m) - np.log1p(-m)
+
+
+def _check_statistics(statistics):
+    if isinstance(statistics, str):
+        statistics = (statistics,)
+    statistics = tuple(statistics)
+    if not statistics:
+        raise ValueError("statistics must name at least one of " + ", ".join(STATISTICS))
+    for s in statistics:
+        if s not in STATISTICS:
+            raise ValueError(f"statistics: unknown statistic {s!r}; choose from {', '.join(STATISTICS)}")
+    if len(set(statistics)) != len(statistics):
+        raise ValueError(f"statistics has duplicates: {statistics}")
+    return statistics
+
+
+def compute_statistics(phi, X, statistics=("zeta",), tol=1e-10, max_iter=10000):
+    """Several query statistics of every document from one zeta solve.
+
+    ``zeta`` is the maximised log-likelihood; ``neg_entropy``, ``std`` and ``logit_max`` are
+    the Huang et al. statistics of theta-hat (the zeta maximiser), oriented as in
+    papers/manzonelli2024 App. C so that each tends to increase when the document is a member.
+
+    Returns
+    -------
+    ndarray (n_docs, len(statistics))
+    """
+    statistics = _check_statistics(statistics)
+    z, theta = zeta(phi, X, tol=tol, max_iter=max_iter, return_theta=True)
+    funcs = {"zeta": lambda: z, "neg_entropy": lambda: negative_entropy(theta),
+             "std": lambda: topic_std(theta), "logit_max": lambda: logit_max(theta)}
+    return np.column_stack([funcs[s]() for s in statistics])
