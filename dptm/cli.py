@@ -3,7 +3,7 @@ the privacy guarantee; audit a trainer with membership inference.
 
     dptm                       # GibbsLDA on the embedded demo corpus
     dptm fit --model hdp-lda --epsilon 1 --data docword.kos.txt.gz --vocab vocab.kos.txt
-    dptm audit --model gibbs --shadows 16
+    dptm audit --model gibbs --shadows 16 --data texts.json -k 5
 """
 import argparse
 import sys
@@ -145,25 +145,50 @@ def cmd_fit(a, out):
     return model
 
 
-def build_parser():
-    parser = argparse.ArgumentParser(prog="dptm", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command")
-    fit = sub.add_parser("fit", help="train a topic model and report it (the default command)")
-    fit.add_argument("--model", choices=sorted(MODELS), default="gibbs")
-    fit.add_argument("--data", default="demo",
-                     help="'demo' (embedded corpus), a UCI docword file (with --vocab), "
-                          "a JSON list of texts, or a text file with one document per line")
-    fit.add_argument("--vocab", default=None, help="UCI vocab file for a docword --data")
-    fit.add_argument("--min-df", type=int, default=1, help="drop words in fewer documents (raw text)")
-    fit.add_argument("-k", "--topics", type=int, default=8)
-    fit.add_argument("--iterations", type=int, default=None,
-                     help="sweeps (Gibbs models) or epochs (vips); default per model")
-    fit.add_argument("--test-fraction", type=float, default=0.1,
-                     help="held-out share of documents for perplexity")
-    fit.add_argument("--top-words", type=int, default=10)
-    fit.add_argument("--seed", type=int, default=2)
-    fit.add_argument("-v", "--verbose", action="count", default=0)
-    priv = fit.add_argument_group("privacy (private models)")
+AUDIT_TRAINERS = {
+    "gibbs": lambda a: MODELS["gibbs"][1](a),
+    "hdp-lda": lambda a: MODELS["hdp-lda"][1](a),
+    "vips": lambda a: MODELS["vips"][1](a),
+    "sklearn": lambda a: __import__("sklearn.decomposition", fromlist=["x"])
+    .LatentDirichletAllocation(n_components=a.topics, random_state=a.seed),
+}
+
+
+def cmd_audit(a, out):
+    """Membership-inference audit (LiRA) of a trainer on a corpus."""
+    from .attacks import audit
+    a.test_fraction = 0.0
+    X, _, _, name = load_corpus(a)
+    trainer = AUDIT_TRAINERS[a.model](a)
+    print(f"dptm audit: {a.model} trainer, K={a.topics}, {a.shadows} shadow models on {name} "
+          f"({X.shape[0]} documents)", file=out)
+    result = audit(trainer, X, n_shadows=a.shadows, n_jobs=a.jobs, random_state=a.seed,
+                   verbose=a.verbose)
+    print(result.summary(), file=out)
+    privacy = getattr(result.target, "privacy_", None)
+    if privacy is not None:
+        print("\n" + str(privacy), file=out)
+    if a.save:
+        result.lira.save(a.save)
+        print(f"\nLiRA statistics saved to {a.save}", file=out)
+    return result
+
+
+def _add_data_options(p):
+    p.add_argument("--data", default="demo",
+                   help="'demo' (embedded corpus), a UCI docword file (with --vocab), "
+                        "a JSON list of texts, or a text file with one document per line")
+    p.add_argument("--vocab", default=None, help="UCI vocab file for a docword --data")
+    p.add_argument("--min-df", type=int, default=1, help="drop words in fewer documents (raw text)")
+    p.add_argument("-k", "--topics", type=int, default=8)
+    p.add_argument("--iterations", type=int, default=None,
+                   help="sweeps (Gibbs models) or epochs (vips); default per model")
+    p.add_argument("--seed", type=int, default=2)
+    p.add_argument("-v", "--verbose", action="count", default=0)
+
+
+def _add_privacy_options(p):
+    priv = p.add_argument_group("privacy (private models)")
     priv.add_argument("--epsilon", type=float, default=1.0,
                       help="hdp-lda/zhu-lda: Laplace epsilon per sweep; vips: target total "
                            "epsilon; lp-lda/olp-lda: local epsilon per word")
@@ -183,6 +208,26 @@ def build_parser():
                       help="vips: documents capped at this many tokens (sensitivity)")
     priv.add_argument("--prior-fraction", type=float, default=0.2,
                       help="olp-lda: share of training documents used as the clean prior set")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="dptm", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command")
+    fit = sub.add_parser("fit", help="train a topic model and report it (the default command)")
+    fit.add_argument("--model", choices=sorted(MODELS), default="gibbs")
+    _add_data_options(fit)
+    fit.add_argument("--test-fraction", type=float, default=0.1,
+                     help="held-out share of documents for perplexity")
+    fit.add_argument("--top-words", type=int, default=10)
+    _add_privacy_options(fit)
+    aud = sub.add_parser("audit", help="membership-inference audit (online/offline LiRA)")
+    aud.add_argument("--model", choices=sorted(AUDIT_TRAINERS), default="gibbs",
+                     help="trainer of the target and shadow models")
+    _add_data_options(aud)
+    aud.add_argument("--shadows", type=int, default=16, help="number of shadow models (even)")
+    aud.add_argument("--jobs", type=int, default=None, help="parallel shadow fits (joblib)")
+    aud.add_argument("--save", default=None, help="save the LiRA statistics to this .npz file")
+    _add_privacy_options(aud)
     return parser
 
 
@@ -196,6 +241,8 @@ def main(argv=None, out=None):
     try:
         if args.command == "fit":
             cmd_fit(args, out)
+        elif args.command == "audit":
+            cmd_audit(args, out)
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"dptm: error: {exc}", file=sys.stderr)
         return 2

@@ -64,3 +64,13 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
 def test_python_dash_m_entry_point():
     proc = subprocess.run([sys.executable, "-m", "dptm", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "fit" in proc.stdout
+
+
+def test_audit_command_prints_attack_table_and_privacy(tmp_path):
+    save = tmp_path / "lira.npz"
+    code, out = run("audit", "--model", "hdp-lda", "--shadows", "4", "--iterations", "5",
+                    "-k", "4", "--save", str(save))
+    assert code == 0, out
+    assert "LiRA online (zeta)" in out and "LiRA offline (zeta)" in out and "AUC" in out
+    assert "Privacy report" in out
+    assert save.exists()
