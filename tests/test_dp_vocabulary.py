@@ -1,0 +1,244 @@
+"""DP vocabulary selection (DP set union): thresholds, policies, the delta bound, real data."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import log_ndtr
+
+from dptm.vocab import (DPVocabulary, _greedy_fill, _l2_step, _water_fill,
+                        analytic_gaussian_sigma, frequency_threshold, policy_gaussian_threshold,
+                        policy_laplace_threshold)
+
+METHODS = ["frequency_laplace", "frequency_gaussian", "policy_laplace", "policy_gaussian",
+           "weighted_gaussian"]
+
+
+# ----------------------------------------------------------------------------- thresholds
+def test_thresholds_closed_forms_for_one_word():
+    eps, delta = 2.0, 1e-5
+    b = 1 / eps
+    rho1 = 1 + b * math.log(1 / (2 * delta))
+    assert policy_laplace_threshold(eps, delta, 1) == pytest.approx(rho1, rel=1e-12)
+    assert frequency_threshold("laplace", b, delta, 1) == pytest.approx(rho1, rel=1e-9)
+    sigma = 1.7
+    rho_g = 1 + sigma * stats.norm.isf(delta / 2)
+    assert policy_gaussian_threshold(sigma, delta, 1) == pytest.approx(rho_g, rel=1e-10)
+    assert frequency_threshold("gaussian", sigma, delta / 2, 1) == pytest.approx(rho_g, rel=1e-9)
+
+
+def test_policy_thresholds_are_the_max_over_t():
+    eps, delta, d0 = 0.5, 1e-6, 40
+    f = [1 / t + (1 / eps) * math.log(1 / (2 * (1 - (1 - delta) ** (1 / t)))) for t in range(1, d0 + 1)]
+    assert policy_laplace_threshold(eps, delta, d0) == pytest.approx(max(f), rel=1e-9)
+    g = [1 / math.sqrt(t) + 2.0 * stats.norm.ppf((1 - delta / 2) ** (1 / t)) for t in range(1, d0 + 1)]
+    assert policy_gaussian_threshold(2.0, delta, d0) == pytest.approx(max(g), rel=1e-7)
+
+
+@pytest.mark.parametrize("noise,scale", [("laplace", 0.5), ("gaussian", 2.0)])
+def test_frequency_threshold_solves_its_equation(noise, scale):
+    cdf = (lambda x: stats.laplace.cdf(x, scale=scale)) if noise == "laplace" else \
+        (lambda x: stats.norm.cdf(x, scale=scale))
+    for t in (1, 5, 100):
+        rho = frequency_threshold(noise, scale, 1e-4, t)
+        assert 1 - cdf(rho - 1) * cdf(rho) ** (t - 1) == pytest.approx(1e-4, rel=1e-6)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.5, 1e-3), (1.0, 1e-5), (3.0, 5e-6), (10.0, 1e-8)])
+def test_analytic_gaussian_is_the_smallest_sigma(eps, delta):
+    def d(s):
+        a, c = 0.5 / s, eps * s
+        return math.exp(log_ndtr(a - c)) - math.exp(eps + log_ndtr(-a - c))
+    s = analytic_gaussian_sigma(eps, delta)
+    assert d(s) <= delta < d(s * (1 - 1e-6))
+
+
+def test_analytic_gaussian_golden():
+    # Balle & Wang 2018's calibration at (1, 1e-5), sensitivity 1
+    assert analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-3)
+
+
+# ----------------------------------------------------------------------------- policies
+def test_water_fill_is_l1_descent():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        g = rng.random(rng.integers(1, 12)) * rng.choice([0.1, 1.0, 3.0])
+        inc = _water_fill(g)
+        assert np.all(inc <= g + 1e-12) and np.all(inc >= 0)
+        assert inc.sum() == pytest.approx(min(1.0, g.sum()))
+        unfilled = inc < g - 1e-12
+        if unfilled.any():   # every word not yet at the cut-off got the same increment
+            assert np.ptp(inc[unfilled]) < 1e-12
+            assert np.all(inc[~unfilled] <= inc[unfilled][0] + 1e-12)
+
+
+def test_l2_step_norm():
+    g = np.array([3.0, 4.0])
+    np.testing.assert_allclose(_l2_step(g), [0.6, 0.8])
+    np.testing.assert_allclose(_l2_step(np.array([0.3, 0.4])), [0.3, 0.4])
+
+
+def _greedy_reference(gaps, budget=1.0):
+    """Carvalho et al.'s loop (dpsu_gw.py), item by item."""
+    inc = np.zeros_like(gaps)
+    for i, cost in enumerate(gaps):
+        if cost < budget:
+            inc[i] = cost
+            budget -= cost
+        else:
+            inc[i] = budget
+            break
+    return inc
+
+
+def test_greedy_fill_matches_the_item_loop():
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        g = rng.random(rng.integers(1, 10)) * rng.choice([0.2, 0.6, 2.0])
+        np.testing.assert_allclose(_greedy_fill(g), _greedy_reference(g), atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- the release
+def _corpus_with_private_user(n_common=40, n_secret=3):
+    common = [["alpha", "beta", "gamma"], ["beta", "delta"], ["alpha", "gamma", "delta"]]
+    docs = [common[i % 3] for i in range(n_common)]
+    docs.append([f"secret{j}" for j in range(n_secret)])
+    return docs
+
+
+def _laplace_sf(x, b):
+    return 0.5 * math.exp(-x / b) if x >= 0 else 1 - 0.5 * math.exp(x / b)
+
+
+@pytest.mark.parametrize("method", ["frequency_laplace", "policy_laplace", "policy_gaussian"])
+def test_a_single_users_words_are_released_with_probability_at_most_delta(method):
+    """Empirical delta: the user with Delta_0 words no one else has is released with
+    frequency <= delta (Clopper-Pearson, 99.9% one-sided), and the frequency matches the
+    exact probability of this worst-case configuration (binomial test, level 1e-3)."""
+    delta, eps, d0, runs = 0.05, 1.0, 3, 1500
+    docs = _corpus_with_private_user(n_secret=d0)
+    hits = 0
+    rng = np.random.default_rng(123)
+    for seed in rng.integers(2**31, size=runs):
+        v = DPVocabulary(eps, delta, method=method, max_contribution=d0,
+                         random_state=int(seed)).fit(docs)
+        hits += any(w.startswith("secret") for w in v.vocabulary_)
+    rho, scale = v.threshold_, v.noise_scale_
+    if method == "frequency_laplace":      # one secret word of weight 1, two of weight 0
+        p0 = 1 - (1 - _laplace_sf(rho - 1, scale)) * (1 - _laplace_sf(rho, scale)) ** (d0 - 1)
+    elif method == "policy_laplace":       # three of weight 1/3
+        p0 = 1 - (1 - _laplace_sf(rho - 1 / d0, scale)) ** d0
+    else:                                  # three of weight 1/sqrt(3)
+        p0 = 1 - stats.norm.cdf((rho - 1 / math.sqrt(d0)) / scale) ** d0
+    assert p0 <= delta * (1 + 1e-9)
+    lower = stats.beta.ppf(0.001, hits, runs - hits + 1) if hits else 0.0
+    assert lower <= delta
+    assert stats.binomtest(hits, runs, p0).pvalue > 1e-3
+    if method == "frequency_laplace":      # the sound threshold is tight for this config
+        assert p0 == pytest.approx(delta, rel=1e-6)
+
+
+def test_paper_threshold_reports_the_delta_that_holds():
+    docs = _corpus_with_private_user(n_secret=20) * 1
+    v = DPVocabulary(1.0, 1e-3, paper_threshold=True, max_contribution=None,
+                     random_state=0).fit(docs)
+    ev = v.privacy_.event
+    b = v.noise_scale_
+    exact = 1 - (1 - _laplace_sf(v.threshold_ - 1, b)) * (1 - _laplace_sf(v.threshold_, b)) ** 19
+    assert ev.delta == pytest.approx(exact, rel=1e-9) and ev.delta > 1e-3
+    assert "paper_threshold=True" in str(v.privacy_)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_release_is_sorted_private_subset(method):
+    docs = [["cat", "dog"], ["dog"], ["cat", "dog", "fish"]] * 300 + [["zebra"]]
+    v = DPVocabulary(2.0, 1e-5, method=method, max_contribution=5, random_state=0).fit(docs)
+    words = v.vocabulary_.tolist()
+    assert words == sorted(words)
+    assert set(words) <= {"cat", "dog", "fish", "zebra"}
+    assert {"cat", "dog"} <= set(words) and "zebra" not in words
+    assert v.privacy_.adjacency == "document"
+    assert v.privacy_.epsilon(1e-5) == pytest.approx(2.0)
+    assert v.transform([["cat", "zebra", "dog", "owl"]]) == [["cat", "dog"]]
+
+
+def test_same_seed_same_vocabulary():
+    docs = [["a%d" % (i % 37), "b%d" % (i % 11)] for i in range(600)]
+    a = DPVocabulary(1.0, random_state=7).fit(docs).vocabulary_
+    b = DPVocabulary(1.0, random_state=7).fit(docs).vocabulary_
+    np.testing.assert_array_equal(a, b)
+
+
+def test_user_level_caps_a_prolific_user():
+    # one user writing 300 documents with the word "spam" is still one user
+    docs = [["spam"]] * 300 + [["ham", "eggs"]] * 300
+    users = ["spammer"] * 300 + [f"u{i}" for i in range(300)]
+    v = DPVocabulary(1.0, 1e-5, random_state=0).fit(docs, users=users)
+    assert v.vocabulary_.tolist() == ["eggs", "ham"]
+    assert v.privacy_.adjacency == "user"
+    per_doc = DPVocabulary(1.0, 1e-5, random_state=0).fit(docs)
+    assert "spam" in per_doc.vocabulary_
+
+
+@pytest.mark.parametrize("params,err,match", [
+    (dict(target_epsilon=0), ValueError, "target_epsilon"),
+    (dict(target_delta=1.0), ValueError, "target_delta"),
+    (dict(method="exp"), ValueError, "method"),
+    (dict(max_contribution=0), ValueError, "max_contribution"),
+    (dict(max_contribution=None), ValueError, "max_contribution"),
+    (dict(alpha=-1), ValueError, "alpha"),
+    (dict(selection="top"), ValueError, "selection"),
+    (dict(paper_threshold=True, method="policy_laplace"), ValueError, "paper_threshold"),
+    (dict(paper_threshold="yes"), TypeError, "paper_threshold"),
+])
+def test_bad_parameters(params, err, match):
+    with pytest.raises(err, match=match):
+        DPVocabulary(**params).fit([["a", "b"]])
+
+
+def test_bad_inputs():
+    with pytest.raises(TypeError, match="token"):
+        DPVocabulary().fit(["a string document"])
+    with pytest.raises(TypeError, match="string"):
+        DPVocabulary().fit("abc")
+    with pytest.raises(ValueError, match="empty corpus"):
+        DPVocabulary().fit([])
+    with pytest.raises(ValueError, match="no tokens"):
+        DPVocabulary().fit([[], []])
+    with pytest.raises(ValueError, match="users"):
+        DPVocabulary().fit([["a"], ["b"]], users=[1])
+
+
+# ----------------------------------------------------------------------------- real data
+def test_vocabulary_grows_with_epsilon_on_tweetrumors(tweetrumors):
+    docs = [t.split() for t in tweetrumors]
+    full = {w for d in docs for w in d}
+    sizes = []
+    for eps in (1.0, 3.0, 5.0, 10.0):
+        v = DPVocabulary(eps, 1e-5, alpha=3.0, max_contribution=20, random_state=0).fit(docs)
+        assert set(v.vocabulary_) <= full
+        sizes.append(v.vocabulary_.size)
+    assert all(a < b for a, b in zip(sizes, sizes[1:]))
+    assert sizes[-1] < len(full) / 2   # most of the 5,942 words are rare and stay private
+
+
+def test_reuters_c50_with_authors(reuters_c50):
+    # 50 authors give a total weight budget of 50: user-level DPSU keeps only a few words
+    from dptm.text import preprocess
+    texts, authors = reuters_c50
+    keep = np.arange(0, 2500, 2)                       # half of the training articles
+    docs = preprocess([texts[i] for i in keep], stop_words="sklearn")
+    users = np.asarray(authors)[keep]
+    v = DPVocabulary(10.0, 1e-5, max_contribution=5, random_state=0).fit(docs, users=users)
+    assert v.privacy_.adjacency == "user" and 1 <= v.vocabulary_.size <= 50
+    per_doc = DPVocabulary(10.0, 1e-5, max_contribution=5, random_state=0).fit(docs)
+    assert per_doc.vocabulary_.size > 5 * v.vocabulary_.size
+    author_sets = {}
+    for d, u in zip(docs, users):
+        author_sets.setdefault(u, set()).update(d)
+    n_authors = {}
+    for s in author_sets.values():
+        for w in s:
+            n_authors[w] = n_authors.get(w, 0) + 1
+    # every released word is used by many authors, none by a single one
+    assert min(n_authors[w] for w in v.vocabulary_) >= 10

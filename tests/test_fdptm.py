@@ -1,0 +1,136 @@
+"""Fully DP topic modeling (papers/manzonelli2024 Algorithm 1): stages, composition, errors."""
+import math
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.decomposition import NMF, LatentDirichletAllocation
+
+from dptm.accounting import ApproxDPEvent
+from dptm.models.output import TopicDP
+from dptm.models.svi import PrivateOnlineLDA
+from dptm.pipeline import FullyPrivateTopicModel
+from dptm.vocab import DPVocabulary
+
+DOCS = (["storm flood rain warning river", "election vote poll candidate",
+         "flood rain river dam", "vote poll senate candidate"] * 150
+        + ["zyxwv unique secret words here"])
+
+
+def vips(eps=3.0, k=2):
+    return PrivateOnlineLDA(n_components=k, max_doc_length=10, target_epsilon=eps,
+                            target_delta=1e-5, max_iter=5)
+
+
+def test_pipeline_releases_private_vocabulary_and_topics():
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), vips(),
+                               random_state=0).fit(DOCS)
+    words = f.vocabulary_.tolist()
+    assert words == sorted(words)
+    assert {"flood", "rain", "vote", "poll"} <= set(words)
+    assert not {"zyxwv", "unique", "secret"} & set(words)
+    assert f.topic_word_.shape == (2, len(words))
+    np.testing.assert_allclose(f.topic_word_.sum(axis=1), 1.0)
+    # the model stage saw only the sanitized corpus
+    assert f.model_.components_.shape[1] == len(words)
+    X = f.sanitize(["flood rain zyxwv", "vote"])
+    assert X.shape == (2, len(words)) and X.sum() == 3
+    theta = f.transform(["flood rain river", "vote poll"])
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+
+
+def test_composition_is_basic_composition_of_both_stages():
+    f = FullyPrivateTopicModel(DPVocabulary(2.0, 1e-5, max_contribution=10), vips(3.0),
+                               random_state=0).fit(DOCS)
+    rep = f.privacy_
+    eps2 = f.model_.privacy_.epsilon(1e-5)
+    assert eps2 <= 3.0 * (1 + 1e-9)
+    assert rep.adjacency == "document"
+    assert rep.epsilon(2e-5) == pytest.approx(2.0 + eps2, rel=1e-12)
+    assert rep.epsilon(1.5e-5) == math.inf            # below delta1 + delta2: no guarantee
+    text = str(rep)
+    assert "stage 1" in text and "stage 2" in text and "Theorem 4.1" in text
+
+
+def test_users_with_a_document_level_model_use_group_privacy():
+    users = np.arange(len(DOCS)) // 3
+    f = FullyPrivateTopicModel(DPVocabulary(1.0, 1e-5, max_contribution=10), vips(3.0),
+                               random_state=0).fit(DOCS, users=users)
+    v_event, m_event = f.privacy_.event.events
+    assert isinstance(v_event, ApproxDPEvent)
+    assert v_event.epsilon == pytest.approx(2.0)
+    assert v_event.delta == pytest.approx((1 + math.e) * 1e-5)
+    assert f.privacy_.adjacency == "document"
+    assert f.vocabulary_stage_.privacy_.adjacency == "user"
+
+
+def test_topicdp_model_is_user_level_random_dp():
+    users = np.arange(len(DOCS)) % 150
+    dp = TopicDP(NMF(2, max_iter=100, init="nndsvda"), target_epsilon=3.0, target_delta=1e-5,
+                 gamma=0.5)
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), dp,
+                               random_state=0).fit(DOCS, users=users)
+    rep = f.privacy_
+    assert rep.adjacency == "user" and rep.gamma == 0.5
+    v_event, _ = rep.event.events
+    assert v_event.epsilon == pytest.approx(3.0)          # same unit: no group privacy
+    assert "random DP" in str(rep)
+    assert f.model_.privacy_.adjacency == "user"
+
+
+def test_word_level_model_gives_a_word_level_release():
+    from dptm.models.private_gibbs import NoisyGibbsLDA
+    m = NoisyGibbsLDA(2, epsilon_per_iter=3.0, clip=50, noise_schedule="last", max_iter=10)
+    f = FullyPrivateTopicModel(DPVocabulary(1.0, 1e-5, max_contribution=10), m,
+                               random_state=0).fit(DOCS)
+    assert f.privacy_.adjacency == "word"
+    assert "word-level" in str(f.privacy_)
+
+
+def test_same_seed_same_release_and_pickle():
+    kw = dict(vocabulary=DPVocabulary(3.0, max_contribution=10), model=vips(), random_state=4)
+    a = FullyPrivateTopicModel(**kw).fit(DOCS)
+    b = FullyPrivateTopicModel(**kw).fit(DOCS)
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+    np.testing.assert_array_equal(a.vocabulary_, b.vocabulary_)
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(c.topic_word_, a.topic_word_)
+    assert c.privacy_.epsilon(2e-5) == a.privacy_.epsilon(2e-5)
+
+
+def test_token_lists_and_strings_give_the_same_result():
+    from dptm.text import preprocess
+    kw = dict(vocabulary=DPVocabulary(3.0, max_contribution=10), model=vips(), random_state=4)
+    a = FullyPrivateTopicModel(**kw).fit(DOCS)
+    b = FullyPrivateTopicModel(**kw).fit(preprocess(DOCS))
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="privacy_"):
+        FullyPrivateTopicModel(DPVocabulary(3.0, max_contribution=10),
+                               LatentDirichletAllocation(2, max_iter=2)).fit(DOCS)
+    with pytest.raises(ValueError, match="vocabulary is empty"):
+        FullyPrivateTopicModel(DPVocabulary(0.01, 1e-9, max_contribution=10), vips()).fit(DOCS[:20])
+    with pytest.raises(TypeError, match="DPVocabulary"):
+        FullyPrivateTopicModel(vocabulary="all").fit(DOCS)
+    with pytest.raises(TypeError, match="single string"):
+        FullyPrivateTopicModel().fit("one document")
+    with pytest.raises(ValueError, match="users"):
+        FullyPrivateTopicModel(DPVocabulary(3.0, max_contribution=10), vips()).fit(DOCS, users=[1])
+    with pytest.raises(ValueError, match="empty corpus"):
+        FullyPrivateTopicModel().fit([])
+
+
+def test_tweetrumors_end_to_end(tweetrumors):
+    from dptm.metrics import umass_coherence
+    docs = [t.split() for t in tweetrumors[:2000]]
+    f = FullyPrivateTopicModel(
+        DPVocabulary(5.0, 1e-5, alpha=3.0, max_contribution=20),
+        PrivateOnlineLDA(n_components=5, max_doc_length=20, target_epsilon=5.0,
+                         target_delta=1e-5, max_iter=5), random_state=0).fit(docs)
+    full_vocab = {w for d in docs for w in d}
+    assert 20 < f.vocabulary_.size < len(full_vocab) / 3
+    X = f.sanitize(docs)
+    c = umass_coherence(X, f.topic_word_, top_n=10)
+    assert np.isfinite(c) and c <= 0
