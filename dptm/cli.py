@@ -62,6 +62,26 @@ def _olp_lda(a):
                             max_iter=a.iterations or 50, random_state=a.seed, verbose=a.verbose)
 
 
+def _topicdp(a):
+    from .models.output import TopicDP
+    inner = _gibbs(a)
+    return TopicDP(inner, target_epsilon=a.epsilon, target_delta=a.delta, gamma=a.gamma,
+                   n_jobs=a.jobs, random_state=a.seed, verbose=a.verbose)
+
+
+def _fdptm(a):
+    from .models.svi import PrivateOnlineLDA
+    from .pipeline import FullyPrivateTopicModel
+    from .vocab import DPVocabulary
+    return FullyPrivateTopicModel(
+        DPVocabulary(target_epsilon=a.vocab_epsilon, target_delta=a.delta,
+                     max_contribution=a.max_doc_length),
+        PrivateOnlineLDA(n_components=a.topics, batch_size=a.batch_size,
+                         max_iter=a.iterations or 10, max_doc_length=a.max_doc_length,
+                         target_epsilon=a.epsilon, target_delta=a.delta),
+        random_state=a.seed, verbose=a.verbose)
+
+
 # name -> (one-line description, builder(args) -> unfitted estimator). Each private
 # model reads the privacy options it understands from ``args``.
 MODELS = {
@@ -79,11 +99,18 @@ MODELS = {
                _lp_lda),
     "olp-lda": ("local DP, streaming: mini-batches denoised against a clean prior set "
                 "(Zhao et al. 2021)", _olp_lda),
+    "topicdp": ("user-level random DP: output perturbation of a GibbsLDA fit with sampled "
+                "sensitivity (Wang et al. 2022)", _topicdp),
+    "fdptm": ("document-level DP: DP vocabulary selection, then vips on the sanitized corpus "
+              "(Manzonelli et al. 2024)", _fdptm),
 }
 
 
 def _fit_model(model, name, X_train, a):
-    """Fit ``model``; local-DP models first simulate each client randomizing its document."""
+    """Fit ``model``; local-DP models first simulate each client randomizing its document,
+    fdptm reads the documents' tokens (it selects its own vocabulary)."""
+    if name == "fdptm":
+        return model.fit(a.documents[0])
     if name in ("lp-lda", "olp-lda"):
         from .local import randomize_matrix
         from .accounting import flip_from_epsilon
@@ -97,7 +124,8 @@ def _fit_model(model, name, X_train, a):
 
 
 def load_corpus(a):
-    """(X_train, X_test, vocabulary, name) from the command-line data options."""
+    """(X_train, X_test, vocabulary, name) from the command-line data options; also sets
+    ``a.documents`` (token lists in the same split) for models that read raw text."""
     from . import datasets, text
     from ._utils import check_random_state
     if a.data == "demo":
@@ -117,7 +145,17 @@ def load_corpus(a):
     rng = check_random_state(a.seed)
     order = rng.permutation(X.shape[0])
     n_test = int(round(a.test_fraction * X.shape[0]))
+    tokens = text.matrix_to_tokens(X, vocab)
+    a.documents = ([tokens[i] for i in order[n_test:]], [tokens[i] for i in order[:n_test]])
     return X[order[n_test:]], (X[order[:n_test]] if n_test else None), np.asarray(vocab), name
+
+
+def _perplexity(model, X):
+    if hasattr(model, "perplexity"):
+        return model.perplexity(X)
+    from .metrics import perplexity
+    keep = np.asarray(X.sum(axis=1)).ravel() > 0
+    return perplexity(X[keep], model.transform(X[keep]), model.topic_word_)
 
 
 def cmd_fit(a, out):
@@ -130,13 +168,18 @@ def cmd_fit(a, out):
     start = time.perf_counter()
     _fit_model(model, a.model, X_train, a)
     print(f"trained in {time.perf_counter() - start:.2f} s\n", file=out)
+    if a.model == "fdptm":  # the released vocabulary is part of the output
+        vocab = model.vocabulary_
+        print(f"private vocabulary: {vocab.size} of {X_train.shape[1]} words released", file=out)
+        X_train = model.sanitize(a.documents[0])
+        X_test = model.sanitize(a.documents[1]) if X_test is not None else None
     top_n = min(a.top_words, X_train.shape[1])
     for k, words in enumerate(top_words(model.topic_word_, vocab, top_n)):
         print(f"topic {k:2d}: {' '.join(words)}", file=out)
     print(file=out)
     if X_test is not None and X_test.sum() > 0:
         print(f"held-out perplexity ({X_test.shape[0]} documents): "
-              f"{model.perplexity(X_test):.2f}", file=out)
+              f"{_perplexity(getattr(model, 'model_', model), X_test):.2f}", file=out)
     print(f"UMass coherence (top {top_n} words, training corpus): "
           f"{umass_coherence(X_train, model.topic_word_, top_n=top_n):.3f}", file=out)
     privacy = getattr(model, "privacy_", None)
@@ -208,6 +251,10 @@ def _add_privacy_options(p):
                       help="vips: documents capped at this many tokens (sensitivity)")
     priv.add_argument("--prior-fraction", type=float, default=0.2,
                       help="olp-lda: share of training documents used as the clean prior set")
+    priv.add_argument("--gamma", type=float, default=0.1,
+                      help="topicdp: failure probability of the sampled sensitivity (random DP)")
+    priv.add_argument("--vocab-epsilon", type=float, default=1.0,
+                      help="fdptm: epsilon of the DP vocabulary selection (eps1; --epsilon is eps2)")
 
 
 def build_parser():
@@ -219,6 +266,7 @@ def build_parser():
     fit.add_argument("--test-fraction", type=float, default=0.1,
                      help="held-out share of documents for perplexity")
     fit.add_argument("--top-words", type=int, default=10)
+    fit.add_argument("--jobs", type=int, default=None, help="parallel model fits (topicdp)")
     _add_privacy_options(fit)
     aud = sub.add_parser("audit", help="membership-inference audit (online/offline LiRA)")
     aud.add_argument("--model", choices=sorted(AUDIT_TRAINERS), default="gibbs",

@@ -22,8 +22,8 @@ from scipy.special import lambertw
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from .._utils import check_int, check_positive, check_probability, check_random_state, \
-    spawn_generators
+from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
+                      check_random_state, spawn_generators)
 from ..accounting import (ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyReport,
                           calibrate_gaussian, dp_to_rdp)
 
@@ -725,30 +725,13 @@ class TopicDP(BaseEstimator):
         return self.fit(X, y, groups=groups).transform(X)
 
     def transform(self, X):
-        """Document-topic proportions of ``X`` under the released topics.
-
-        theta maximising sum_w X[d, w] log(theta @ topic_word_[:, w]) (EM fixed point,
-        100 iterations): post-processing of the release only.
-        """
+        """Document-topic proportions of ``X`` under the released topics: the theta that
+        maximises sum_w X[d, w] log(theta @ topic_word_[:, w]) (the EM fixed point of
+        :func:`dptm.attacks.zeta`); post-processing of the release only."""
+        from ..attacks.statistics import zeta
         check_is_fitted(self, "topic_word_")
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = check_count_matrix(X, name="X")
         if X.shape[1] != self.topic_word_.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features, TopicDP was fitted with "
                              f"{self.topic_word_.shape[1]}")
-        Phi = self.topic_word_ + 1e-12
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        cols, counts = X.indices, X.data
-        theta = np.full((X.shape[0], Phi.shape[0]), 1.0 / Phi.shape[0])
-        PhiT = np.ascontiguousarray(Phi[:, cols].T)                  # (nnz, K)
-        for _ in range(100):
-            denom = np.einsum("ik,ik->i", theta[rows], PhiT)           # (nnz,)
-            contrib = PhiT * (counts / denom)[:, None]
-            new = np.zeros_like(theta)
-            np.add.at(new, rows, contrib)
-            theta = theta * new
-            s = theta.sum(axis=1, keepdims=True)
-            s[s == 0] = 1.0
-            theta /= s
-        empty = np.diff(X.indptr) == 0
-        theta[empty] = 1.0 / Phi.shape[0]
-        return theta
+        return zeta(self.topic_word_, X, return_theta=True)[1]
