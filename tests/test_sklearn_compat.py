@@ -1,4 +1,5 @@
-"""scikit-learn's estimator checks on the non-private estimators.
+"""scikit-learn's estimator checks on the non-private estimators (GibbsLDA, and
+PrivateOnlineLDA without noise, which is plain online LDA).
 
 The generic checks feed continuous features, but dptm's models take integer counts and
 reject fractional input by design. The checks therefore run on a test-only subclass that
@@ -11,6 +12,7 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dptm.models.gibbs import GibbsLDA
+from dptm.models.svi import PrivateOnlineLDA
 
 
 def _to_counts(X):
@@ -27,12 +29,11 @@ def _to_counts(X):
     return X
 
 
-class RoundedGibbsLDA(GibbsLDA):
+class _CountsMixin:
+    """Rounds the generic checks' inputs to counts before the real methods run."""
+
     def fit(self, X, y=None):
         return super().fit(_to_counts(X), y)
-
-    def fit_transform(self, X, y=None):
-        return super().fit_transform(_to_counts(X), y)
 
     def transform(self, X):
         return super().transform(_to_counts(X))
@@ -44,6 +45,20 @@ class RoundedGibbsLDA(GibbsLDA):
         return super().score(_to_counts(X), y)
 
 
-@parametrize_with_checks([RoundedGibbsLDA(n_components=3, max_iter=5, random_state=0)])
+class RoundedGibbsLDA(_CountsMixin, GibbsLDA):
+    pass
+
+
+class RoundedOnlineLDA(_CountsMixin, PrivateOnlineLDA):
+    """PrivateOnlineLDA without noise parameters is plain online LDA."""
+
+    def partial_fit(self, X, y=None):
+        return super().partial_fit(_to_counts(X), y)
+
+
+@parametrize_with_checks([
+    RoundedGibbsLDA(n_components=3, max_iter=5, random_state=0),
+    RoundedOnlineLDA(n_components=3, batch_size=20, max_iter=3, random_state=0),
+])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
