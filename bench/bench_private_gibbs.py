@@ -10,8 +10,14 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
 4. I = gamma exp((alpha - 1) eps_subsample(alpha)) against gamma (papers/huang2022 Fig. 1).
 5. Topic-based attack accuracy against iterations (papers/zhao2021 Fig. 4).
 
-    python bench/bench_private_gibbs.py [--quick] [--repeats 5]
+    python bench/bench_private_gibbs.py [--quick] [--repeats 5] [--sweeps-only]
+                                        [--baseline-kernel OLD/_cgs.cpython-311-x86_64-linux-gnu.so]
+
+``--baseline-kernel`` times the SUB-LDA sweep of another build of ``dptm._cgs`` (e.g. a copy
+of the .so before a change) in the same run, interleaved with ours, for before/after tables.
 """
+import importlib.machinery
+import importlib.util
 import os
 import sys
 import time
@@ -37,7 +43,16 @@ def load_kos():
     return load_uci_bow(data_path("kos", "docword.kos.txt.gz"), data_path("kos", "vocab.kos.txt"))[0]
 
 
-def sweep_timing(X, K, repeats, burn_in):
+def load_kernel(path):
+    """A compiled ``dptm._cgs`` from another build, loaded under a private module name."""
+    loader = importlib.machinery.ExtensionFileLoader("dptm_baseline._cgs", path)
+    spec = importlib.util.spec_from_loader("dptm_baseline._cgs", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def sweep_timing(X, K, repeats, burn_in, baseline=None):
     """Per-sweep kernel times on one burnt-in state: plain, noisy (snapshot + sweep),
     and SUB-LDA sweeps at several gamma."""
     corpus = Corpus.from_matrix(X)
@@ -66,9 +81,9 @@ def sweep_timing(X, K, repeats, burn_in):
     def snapshot_only():
         return gau.snapshot(state.n_wk, clip, beta, rng.bit_generator)[1]
 
-    def sweep_only(gamma):
+    def sweep_only(gamma, kernel=_cgs):
         def run(f):
-            _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+            kernel.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                    state.n_dk, state.n_k, f, alpha, gamma, NO_TABLE,
                                    rng.bit_generator)
         return run
@@ -82,6 +97,10 @@ def sweep_timing(X, K, repeats, burn_in):
     # SUB-LDA: the token sweep alone (snapshot drawn untimed in setup) and snapshot + sweep
     sub = [Case("SUB-LDA sweep K=%d" % K, f"gamma={g}", sweep_only(g), setup=snapshot_only,
                 work=n * g, unit="tokens", extra={"gamma": g}) for g in gammas]
+    if baseline is not None:
+        sub += [Case("SUB-LDA sweep K=%d baseline" % K, f"gamma={g}", sweep_only(g, baseline),
+                     setup=snapshot_only, work=n * g, unit="tokens", extra={"gamma": g})
+                for g in gammas]
     sub += [Case("SUB-LDA snapshot+sweep K=%d" % K, f"gamma={g}", noisy(gau, g), work=n * g,
                  unit="tokens", extra={"gamma": g}) for g in gammas]
     # interleave repeats (ABAB...) so that load changes on the shared machine hit all cases
@@ -215,6 +234,9 @@ def attack_vs_iterations(X, K, iters, n_docs, n_tokens, seed=0):
 def main():
     p = parser(__doc__)
     p.add_argument("--topics", type=int, default=50)
+    p.add_argument("--sweeps-only", action="store_true", help="only sections 1-2 (sweep times)")
+    p.add_argument("--baseline-kernel", default=None,
+                   help="path of another build's _cgs extension, timed in section 2 too")
     args = p.parse_args()
     X = load_kos()
     K = args.topics
@@ -222,12 +244,16 @@ def main():
     meta = {"corpus": "KOS", "docs": X.shape[0], "words": X.shape[1], "K": K, "quick": quick}
 
     print(f"== 1-2. per-sweep time, KOS {X.shape}, {int(X.sum())} tokens, K={K}")
+    baseline = load_kernel(args.baseline_kernel) if args.baseline_kernel else None
     rows = sweep_timing(X if not quick else X[:800], K, repeats=args.repeats,
-                        burn_in=5 if quick else 20)
+                        burn_in=5 if quick else 20, baseline=baseline)
     report("bench_private_gibbs_sweeps", rows,
            [("group", ""), ("name", ""), ("median_s", ".4f"), ("cost_vs_GibbsLDA", ".3f"),
             ("speedup_vs_gamma1", ".2f"), ("paper_speedup_ratio", ".3f")],
-           {**meta, "tokens": int(X.sum()) if not quick else int(X[:800].sum())})
+           {**meta, "tokens": int(X.sum()) if not quick else int(X[:800].sum()),
+            "baseline_kernel": args.baseline_kernel})
+    if args.sweeps_only:
+        return
 
     print("\n== 1b. end-to-end fit time")
     iters = 5 if quick else 20

@@ -9,7 +9,7 @@ through its C API; they know nothing of estimators, privacy or I/O.
 """
 import numpy as np
 
-from libc.math cimport INFINITY, floor, log, log1p
+from libc.math cimport log, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from numpy.random cimport bitgen_t
@@ -341,56 +341,111 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         free(totals)
 
 
+cdef inline int64_t _geometric_capped(bitgen_t* rng, double scale, int64_t cap) noexcept nogil:
+    """min(floor(E * scale), cap) for one standard exponential E (numpy's ziggurat
+    ``random_standard_exponential``, the draw of ``Generator.standard_exponential()``).
+    With ``scale = -1 / log(q)``, floor(E * scale) counts the failures before the first
+    success of independent trials failing with probability q: P(G >= g) = P(E >= -g log q)
+    = q^g exactly (no logarithm per draw)."""
+    cdef double x = random_standard_exponential(rng) * scale
+    if x >= <double> cap:
+        return cap
+    return <int64_t> x
+
+
+cdef inline int64_t _next_selected(bitgen_t* rng, int mode, double scale, int64_t p, int64_t end,
+                                   int64_t* sel_left) noexcept nogil:
+    """The first token >= p selected by ``noisy_gibbs_sweep`` (``end`` if none; draws
+    nothing once p reaches ``end``): p itself in modes 0 and 1 (every token is a
+    candidate), p plus a geometric gap in mode 2, and in mode 3 p if the current run of
+    selected tokens has ``sel_left`` > 0 tokens left, else after skipped tokens, each
+    followed by a fresh run length."""
+    if p >= end:
+        return end
+    if mode == 2:
+        return p + _geometric_capped(rng, scale, end - p)
+    if mode == 3:
+        while sel_left[0] == 0:
+            p += 1                                      # token p is not selected
+            if p >= end:
+                return end
+            sel_left[0] = _geometric_capped(rng, scale, end - p)
+        sel_left[0] -= 1
+    return p
+
+
 def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
                       int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
                       const float[:, ::1] word_factor, double alpha, double rate,
                       const double[:, ::1] rate_table, object bit_generator):
     """One sweep sampling each token's topic with the word factor fixed for the sweep.
 
-    Selection (Poisson subsampling): every token when ``rate >= 1`` and no table; with a
-    scalar ``rate`` in [0.25, 1) each token is selected if a uniform is ``< rate``; with a
-    scalar ``rate < 0.25`` the gaps between selected tokens are drawn by inversion,
-    ``floor(log(1 - u) / log(1 - rate))`` tokens skipped for a uniform u (one uniform and one
-    logarithm per selected token instead of a uniform per token); with ``rate_table`` (V x K) a token with word ``w`` and topic ``k`` is
-    selected if a uniform is ``< rate_table[w, k]``.
+    Selection (Poisson subsampling: each token independently with probability ``rate``):
+
+    - ``rate_table`` (V x K) given: a token with word ``w`` and topic ``k`` is selected if
+      a uniform, drawn just before its topic, is ``< rate_table[w, k]``;
+    - else ``rate >= 1``: every token, no selection draws; ``rate`` not > 0 (0, NaN): none;
+    - else ``rate <= 0.75`` (gaps): the next selected token is ``G`` tokens after the
+      current position, ``G = floor(E * -1/log1p(-rate))`` (E a standard exponential, so
+      G is Geometric: P(G >= g) = (1 - rate)^g, see ``_geometric_capped``);
+    - else (runs): ``R = floor(E * -1/log(rate))`` consecutive tokens are selected
+      (P(R >= r) = rate^r), then one token is skipped and a new R is drawn.
+
+    Both give exactly independent Bernoulli(rate) selections with one exponential per
+    selected (gaps) or skipped (runs) token; skipped tokens, and documents without a selected
+    token, are not read. Draw order: the first selection draw (for runs: R, then the gap
+    draws needed to reach the first selected token), then for each selected token the
+    selection draws that locate the *next* selected token, then this token's topic uniform
+    (selection is one token ahead of sampling). Nothing is drawn past the last token.
 
     A selected token ``i`` of document ``d`` with word ``w`` and topic ``k`` is removed from
     its document's counts and redrawn from ``p_t ∝ F[w, t] (n_dk[d, t] + alpha)``
     (``F = word_factor``, live document counts), then the true counts ``n_wk``, ``n_dk``,
     ``n_k`` are updated; they only feed the next snapshot. Because F is fixed, p splits
     into a document bucket ``F[w, t] n_dk[d, t]`` over the document's non-zero topics
-    ``nz`` and a word bucket ``alpha F[w, t]`` whose total is precomputed per word: with one
-    uniform u on [0, Q + A_w), Q = sum_j F[w, nz[j]] n_dk[d, nz[j]] (cumulative in the order of
-    ``nz``) and A_w = sum_t alpha F[w, t], the topic is the first nz[j] whose cumulative sum
+    ``nz`` and a word bucket ``alpha F[w, t]`` whose total A_w = sum_t alpha F[w, t]
+    (summed in topic order) is computed at the first selected token of word w in the
+    sweep: with one uniform u on [0, Q + A_w), Q = sum_j F[w, nz[j]] n_dk[d, nz[j]]
+    (cumulative in the order of ``nz``), the topic is the first nz[j] whose cumulative sum
     exceeds u if u < Q, else the first t with sum_{t' <= t} alpha F[w, t'] > u - Q. ``nz``
-    starts in increasing topic order for each document; a topic whose count drops to 0 is
-    replaced by the last entry, a topic that becomes non-zero is appended.
+    is built in increasing topic order at the first selected token of each document; a
+    topic whose count drops to 0 is replaced by the last entry, a topic that becomes
+    non-zero is appended.
     O(K_d) per selected token (K_d: non-zero topics of the document) plus O(K) with
-    probability A_w / (Q + A_w).
+    probability A_w / (Q + A_w), plus O(K) per document and per word with a selected token.
 
     Returns
     -------
     int : number of tokens resampled.
     """
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t d, i, k, w, t, j, knew, n_nz
+    cdef Py_ssize_t d, k, w, t, j, knew, n_nz = 0
     cdef Py_ssize_t n_sampled = 0
-    cdef int64_t skip = 0
-    cdef double q, u, acc, inv_log_keep = 0.0
-    cdef bint use_table = rate_table.shape[0] > 0
-    cdef bint geometric = (not use_table) and rate < 0.25
-    cdef bint bernoulli = use_table or (0.25 <= rate < 1.0)
+    cdef int64_t i, cur, end, doc_end, sel_left = 0
+    cdef double q, u, acc, a_w, scale = 0.0
+    cdef int mode            # 0 every token, 1 rate table, 2 geometric gaps, 3 geometric runs
     cdef const float* frow
-    cdef int32_t* drow
+    cdef int32_t* drow = NULL
     cdef bitgen_t* rng = get_bitgen(bit_generator)
     if word_factor.shape[0] != V or word_factor.shape[1] != K:
         raise ValueError("word_factor must have the shape of n_wk")
-    if use_table and (rate_table.shape[0] != V or rate_table.shape[1] != K):
-        raise ValueError("rate_table must be empty or have the shape of n_wk")
-    if geometric:
-        if not rate > 0.0:
-            return 0
-        inv_log_keep = 1.0 / log1p(-rate)
+    if rate_table.shape[0] > 0:
+        if rate_table.shape[0] != V or rate_table.shape[1] != K:
+            raise ValueError("rate_table must be empty or have the shape of n_wk")
+        mode = 1
+    elif rate >= 1.0:
+        mode = 0
+    elif not rate > 0.0:
+        return 0
+    elif rate <= 0.75:
+        # one exponential per selected token; above 0.75 one per skipped token is cheaper
+        mode = 2
+        scale = -1.0 / log1p(-rate)
+    else:
+        mode = 3
+        scale = -1.0 / log(rate)
+    if D <= 0:
+        return 0
     cdef double* cum = <double*> malloc(K * sizeof(double))
     cdef double* wsum = <double*> malloc(V * sizeof(double))
     cdef int32_t* nz = <int32_t*> malloc(K * sizeof(int32_t))
@@ -401,73 +456,82 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     try:
         with bit_generator.lock, nogil:
             for w in range(V):
-                acc = 0.0
-                for t in range(K):
-                    acc += alpha * word_factor[w, t]
-                wsum[w] = acc
-            if geometric:
-                skip = <int64_t> floor(log(1.0 - next_uniform(rng)) * inv_log_keep)
-            for d in range(D):
-                drow = &n_dk[d, 0]
-                n_nz = 0
-                for t in range(K):
-                    if drow[t] > 0:
-                        pos[t] = <int32_t> n_nz
+                wsum[w] = -1.0                          # A_w not computed yet
+            i = doc_ptr[0]
+            end = doc_ptr[D]
+            d = -1
+            doc_end = i                                 # no document loaded yet
+            if mode == 3 and i < end:
+                sel_left = _geometric_capped(rng, scale, end - i)
+            i = _next_selected(rng, mode, scale, i, end, &sel_left)
+            while i < end:
+                # locating the next selected token first keeps the selection draws off
+                # this token's critical path (measured: the per-token cost otherwise grows
+                # as the rate falls)
+                cur = i
+                i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
+                w = words[cur]
+                k = z[cur]
+                if mode == 1:
+                    if next_uniform(rng) >= rate_table[w, k]:
+                        continue
+                if cur >= doc_end:
+                    # first selected token of a document: its non-zero topics, branch-free
+                    d += 1
+                    while doc_ptr[d + 1] <= cur:
+                        d += 1
+                    doc_end = doc_ptr[d + 1]
+                    drow = &n_dk[d, 0]
+                    n_nz = 0
+                    for t in range(K):
+                        pos[t] = <int32_t> n_nz         # read only for non-zero topics
                         nz[n_nz] = <int32_t> t
-                        n_nz += 1
-                    else:
-                        pos[t] = -1
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                    w = words[i]
-                    k = z[i]
-                    if geometric:
-                        if skip > 0:
-                            skip -= 1
-                            continue
-                        skip = <int64_t> floor(log(1.0 - next_uniform(rng)) * inv_log_keep)
-                    elif bernoulli:
-                        if next_uniform(rng) >= (rate_table[w, k] if use_table else rate):
-                            continue
-                    n_sampled += 1
-                    drow[k] -= 1
-                    if drow[k] == 0:
-                        j = pos[k]
-                        n_nz -= 1
-                        nz[j] = nz[n_nz]
-                        pos[nz[j]] = <int32_t> j
-                        pos[k] = -1
-                    frow = &word_factor[w, 0]
-                    q = 0.0
-                    for j in range(n_nz):
-                        t = nz[j]
-                        q += frow[t] * drow[t]
-                        cum[j] = q
-                    u = next_uniform(rng) * (q + wsum[w])
-                    if u < q:
-                        j = 0
-                        while j < n_nz - 1 and cum[j] <= u:
-                            j += 1
-                        knew = nz[j]
-                    else:
-                        u -= q
-                        acc = 0.0
-                        knew = K - 1
-                        for t in range(K):
-                            acc += alpha * frow[t]
-                            if acc > u:
-                                knew = t
-                                break
-                    drow[knew] += 1
-                    if drow[knew] == 1:
-                        pos[knew] = <int32_t> n_nz
-                        nz[n_nz] = <int32_t> knew
-                        n_nz += 1
-                    if knew != k:
-                        z[i] = <int32_t> knew
-                        n_wk[w, k] -= 1
-                        n_wk[w, knew] += 1
-                        n_k[k] -= 1
-                        n_k[knew] += 1
+                        n_nz += drow[t] > 0
+                n_sampled += 1
+                frow = &word_factor[w, 0]
+                a_w = wsum[w]
+                if a_w < 0.0:
+                    a_w = 0.0
+                    for t in range(K):
+                        a_w += alpha * frow[t]
+                    wsum[w] = a_w
+                drow[k] -= 1
+                if drow[k] == 0:
+                    j = pos[k]
+                    n_nz -= 1
+                    nz[j] = nz[n_nz]
+                    pos[nz[j]] = <int32_t> j
+                q = 0.0
+                for j in range(n_nz):
+                    t = nz[j]
+                    q += frow[t] * drow[t]
+                    cum[j] = q
+                u = next_uniform(rng) * (q + a_w)
+                if u < q:
+                    j = 0
+                    while j < n_nz - 1 and cum[j] <= u:
+                        j += 1
+                    knew = nz[j]
+                else:
+                    u -= q
+                    acc = 0.0
+                    knew = K - 1
+                    for t in range(K):
+                        acc += alpha * frow[t]
+                        if acc > u:
+                            knew = t
+                            break
+                drow[knew] += 1
+                if drow[knew] == 1:
+                    pos[knew] = <int32_t> n_nz
+                    nz[n_nz] = <int32_t> knew
+                    n_nz += 1
+                if knew != k:
+                    z[cur] = <int32_t> knew
+                    n_wk[w, k] -= 1
+                    n_wk[w, knew] += 1
+                    n_k[k] -= 1
+                    n_k[knew] += 1
     finally:
         free(cum)
         free(wsum)

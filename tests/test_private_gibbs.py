@@ -63,58 +63,89 @@ def test_snapshot_noise_distribution():
 
 def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, table, rng):
     """Token by token, the kernel's docstring in NumPy/Python, drawing the same numbers from
-    the same generator (Generator.random() is next_double; geometric gaps by inversion):
-    document bucket over the non-zero topics, word bucket alpha F[w]."""
+    the same generator in the same order (Generator.random() is next_double,
+    Generator.standard_exponential() the ziggurat exponential; the next selected token is
+    located before the current one is sampled): document bucket over the non-zero topics,
+    word bucket alpha F[w]."""
     K = n_wk.shape[1]
     wsum = [float(np.cumsum(alpha * F[w].astype(np.float64))[-1]) for w in range(F.shape[0])]
-    geometric = table.shape[0] == 0 and rate < 0.25
-    inv = 1.0 / math.log1p(-rate) if geometric else 0.0
-    skip = math.floor(math.log(1.0 - rng.random()) * inv) if geometric else 0
-    n = 0
-    for d in range(len(doc_ptr) - 1):
+    use_table = table.shape[0] > 0
+    if use_table or rate >= 1:
+        mode = "table" if use_table else "all"
+    elif not rate > 0:
+        return 0
+    else:
+        mode = "gaps" if rate <= 0.75 else "runs"
+    scale = 0.0
+    if mode == "gaps":
+        scale = -1.0 / math.log1p(-rate)
+    elif mode == "runs":
+        scale = -1.0 / math.log(rate)
+    start, end = int(doc_ptr[0]), int(doc_ptr[-1])
+
+    def geometric(cap):
+        return min(math.floor(rng.standard_exponential() * scale), cap)
+
+    sel_left = [geometric(end - start) if mode == "runs" and start < end else 0]
+
+    def next_selected(p):
+        if p >= end:
+            return end
+        if mode == "gaps":
+            return p + geometric(end - p)
+        if mode == "runs":
+            while sel_left[0] == 0:
+                p += 1
+                if p >= end:
+                    return end
+                sel_left[0] = geometric(end - p)
+            sel_left[0] -= 1
+        return p
+
+    doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
+    n, d_loaded, nz = 0, -1, None
+    i = next_selected(start)
+    while i < end:
+        cur, i = i, next_selected(i + 1)
+        w, k = words[cur], z[cur]
+        if use_table and rng.random() >= table[w, k]:
+            continue
+        d = doc_of[cur - start]
         drow = n_dk[d]
-        nz = [t for t in range(K) if drow[t] > 0]
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w, k = words[i], z[i]
-            if geometric:
-                if skip > 0:
-                    skip -= 1
-                    continue
-                skip = math.floor(math.log(1.0 - rng.random()) * inv)
-            elif (table.shape[0] or rate < 1) and rng.random() >= (table[w, k] if table.shape[0] else rate):
-                continue
-            n += 1
-            drow[k] -= 1
-            if drow[k] == 0:
-                j = nz.index(k)
-                last = nz.pop()
-                if j < len(nz):
-                    nz[j] = last
-            q, cum = 0.0, []
-            for t in nz:
-                q += float(F[w, t]) * int(drow[t])
-                cum.append(q)
-            u = rng.random() * (q + wsum[w])
-            if u < q:
-                j = 0
-                while j < len(nz) - 1 and cum[j] <= u:
-                    j += 1
-                knew = nz[j]
-            else:
-                u -= q
-                acc, knew = 0.0, K - 1
-                for t in range(K):
-                    acc += alpha * float(F[w, t])
-                    if acc > u:
-                        knew = t
-                        break
-            drow[knew] += 1
-            if drow[knew] == 1:
-                nz.append(knew)
-            if knew != k:
-                z[i] = knew
-                n_wk[w, k] -= 1; n_wk[w, knew] += 1
-                n_k[k] -= 1; n_k[knew] += 1
+        if d != d_loaded:
+            nz, d_loaded = [t for t in range(K) if drow[t] > 0], d
+        n += 1
+        drow[k] -= 1
+        if drow[k] == 0:
+            j = nz.index(k)
+            last = nz.pop()
+            if j < len(nz):
+                nz[j] = last
+        q, cum = 0.0, []
+        for t in nz:
+            q += float(F[w, t]) * int(drow[t])
+            cum.append(q)
+        u = rng.random() * (q + wsum[w])
+        if u < q:
+            j = 0
+            while j < len(nz) - 1 and cum[j] <= u:
+                j += 1
+            knew = nz[j]
+        else:
+            u -= q
+            acc, knew = 0.0, K - 1
+            for t in range(K):
+                acc += alpha * float(F[w, t])
+                if acc > u:
+                    knew = t
+                    break
+        drow[knew] += 1
+        if drow[knew] == 1:
+            nz.append(knew)
+        if knew != k:
+            z[cur] = knew
+            n_wk[w, k] -= 1; n_wk[w, knew] += 1
+            n_k[k] -= 1; n_k[knew] += 1
     return n
 
 
@@ -143,7 +174,8 @@ def test_noisy_sweep_conditional_distribution():
     assert stats.chisquare(counts, p * counts.sum()).pvalue > 1e-4
 
 
-@pytest.mark.parametrize("rate,use_table", [(1.0, False), (0.4, False), (0.05, False), (1.0, True)])
+@pytest.mark.parametrize("rate,use_table", [(1.0, False), (0.4, False), (0.05, False), (1.0, True),
+                                            (0.75, False), (0.8, False), (0.97, False)])
 def test_noisy_sweep_matches_reference(small, rate, use_table):
     X, _ = small
     corpus = Corpus.from_matrix(X)
@@ -152,11 +184,13 @@ def test_noisy_sweep_matches_reference(small, rate, use_table):
     st2 = GibbsState(corpus, K, np.random.default_rng(5))
     F = np.random.default_rng(6).random((corpus.n_words, K)).astype(np.float32)
     table = (np.random.default_rng(7).random((corpus.n_words, K)) * 0.8) if use_table else NO_TABLE
+    g1, g2 = np.random.default_rng(9), np.random.default_rng(9)
     n1 = _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st1.z, st1.n_wk, st1.n_dk,
-                                st1.n_k, F, 0.3, rate, table, np.random.default_rng(9).bit_generator)
+                                st1.n_k, F, 0.3, rate, table, g1.bit_generator)
     n2 = reference_noisy_sweep(corpus.doc_ptr, corpus.word_ids, st2.z, st2.n_wk, st2.n_dk,
-                               st2.n_k, F, 0.3, rate, table, np.random.default_rng(9))
+                               st2.n_k, F, 0.3, rate, table, g2)
     assert n1 == n2
+    assert g1.bit_generator.state == g2.bit_generator.state      # the same draws, in number too
     np.testing.assert_array_equal(st1.z, st2.z)
     # count invariants: the true counts are those of z
     n_wk = np.zeros_like(st1.n_wk)
@@ -171,6 +205,41 @@ def test_noisy_sweep_matches_reference(small, rate, use_table):
         # Poisson subsampling: the number resampled is Binomial(N, rate)
         N = corpus.n_tokens
         assert abs(n1 - rate * N) < 5 * math.sqrt(N * rate * (1 - rate))
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.5, 0.75, 0.8, 0.95])
+def test_noisy_sweep_selection_is_independent_bernoulli(rate):
+    """Poisson subsampling by geometric gaps (rate <= 0.75) or runs (rate > 0.75): made
+    observable with K = 2 and F[:, 1] = 0 (a selected token always moves from topic 1 to 0),
+    each token is selected with probability rate (chi-square over positions), and disjoint
+    pairs of neighbouring tokens, across document boundaries and empty documents too, are
+    selected together with probability rate^2 (false alarm ~1e-5 per check)."""
+    lengths = np.array([5, 0, 40, 1, 0, 3, 90, 0, 2, 59])
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    N, D, V = int(doc_ptr[-1]), len(lengths), 7
+    words = np.random.default_rng(0).integers(0, V, N).astype(np.int32)
+    doc = np.repeat(np.arange(D), lengths)
+    F = np.zeros((V, 2), dtype=np.float32)
+    F[:, 0] = 1.0
+    gen = np.random.default_rng(1)
+    R = 400
+    sel = np.zeros((R, N), dtype=bool)
+    for r in range(R):
+        z = np.ones(N, dtype=np.int32)
+        n_wk = np.zeros((V, 2), dtype=np.int32); n_wk[:, 1] = np.bincount(words, minlength=V)
+        n_dk = np.zeros((D, 2), dtype=np.int32); n_dk[:, 1] = lengths
+        n_k = np.array([0, N], dtype=np.int64)
+        n = _cgs.noisy_gibbs_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, 0.5, rate, NO_TABLE,
+                                   gen.bit_generator)
+        sel[r] = z == 0
+        assert n == sel[r].sum()
+        np.testing.assert_array_equal(n_dk[:, 0], np.bincount(doc, weights=sel[r], minlength=D))
+    counts = sel.sum(axis=0)
+    chi2 = ((counts - R * rate) ** 2 / (R * rate * (1 - rate))).sum()
+    assert stats.chi2.sf(chi2, N) > 1e-5
+    both = (sel[:, 0:N - 1:2] & sel[:, 1:N:2]).sum()
+    m = R * (N // 2)
+    assert abs(both - m * rate ** 2) < 4.4 * math.sqrt(m * rate ** 2 * (1 - rate ** 2))
 
 
 def test_zero_rate_changes_nothing(small):
