@@ -21,7 +21,7 @@ from .conversions import (advanced_composition, amplify_dp_by_subsampling, dp_to
                           linear_composition, rdp_to_dp)
 from .accountants import (RDPAccountant, PureDPAccountant, ZCDPAccountant, epsilon,
                           epsilon_and_method)
-from .calibration import calibrate_gaussian, calibrate_laplace
+from .calibration import calibrate_gaussian, calibrate_laplace, log_bisect
 from .report import ADJACENCIES, PaperClaim, PrivacyReport
 from . import recipes
 
@@ -44,6 +44,6 @@ __all__ = [
     "advanced_composition",
     "RDPAccountant", "ZCDPAccountant", "PureDPAccountant", "PLDAccountant", "pld_available",
     "epsilon", "epsilon_and_method",
-    "calibrate_gaussian", "calibrate_laplace",
+    "calibrate_gaussian", "calibrate_laplace", "log_bisect",
     "PaperClaim", "PrivacyReport", "ADJACENCIES", "recipes",
 ]

@@ -10,7 +10,7 @@ from ._validation import count_int, delta_open, positive, probability
 from .accountants import epsilon as _epsilon
 from .events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 
-__all__ = ["calibrate_gaussian", "calibrate_laplace"]
+__all__ = ["calibrate_gaussian", "calibrate_laplace", "log_bisect"]
 
 _Z_MIN, _Z_MAX = 1e-3, 1e6
 
@@ -88,14 +88,21 @@ def calibrate_gaussian(target_epsilon, target_delta, *, sampling_probability=1.0
                     f"target (epsilon={eps_t}, delta={delta}) is infeasible with noise multiplier "
                     f"<= {_Z_MAX:g} using method={method!r} (for RDP, a target epsilon far below "
                     f"log(1/delta)/max(order) needs larger orders)")
-    # invariant: not ok(lo), ok(hi); bisect in log space until hi * (1 - tol) <= lo
-    while hi * (1.0 - tol) > lo:
-        mid = math.sqrt(lo * hi)
+    return log_bisect(ok, good=hi, bad=lo, tol=tol)
+
+
+def log_bisect(ok, good, bad, tol=1e-4):
+    """Bisect in log space between a point where the monotone predicate ``ok`` holds
+    (``good``) and one where it does not (``bad``) until they are within relative ``tol``;
+    return the ``good`` end, so the result always satisfies ``ok`` (calibration never
+    overshoots its target)."""
+    while max(good, bad) > min(good, bad) * (1.0 + tol):
+        mid = math.sqrt(good * bad)
         if ok(mid):
-            hi = mid
+            good = mid
         else:
-            lo = mid
-    return hi
+            bad = mid
+    return good
 
 
 def calibrate_laplace(target_epsilon, *, steps=1, sensitivity=1.0):

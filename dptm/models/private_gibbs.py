@@ -35,7 +35,7 @@ from .._utils import (check_int, check_positive, check_probability, check_random
                       spawn_generators)
 from ..accounting import (ComposedEvent, GaussianEvent, LaplaceEvent, PaperClaim,
                           PoissonSampledEvent, PrivacyReport, PureDPEvent, SelfComposedEvent,
-                          epsilon as _epsilon, recipes)
+                          epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
 from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
 from ._base import TopicModelMixin
@@ -100,18 +100,9 @@ class _Noise:
         return s, f
 
 
-def _bisect(ok, lo, hi, tol=1e-4):
-    """Largest x in [lo, hi] (log-scale bisection) with ok(x), assuming ok is monotone
-    decreasing in x; ok(lo) must hold. Returns a value that satisfies ``ok``."""
-    if ok(hi):
-        return hi
-    while hi > lo * (1.0 + tol):
-        mid = math.sqrt(lo * hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+def _bisect(ok, lo, hi):
+    """Largest x in [lo, hi] with ok(x) (ok decreasing in x, ok(lo) holds), to 1e-4."""
+    return hi if ok(hi) else log_bisect(ok, good=lo, bad=hi)
 
 
 def _check_trace_tokens(trace_tokens, n_tokens):
