@@ -186,3 +186,131 @@ def test_huang_statistics_closed_forms():
     S = compute_statistics(phi, X, ("zeta", "neg_entropy", "std", "logit_max"))
     z, th = zeta(phi, X, return_theta=True)
     assert np.allclose(S, np.column_stack([z, negative_entropy(th), topic_std(th), logit_max(th)]))
+
+
+# ---------------------------------------------------------------------------------------
+# EM + SQUAREM finished by active-set Newton (the default): same optimum, certified, monotone
+# ---------------------------------------------------------------------------------------
+from dptm import _svi  # noqa: E402
+
+
+def kernel(phi, X, **kw):
+    X = sp.csr_matrix(np.asarray(X))
+    return _svi.zeta_batch(X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                           X.data.astype(np.float64), np.ascontiguousarray(phi.T), **kw)
+
+
+def gaps(phi, X, theta):
+    """Frank-Wolfe duality gap max_k g_k - N_d of every document at theta, in NumPy."""
+    X = np.asarray(X)
+    out = np.zeros(X.shape[0])
+    for d in range(X.shape[0]):
+        nz = X[d] > 0
+        if nz.any():
+            g = phi[:, nz] @ (X[d, nz] / (theta[d] @ phi[:, nz]))
+            out[d] = g.max() - X[d].sum()
+    return out
+
+
+def degenerate_instances(rng):
+    """Random instances whose maximiser is on the boundary and/or not unique."""
+    out = []
+    # K > distinct words (short docs): optimum on a low-dimensional face
+    out.append(random_instance(rng, 20, V=40, D=25, max_len=10, concentration=0.2))
+    # K > V: many topics are affinely dependent on the words of every document
+    out.append(random_instance(rng, 12, V=4, D=15, max_len=8, concentration=1.0))
+    # duplicated topics and topics equal on the first half of the vocabulary: singular Hessian
+    phi, X = random_instance(rng, 6, V=20, D=20, max_len=12, concentration=0.3)
+    phi = np.vstack([phi, phi[:2]])
+    half = phi[0].copy()
+    half[10:] = rng.dirichlet(np.ones(10)) * half[10:].sum()
+    phi = np.vstack([phi, half])
+    X[:5, 10:] = 0
+    X[:5, 0] += 1
+    out.append((phi, X))
+    # very sparse topics: words impossible under most topics, single-word documents
+    phi, X = random_instance(rng, 8, V=30, D=20, max_len=15, concentration=0.02)
+    X[:4] = 0
+    X[np.arange(4), rng.integers(0, 30, size=4)] = rng.integers(1, 5, size=4)
+    out.append((phi, X))
+    # long documents, few topics: interior optimum
+    out.append(random_instance(rng, 3, V=15, D=10, max_len=200, concentration=1.0))
+    return out
+
+
+def test_newton_same_optimum_as_converged_em_and_generic_optimiser():
+    rng = np.random.default_rng(2024)
+    for i, (phi, X) in enumerate(degenerate_instances(rng)):
+        z, theta, n_iter = kernel(phi, X)
+        assert np.all(n_iter < 10000), i
+        z_em, _, _ = kernel(phi, X, accelerate=False, max_iter=200000)
+        z_sq, _, _ = kernel(phi, X, newton=False, max_iter=200000)
+        nonempty = X.sum(axis=1) > 0
+        scale = np.abs(z_em[nonempty])
+        # same optimum as plain EM and SQUAREM alone run to convergence (both certified at
+        # 1e-10, so they agree within twice that), and never below either
+        assert np.allclose(z[nonempty], z_em[nonempty], rtol=3e-10, atol=0), i
+        assert np.allclose(z[nonempty], z_sq[nonempty], rtol=3e-10, atol=0), i
+        assert np.all(z[nonempty] >= z_em[nonempty] - 2e-10 * scale), i
+        assert np.all(theta >= 0) and np.allclose(theta.sum(axis=1), 1, rtol=0, atol=1e-12)
+        for d in np.flatnonzero(nonempty)[:8]:  # SLSQP is slow: a few documents each
+            ref = generic_max(phi, X[d])
+            assert z[d] >= ref - 1e-9 * abs(ref), (i, d, z[d], ref)
+            assert z[d] == pytest.approx(objective(theta[d], phi, X[d]), rel=1e-12, abs=1e-12)
+
+
+def test_newton_certificate_every_document_tweetrumors_like():
+    # TweetRumors-like: short documents (~9 tokens, mostly distinct words), a large
+    # vocabulary and K = 20 sparse topics, so K exceeds the distinct words of every document
+    rng = np.random.default_rng(5)
+    K, V, D = 20, 3000, 1500
+    phi = rng.dirichlet(np.full(V, 0.05), size=K)
+    lengths = np.clip(rng.poisson(9, size=D), 1, 30)
+    X = sp.lil_matrix((D, V), dtype=np.int64)
+    popularity = rng.dirichlet(np.full(V, 0.3))
+    for d, n in enumerate(lengths):
+        for w in rng.choice(V, size=n, p=popularity):
+            X[d, w] += 1
+    X = X.tocsr()
+    tol = 1e-10
+    z, theta, n_iter = zeta(phi, X, tol=tol, return_theta=True, return_n_iter=True)
+    assert np.all(n_iter < 10000)
+    assert np.median(n_iter) < 30  # EM alone needs ~100 here (hundreds to thousands in the tail)
+    g = gaps(phi, X.toarray(), theta)
+    # the certificate, recomputed from the returned theta (slack for rounding in NumPy)
+    assert np.all(g <= tol * np.abs(z) + 1e-12 * np.asarray(X.sum(axis=1)).ravel())
+    assert np.all(theta >= 0) and np.allclose(theta.sum(axis=1), 1, rtol=0, atol=1e-12)
+    # boundary optima, reached exactly: most components are exactly 0
+    assert np.mean(theta == 0) > 0.5
+    z_em = zeta(phi, X, accelerate=False, max_iter=100000)
+    assert np.all(z >= z_em - 2e-10 * np.abs(z_em))
+
+
+def test_newton_objective_monotone_in_the_updates():
+    rng = np.random.default_rng(17)
+    instances = degenerate_instances(rng)[:4]
+    for phi, X in instances:
+        prev = np.full(X.shape[0], -np.inf)
+        final = kernel(phi, X)[0]
+        for m in range(1, 40):
+            cur = kernel(phi, X, max_iter=m)[0]
+            assert np.all(cur >= prev - 1e-12 * np.abs(cur))
+            assert np.all(cur <= final + 1e-12 * np.abs(final))
+            prev = cur
+        assert np.allclose(prev, final, rtol=1e-12, atol=0)  # all certified within 40 updates
+
+
+def test_newton_edge_cases():
+    # single topic, one word, duplicated topics (non-unique theta), zero-probability word
+    phi = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.2, 0.8]])
+    z, th, it = kernel(phi, [[1, 1, 0], [0, 0, 3], [0, 2, 1], [0, 0, 0]])
+    assert z[0] == pytest.approx(2 * np.log(0.5), rel=1e-12)
+    assert th[0, 0] + th[0, 1] == pytest.approx(1, abs=1e-9)
+    assert z[1] == pytest.approx(3 * np.log(0.8), rel=1e-12) and th[1] == pytest.approx([0, 0, 1])
+    assert z[3] == 0 and np.allclose(th[3], 1 / 3)
+    assert np.all(gaps(phi, [[1, 1, 0], [0, 0, 3], [0, 2, 1]], th[:3]) <= 1e-10 * np.abs(z[:3]))
+    z1, _, _ = kernel(phi[:1], [[1, 2, 0]])
+    assert z1[0] == pytest.approx(3 * np.log(0.5))
+    phi0 = np.array([[0.5, 0.5, 0.0], [0.25, 0.75, 0.0]])
+    z, th, it = kernel(phi0, [[1, 0, 1]])
+    assert np.isfinite(z[0]) and z[0] < -600 and np.all(th >= 0)

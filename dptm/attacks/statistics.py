@@ -79,8 +79,9 @@ def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=Fa
     the best log-likelihood of the document's bag of words under a single mixture of the
     topics. Solved per document in C by the EM fixed-point update
     ``theta <- theta * (Phi[:, w] @ (c / (theta @ Phi[:, w]))) / N_d`` (SQUAREM-accelerated,
-    still monotone), stopped when the Frank-Wolfe duality gap certifies a relative accuracy
-    ``tol`` on the objective.
+    then finished by active-set Newton steps accepted only when the objective does not
+    decrease, so the scheme stays monotone), stopped when the Frank-Wolfe duality gap
+    certifies a relative accuracy ``tol`` on the objective.
 
     Parameters
     ----------
@@ -99,7 +100,8 @@ def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=Fa
     return_n_iter : bool, default=False
         Also return the EM-map evaluations per document.
     accelerate : bool, default=True
-        SQUAREM acceleration of the EM map (same fixed points, monotone objective).
+        SQUAREM acceleration of the EM map and the Newton finish (same fixed points,
+        monotone objective); False runs the plain EM fixed point.
     floor : float, default=1e-300
         Mixture probabilities below ``floor`` are floored (words no topic can generate).
 
