@@ -124,8 +124,8 @@ def _fit_model(model, name, X_train, a):
 
 
 def load_corpus(a):
-    """(X_train, X_test, vocabulary, name) from the command-line data options; also sets
-    ``a.documents`` (token lists in the same split) for models that read raw text."""
+    """(X_train, X_test, vocabulary, name) from the command-line data options; for fdptm,
+    which selects its own vocabulary, also sets ``a.documents`` (token lists, same split)."""
     from . import datasets, text
     from ._utils import check_random_state
     if a.data == "demo":
@@ -145,8 +145,9 @@ def load_corpus(a):
     rng = check_random_state(a.seed)
     order = rng.permutation(X.shape[0])
     n_test = int(round(a.test_fraction * X.shape[0]))
-    tokens = text.matrix_to_tokens(X, vocab)
-    a.documents = ([tokens[i] for i in order[n_test:]], [tokens[i] for i in order[:n_test]])
+    if getattr(a, "model", None) == "fdptm":
+        tokens = text.matrix_to_tokens(X, vocab)
+        a.documents = ([tokens[i] for i in order[n_test:]], [tokens[i] for i in order[:n_test]])
     return X[order[n_test:]], (X[order[:n_test]] if n_test else None), np.asarray(vocab), name
 
 

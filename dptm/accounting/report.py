@@ -14,6 +14,9 @@ from .events import (ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyEvent, P
 
 __all__ = ["PaperClaim", "PrivacyReport", "ADJACENCIES"]
 
+# How str() names each route of ``epsilon_and_method``.
+_ROUTE_NAMES = {"pure": "basic composition of pure/approximate DP"}
+
 ADJACENCIES = {
     "word": "word-level: neighbouring corpora differ in one token (one word replaced by another)",
     "document": "document-level: neighbouring corpora differ by adding or removing one document",
@@ -193,7 +196,7 @@ class PrivacyReport:
             lines.append(f"  guarantee  : epsilon = {eps0:.6g} with delta = 0 (pure DP)")
         eps, method = self._safe_eps(self.default_delta)
         lines.append(f"  guarantee  : epsilon = {eps:.6g} at delta = {self.default_delta:.3g} "
-                     f"(accountant: {method})")
+                     f"(accountant: {_ROUTE_NAMES.get(method, method)})")
         if self.gamma is not None:
             lines.append(f"  random DP  : (epsilon, delta, gamma)-random DP - the guarantee holds with "
                          f"probability >= {1 - self.gamma:.6g} (1 - gamma, gamma = {self.gamma:.3g}) "
