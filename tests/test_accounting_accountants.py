@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from dptm.accounting import (ApproxDPEvent, ComposedEvent, GaussianEvent, LaplaceEvent,
+from dptm.accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
                              PaperClaim, PoissonSampledEvent, PrivacyReport, PureDPAccountant,
                              PureDPEvent, RandomizedResponseEvent, RDPAccountant,
                              SelfComposedEvent, ZCDPAccountant, ZCDPEvent, calibrate_gaussian,
@@ -22,6 +22,8 @@ def _pld():
 CASES = [
     ("rdp", lambda: RDPAccountant(ORDERS), PoissonSampledEvent(GaussianEvent(1.2), 0.05)),
     ("rdp-laplace", lambda: RDPAccountant(ORDERS), LaplaceEvent(2.0)),
+    ("rdp-gated", lambda: RDPAccountant(ORDERS), GatedEvent(PureDPEvent(2.0), 0.3)),
+    ("zcdp-gated", ZCDPAccountant, GatedEvent(PureDPEvent(2.0), 0.3)),
     ("zcdp", ZCDPAccountant, GaussianEvent(3.0, sensitivity=2.0)),
     ("pure", PureDPAccountant, LaplaceEvent(5.0)),
     pytest.param("pld", _pld, PoissonSampledEvent(GaussianEvent(1.2), 0.05),

@@ -7,8 +7,10 @@ from hypothesis import given, settings, strategies as st
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from dptm.accounting import (ComposedEvent, GaussianEvent, PoissonSampledEvent, RDPAccountant,
-                             SelfComposedEvent, epsilon, pld_available)
+from dptm.accounting import (ComposedEvent, GatedEvent, GaussianEvent, PoissonSampledEvent,
+                             PureDPAccountant, PureDPEvent, RDPAccountant, SelfComposedEvent,
+                             ZCDPAccountant, epsilon, epsilon_and_method, pld_available,
+                             rdp_gated, rdp_pure_dp)
 
 ORDERS = tuple([1.25, 1.5, 1.75] + [float(a) for a in range(2, 33)] + [48.0, 64.0, 128.0, 256.0])
 
@@ -110,3 +112,70 @@ def test_composition_of_n_equals_n_times_one(sigma, q, n):
         np.testing.assert_allclose(acc.rdp, a.rdp, rtol=1e-12)
     np.testing.assert_allclose(a.rdp, n * one.rdp, rtol=1e-12)
     assert a.get_epsilon(1e-5) == pytest.approx(d.get_epsilon(1e-5), rel=1e-12)
+
+
+# ------------------------------------------------------------------- gated mechanisms
+def _renyi(p, q, alpha):
+    """D_alpha(p || q) of two finite distributions (exact, log space)."""
+    m = p > 0
+    return float(np.log(np.sum(np.exp(alpha * np.log(p[m]) + (1 - alpha) * np.log(q[m]))))
+                 / (alpha - 1))
+
+
+def test_gated_rdp_is_exact_for_randomized_response():
+    """A resampled token whose kept topic is unreachable by the fresh draw, with the fresh
+    draw the eps-DP worst case (randomized response): the mixtures' Renyi divergence equals
+    rdp_gated(rdp_pure_dp(eps)) at every order, so the bound is sound and tight."""
+    orders = np.array([1.5, 2.0, 3.0, 8.0, 32.0])
+    for eps in (0.3, 2.0, 7.0):
+        for gamma in (0.01, 0.3, 0.9):
+            rr = np.array([math.exp(eps), 1.0]) / (1 + math.exp(eps))
+            m1 = np.concatenate([[1 - gamma], gamma * rr])            # keep, or draw
+            m2 = np.concatenate([[1 - gamma], gamma * rr[::-1]])
+            exact = [_renyi(m1, m2, a) for a in orders]
+            np.testing.assert_allclose(rdp_gated(rdp_pure_dp(eps, orders), gamma, orders),
+                                       exact, rtol=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 6), st.floats(0.05, 5.0), st.floats(0.01, 0.99), st.integers(0, 2 ** 31),
+       st.sampled_from([1.5, 2.0, 4.0, 16.0]))
+def test_gated_rdp_sound_for_random_instances(K, eps, gamma, seed, alpha):
+    """Random eps-DP pairs over K topics, the kept topic anywhere (possibly reachable by the
+    draw): the exact divergence never exceeds the bound."""
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(K))
+    q = p * np.exp(rng.uniform(-eps, eps, K))      # ratio within e^{+-eps} before renormalising
+    q /= q.sum()
+    ratio = np.max(np.abs(np.log(p / q)))          # the pair's actual pure epsilon
+    keep = np.zeros(K)
+    keep[rng.integers(K)] = 1.0
+    m1, m2 = (1 - gamma) * keep + gamma * p, (1 - gamma) * keep + gamma * q
+    bound = rdp_gated(rdp_pure_dp(ratio, [alpha]), gamma, [alpha])[0]
+    assert _renyi(m1, m2, alpha) <= bound * (1 + 1e-9) + 1e-12
+
+
+def test_gated_event_routes():
+    """Pure DP is not amplified (a moved topic is reachable only through the draw, so the
+    likelihood ratio e^eps is attained); Renyi DP is; zCDP keeps the inner rho."""
+    eps, gamma, T = 3.0, 0.2, 50
+    gated = GatedEvent(PureDPEvent(eps), gamma)
+    assert PureDPAccountant().compose(gated).get_epsilon(0.0) == eps
+    rr = np.array([math.exp(eps), 1.0]) / (1 + math.exp(eps))
+    assert (gamma * rr[0]) / (gamma * rr[1]) == pytest.approx(math.exp(eps))  # attained
+    assert ZCDPAccountant().compose(gated).rho == pytest.approx(eps ** 2 / 2)
+    acc = RDPAccountant().compose(gated, T)
+    np.testing.assert_allclose(acc.rdp, T * rdp_gated(rdp_pure_dp(eps, acc.orders), gamma,
+                                                      acc.orders))
+    e_gated, route = epsilon_and_method(SelfComposedEvent(gated, T), 1e-5)
+    assert route == "rdp"
+    assert e_gated < 0.5 * epsilon(SelfComposedEvent(PureDPEvent(eps), T), 1e-5)
+    # gamma = 1 is the inner event
+    assert epsilon(SelfComposedEvent(GatedEvent(PureDPEvent(eps), 1.0), T), 1e-5) == \
+        pytest.approx(epsilon(SelfComposedEvent(PureDPEvent(eps), T), 1e-5))
+    with pytest.raises(ValueError, match="probability"):
+        GatedEvent(PureDPEvent(eps), 0.0)
+    with pytest.raises(TypeError, match="event"):
+        GatedEvent(3.0, 0.5)
+    with pytest.raises(ValueError, match="rdp"):
+        rdp_gated([1.0, 2.0], 0.5, [2.0])

@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 
 from dptm import GibbsLDA, _cgs
-from dptm.accounting import recipes, zcdp_to_dp, rdp_subsampled_gaussian, rdp_to_dp
+from dptm.accounting import (ComposedEvent, GatedEvent, GaussianEvent, SelfComposedEvent, epsilon,
+                             rdp_subsampled_gaussian, rdp_to_dp, recipes, zcdp_to_dp)
 from dptm.corpus import Corpus
 from dptm.datasets import make_lda_corpus
 from dptm.metrics import aligned_l1
@@ -445,11 +446,17 @@ def test_sublda_subsampling_and_release(small):
         assert abs(n - 0.3 * N) < 5 * math.sqrt(N * 0.21)
     np.testing.assert_array_equal(m.components_, np.maximum(m.trace_["snapshots"][-1], 0).T
                                   + m.topic_word_prior_)
-    # sound accounting: T x (Gaussian sigma, sensitivity sqrt 2, not amplified + eps_I)
+    # sound accounting: T x (Gaussian sigma, sensitivity sqrt 2, not amplified
+    #                       + eps_I run with probability gamma)
     events = m.privacy_.events
-    gauss = [e for e, c, q, _ in events if hasattr(e, "sigma")][0]
-    assert gauss.sensitivity == pytest.approx(math.sqrt(2))
-    assert all(q == 1.0 for _, _, q, _ in events)
+    assert len(events) == 2 and all(c == 6 and q == 1.0 for _, c, q, _ in events)
+    gauss = [e for e, _, _, _ in events if isinstance(e, GaussianEvent)][0]
+    assert gauss.sensitivity == pytest.approx(math.sqrt(2)) and gauss.sigma == m.noise_scale_
+    gated = [e for e, _, _, _ in events if isinstance(e, GatedEvent)][0]
+    assert gated.probability == 0.3 and gated.event.epsilon == pytest.approx(m.epsilon_inherent_)
+    ungated = SelfComposedEvent(ComposedEvent((gauss, gated.event)), 6)
+    assert m.privacy_.epsilon(1e-5) < epsilon(ungated, 1e-5)
+    assert "GatedEvent" in str(m.privacy_)
     assert m.eps_subsample_ == pytest.approx(recipes.huang2022_eps_subsample(14, 0.3, m.noise_scale_))
     assert m.efficiency_privacy_ == pytest.approx(
         0.3 * math.exp(13 * recipes.huang2022_eps_subsample(14, 0.3, m.noise_scale_)))

@@ -10,11 +10,11 @@ Quick use::
 Everything here is pure Python (numpy / scipy). ``PLDAccountant`` needs the optional
 extra ``dptm[pld]`` and imports ``dp_accounting`` only when created.
 """
-from .events import (ApproxDPEvent, ComposedEvent, GaussianEvent, LaplaceEvent,
+from .events import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
                      PoissonSampledEvent, PrivacyEvent, PureDPEvent, RandomizedResponseEvent,
                      SelfComposedEvent, ZCDPEvent, epsilon_from_flip, flip_from_epsilon,
                      leaf_events, randomized_response_epsilon)
-from .rdp import (DEFAULT_ORDERS, rdp_gaussian, rdp_laplace, rdp_pure_dp,
+from .rdp import (DEFAULT_ORDERS, rdp_gated, rdp_gaussian, rdp_laplace, rdp_pure_dp,
                   rdp_subsampled_bound, rdp_subsampled_gaussian, rdp_zcdp)
 from .zcdp import zcdp_from_dp_target, zcdp_from_pure, zcdp_gaussian, zcdp_to_dp
 from .conversions import (advanced_composition, amplify_dp_by_subsampling, dp_to_rdp,
@@ -35,9 +35,10 @@ def __getattr__(name):
 
 __all__ = [
     "PrivacyEvent", "GaussianEvent", "LaplaceEvent", "PureDPEvent", "ApproxDPEvent", "ZCDPEvent",
-    "RandomizedResponseEvent", "PoissonSampledEvent", "SelfComposedEvent", "ComposedEvent",
-    "epsilon_from_flip", "flip_from_epsilon", "randomized_response_epsilon", "leaf_events",
-    "DEFAULT_ORDERS", "rdp_gaussian", "rdp_laplace", "rdp_pure_dp", "rdp_zcdp",
+    "RandomizedResponseEvent", "PoissonSampledEvent", "GatedEvent", "SelfComposedEvent",
+    "ComposedEvent", "epsilon_from_flip", "flip_from_epsilon", "randomized_response_epsilon",
+    "leaf_events", "DEFAULT_ORDERS", "rdp_gated", "rdp_gaussian", "rdp_laplace", "rdp_pure_dp",
+    "rdp_zcdp",
     "rdp_subsampled_gaussian", "rdp_subsampled_bound",
     "zcdp_gaussian", "zcdp_from_pure", "zcdp_to_dp", "zcdp_from_dp_target",
     "rdp_to_dp", "dp_to_rdp", "amplify_dp_by_subsampling", "linear_composition",

@@ -21,10 +21,10 @@ import numpy as np
 
 from ._validation import count_int, delta_open, real
 from .conversions import amplify_dp_by_subsampling, rdp_to_dp
-from .events import (ApproxDPEvent, ComposedEvent, GaussianEvent, LaplaceEvent,
+from .events import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
                      PoissonSampledEvent, PrivacyEvent, PureDPEvent, RandomizedResponseEvent,
                      SelfComposedEvent, ZCDPEvent)
-from .rdp import (DEFAULT_ORDERS, rdp_gaussian, rdp_laplace, rdp_pure_dp,
+from .rdp import (DEFAULT_ORDERS, rdp_gated, rdp_gaussian, rdp_laplace, rdp_pure_dp,
                   rdp_subsampled_gaussian)
 from .zcdp import zcdp_to_dp
 
@@ -45,6 +45,8 @@ def _check_event(event):
 
 def _pure_epsilon(event):
     """Pure epsilon of a leaf, or None if the leaf is not pure DP."""
+    if isinstance(event, GatedEvent):
+        return _pure_epsilon(event.event)          # gating does not amplify pure DP
     if isinstance(event, LaplaceEvent):
         return event.epsilon
     if isinstance(event, (PureDPEvent, RandomizedResponseEvent)):
@@ -89,6 +91,8 @@ class _Accountant:
 @lru_cache(maxsize=512)
 def _rdp_leaf(event, q, orders):
     """RDP vector of a leaf event run on a Poisson subsample at rate q (cached)."""
+    if isinstance(event, GatedEvent) and q == 1.0:
+        return rdp_gated(_rdp_leaf(event.event, 1.0, orders), event.probability, orders)
     orders = np.asarray(orders)
     if isinstance(event, GaussianEvent):
         if q == 1.0:
@@ -193,6 +197,8 @@ class ZCDPAccountant(_Accountant):
             if event.sampling_probability < 1.0:
                 raise UnsupportedEventError("zCDP: no amplification by subsampling")
             return self._cost(event.event)
+        if isinstance(event, GatedEvent):
+            return self._cost(event.event)          # D_alpha(gated) <= D_alpha(event)
         if isinstance(event, GaussianEvent):
             return event.sensitivity ** 2 / (2.0 * event.sigma ** 2)
         if isinstance(event, ZCDPEvent):

@@ -15,8 +15,9 @@ from ._validation import count_int, delta_open, positive, probability, real
 
 __all__ = [
     "PrivacyEvent", "GaussianEvent", "LaplaceEvent", "PureDPEvent", "ApproxDPEvent", "ZCDPEvent",
-    "RandomizedResponseEvent", "PoissonSampledEvent", "SelfComposedEvent", "ComposedEvent",
-    "epsilon_from_flip", "flip_from_epsilon", "randomized_response_epsilon", "leaf_events",
+    "RandomizedResponseEvent", "PoissonSampledEvent", "GatedEvent", "SelfComposedEvent",
+    "ComposedEvent", "epsilon_from_flip", "flip_from_epsilon", "randomized_response_epsilon",
+    "leaf_events",
 ]
 
 
@@ -198,6 +199,37 @@ class PoissonSampledEvent(PrivacyEvent):
 
     def describe(self):
         return f"Poisson subsampling at rate q={self.sampling_probability:.6g} of: {self.event.describe()}"
+
+
+@dataclass(frozen=True)
+class GatedEvent(PrivacyEvent):
+    """``event`` runs with probability ``probability``, decided independently of the data;
+    otherwise the output is the same on both neighbouring datasets (given what was
+    released before).
+
+    This is the structure of a subsampled Gibbs step on the replaced token: selected, it
+    draws a fresh topic (``event``); not selected, it keeps its previous topic. Unlike
+    :class:`PoissonSampledEvent` (add/remove adjacency, where an unselected record is
+    simply absent), the unselected output need not be close to the selected one, so the
+    pure epsilon is *not* amplified: a topic that differs from the previous one is only
+    reachable through ``event``. The Renyi divergence is, by joint convexity of
+    exp((alpha - 1) D_alpha) (the common component cancels):
+
+        D_alpha <= log(1 - p + p exp((alpha - 1) D_alpha(event))) / (alpha - 1).
+    """
+
+    event: PrivacyEvent
+    probability: float
+    label: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.event, PrivacyEvent):
+            raise TypeError(f"event must be a PrivacyEvent, got {type(self.event).__name__}")
+        _set(self, "probability", probability(self.probability, "probability"))
+
+    def describe(self):
+        return (f"run with probability p={self.probability:.6g} (otherwise an output equal on "
+                f"neighbours) of: {self.event.describe()}")
 
 
 @dataclass(frozen=True)

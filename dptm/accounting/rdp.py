@@ -13,7 +13,7 @@ from scipy.special import gammaln, gammasgn, log_ndtr
 from ._validation import orders_array, positive, probability
 
 __all__ = [
-    "DEFAULT_ORDERS", "rdp_gaussian", "rdp_laplace", "rdp_pure_dp", "rdp_zcdp",
+    "DEFAULT_ORDERS", "rdp_gaussian", "rdp_laplace", "rdp_pure_dp", "rdp_zcdp", "rdp_gated",
     "rdp_subsampled_gaussian", "rdp_subsampled_bound",
 ]
 
@@ -67,6 +67,27 @@ def rdp_pure_dp(epsilon, orders):
     a = orders_array(orders)
     val = (np.logaddexp(a * epsilon, (1 - a) * epsilon) - np.logaddexp(0.0, epsilon)) / (a - 1)
     return np.clip(np.minimum(val, np.minimum(epsilon, a * epsilon ** 2 / 2.0)), 0.0, None)
+
+
+def rdp_gated(rdp, probability_, orders):
+    """RDP of a mechanism run with probability ``probability_`` (decided independently of
+    the data) whose output is otherwise equal on neighbours, from the RDP curve ``rdp`` of
+    the mechanism (aligned with ``orders``); see :class:`~dptm.accounting.GatedEvent`.
+
+    exp((alpha - 1) D_alpha) is jointly convex (alpha > 1), and the equal component
+    contributes 1, so D_alpha <= log(1 - p + p exp((alpha - 1) rdp)) / (alpha - 1),
+    which lies between p rdp (Jensen) and rdp.
+    """
+    p = probability(probability_, "probability")
+    a = orders_array(orders)
+    rdp = np.asarray(rdp, dtype=float)
+    if rdp.shape != a.shape or np.any(~(rdp >= 0)):
+        raise ValueError("rdp must be non-negative and aligned with orders")
+    if p == 1.0:
+        return rdp.copy()
+    with np.errstate(over="ignore"):
+        val = np.logaddexp(math.log1p(-p), math.log(p) + (a - 1) * rdp) / (a - 1)
+    return np.clip(val, 0.0, rdp)
 
 
 def rdp_zcdp(rho, orders):

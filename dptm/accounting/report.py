@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from ._validation import delta_open, real
 from .accountants import epsilon_and_method as _epsilon_and_method, _pure_epsilon
-from .events import (ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyEvent, PureDPEvent,
-                     RandomizedResponseEvent, ZCDPEvent, leaf_events)
+from .events import (ApproxDPEvent, GatedEvent, GaussianEvent, LaplaceEvent, PrivacyEvent,
+                     PureDPEvent, RandomizedResponseEvent, ZCDPEvent, leaf_events)
 
 __all__ = ["PaperClaim", "PrivacyReport", "ADJACENCIES"]
 
@@ -59,6 +59,9 @@ class PaperClaim:
 
 
 def _leaf_params(ev):
+    if isinstance(ev, GatedEvent):
+        return (f"run with probability {ev.probability:.6g}, else an output equal on neighbours: "
+                + _leaf_params(ev.event))
     if isinstance(ev, GaussianEvent):
         return (f"{'discrete ' if ev.discrete else ''}Gaussian noise sigma={ev.sigma:.6g}, "
                 f"L2 sensitivity={ev.sensitivity:.6g} (noise multiplier {ev.noise_multiplier:.6g})")

@@ -33,7 +33,7 @@ import numpy as np
 from .. import _cgs
 from .._utils import (check_int, check_positive, check_probability, check_random_state,
                       spawn_generators)
-from ..accounting import (ComposedEvent, GaussianEvent, LaplaceEvent, PaperClaim,
+from ..accounting import (ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent, PaperClaim,
                           PoissonSampledEvent, PrivacyReport, PureDPEvent, SelfComposedEvent,
                           epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
@@ -495,10 +495,11 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
     convergence_window : int, default=3
         s + 1 in eq. (9).
     accounting : {'sound', 'paper'}, default='sound'
-        'sound': the snapshot release is not amplified (it depends on every token) and each
-        sampling step costs eps_I. 'paper': papers/huang2022's own accounting - the Zhu &
-        Wang bound of the Poisson-subsampled Gaussian with unit sensitivity, T times, no
-        cost for the sampling steps - reported labelled as such. Not a sound guarantee.
+        'sound': the snapshot release is not amplified (it depends on every token); each
+        sampling step costs eps_I, amplified in Renyi DP by the token subsampling. 'paper':
+        papers/huang2022's own accounting - the Zhu & Wang bound of the Poisson-subsampled
+        Gaussian with unit sensitivity, T times, no cost for the sampling steps - reported
+        labelled as such. Not a sound guarantee.
     rdp_order : int, default=14
         Order alpha of the paper's eps_subsample(alpha) and efficiency-privacy function I.
     doc_topic_prior, topic_word_prior, max_iter, transform_max_iter, record_trace,
@@ -527,11 +528,14 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
     iteration: the Gaussian snapshot (sigma, L2 sensitivity sqrt 2) and the sweep's topic
     assignments; ``components_`` is post-processing of the last snapshot. 'sound'
     accounting: the snapshot is computed from every token, sampled or not, so its release
-    is *not* amplified by the token subsampling. The sampling step is charged eps_I =
-    2 log(C/beta + 1) per sweep without amplification: whether the replaced token is
-    resampled is visible in its topic, so subsampling does not lower its pure epsilon
-    (it does lower its Renyi divergence; the accountant has no event for that curve yet,
-    so the bound is conservative). Adaptive subsampling has no finite sound bound: the
+    is *not* amplified by the token subsampling. The sampling step of the replaced token is
+    eps_I = 2 log(C/beta + 1)-DP when the token is resampled; with probability 1 - gamma it
+    keeps its topic, which is the same on both neighbours given the past (the other tokens'
+    conditionals do not involve the replaced word). A move is only reachable by resampling,
+    so the pure epsilon stays eps_I, but the Renyi divergence is amplified by joint
+    convexity: log(1 - gamma + gamma exp((alpha - 1) eps_I(alpha))) / (alpha - 1) per sweep,
+    eps_I(alpha) the tight RDP of an eps_I-DP mechanism
+    (:class:`dptm.accounting.GatedEvent`). Adaptive subsampling has no finite sound bound: the
     replaced token's sampling probability (0 or v gamma) depends on its word, and a move
     reveals which; it is therefore only available with ``accounting='paper'``. The
     stopping rule evaluates the perplexity of ``eval_X``, which must not be part of the
@@ -615,6 +619,9 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
             rate = self._paper_rate
             return SelfComposedEvent(PoissonSampledEvent(ev, rate) if rate < 1 else ev, T)
         sampling = PureDPEvent(eps_i, label=_SAMPLING_LABEL)
+        if gamma < 1.0:
+            sampling = GatedEvent(sampling, gamma, label=_SAMPLING_LABEL + ", token resampled "
+                                  "with probability gamma, else its topic is kept")
         return SelfComposedEvent(ComposedEvent((noise.event, sampling)), T)
 
     def _make_noise(self, eps_i, gamma, T, delta):
@@ -731,8 +738,9 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
             description = (f"SubsampledGibbsLDA ({rate}), {T} iterations; released: the noisy "
                            "snapshots, the topic assignments of every sweep and the topic-word "
                            "matrix from the last snapshot; the snapshot release is not amplified")
-            notes.append("the sampling step is charged eps_I without amplification by subsampling "
-                         "(conservative: the amplified Renyi bound has no accountant event yet)")
+            notes.append("the sampling step costs eps_I when the token is resampled and nothing "
+                         "otherwise: amplified in Renyi DP by joint convexity (GatedEvent), not in "
+                         "pure DP")
         if self.convergence_tol is not None:
             notes.append("stopped by the eq. (9) rule on eval_X (post-processing of privatized "
                          f"topics) after {T} of at most {self.max_iter} iterations")
