@@ -11,13 +11,7 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
 5. Topic-based attack accuracy against iterations (papers/zhao2021 Fig. 4).
 
     python bench/bench_private_gibbs.py [--quick] [--repeats 5] [--sweeps-only]
-                                        [--baseline-kernel OLD/_cgs.cpython-311-x86_64-linux-gnu.so]
-
-``--baseline-kernel`` times the SUB-LDA sweep of another build of ``dptm._cgs`` (e.g. a copy
-of the .so before a change) in the same run, interleaved with ours, for before/after tables.
 """
-import importlib.machinery
-import importlib.util
 import os
 import sys
 import time
@@ -43,18 +37,11 @@ def load_kos():
     return load_uci_bow(data_path("kos", "docword.kos.txt.gz"), data_path("kos", "vocab.kos.txt"))[0]
 
 
-def load_kernel(path):
-    """A compiled ``dptm._cgs`` from another build, loaded under a private module name."""
-    loader = importlib.machinery.ExtensionFileLoader("dptm_baseline._cgs", path)
-    spec = importlib.util.spec_from_loader("dptm_baseline._cgs", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-def sweep_timing(X, K, repeats, burn_in, baseline=None):
-    """Per-sweep kernel times on one burnt-in state: plain, noisy (snapshot + sweep),
-    and SUB-LDA sweeps at several gamma."""
+def sweep_timing(X, K, repeats, burn_in):
+    """Per-sweep kernel times: plain, noisy (snapshot + sweep), and SUB-LDA sweeps at
+    several gamma. Every timed sweep starts from the same burnt-in state (restored in the
+    untimed setup), so the cases differ only in what they compute; repeats are interleaved
+    so that load changes on a shared machine hit every case alike."""
     corpus = Corpus.from_matrix(X)
     rng = np.random.default_rng(0)
     state = GibbsState(corpus, K, rng)
@@ -62,48 +49,51 @@ def sweep_timing(X, K, repeats, burn_in, baseline=None):
     for _ in range(burn_in):
         _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
                          state.n_k, alpha, beta, rng.bit_generator)
+    arrays = (state.z, state.n_wk, state.n_dk, state.n_k)
+    saved = [a.copy() for a in arrays]
     lap = _Noise("laplace", epsilon=1.0)
     gau = _Noise("gaussian", noise_multiplier=1.0)
     clip = 50.0
 
-    def plain():
+    buf = gau.snapshot(state.n_wk, clip, beta, rng.bit_generator)    # reused by timed cases
+
+    def restore():
+        for a, b in zip(arrays, saved):
+            np.copyto(a, b)
+
+    def restore_and_snapshot():
+        restore()
+        return gau.snapshot(state.n_wk, clip, beta, rng.bit_generator)
+
+    def plain(_):
         _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
                          state.n_k, alpha, beta, rng.bit_generator)
 
+    def sweep(gamma, snap):
+        _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                               state.n_dk, state.n_k, snap[1], snap[2], alpha, gamma, NO_TABLE,
+                               rng.bit_generator)
+
     def noisy(noise, gamma=1.0):
-        def run():
-            _, f = noise.snapshot(state.n_wk, clip, beta, rng.bit_generator)
-            _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
-                                   state.n_dk, state.n_k, f, alpha, gamma, NO_TABLE,
-                                   rng.bit_generator)
-        return run
-
-    def snapshot_only():
-        return gau.snapshot(state.n_wk, clip, beta, rng.bit_generator)[1]
-
-    def sweep_only(gamma, kernel=_cgs):
-        def run(f):
-            kernel.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
-                                   state.n_dk, state.n_k, f, alpha, gamma, NO_TABLE,
-                                   rng.bit_generator)
-        return run
+        return lambda _: sweep(gamma, noise.snapshot(state.n_wk, clip, beta, rng.bit_generator,
+                                                     buf))
 
     n = corpus.n_tokens
-    cases = [Case("sweep K=%d" % K, "GibbsLDA", plain, work=n, unit="tokens"),
-             Case("sweep K=%d" % K, "NoisyGibbsLDA laplace", noisy(lap), work=n, unit="tokens"),
-             Case("sweep K=%d" % K, "NoisyGibbsLDA gaussian", noisy(gau), work=n, unit="tokens"),
-             Case("sweep K=%d" % K, "snapshot only (gaussian)", snapshot_only, work=n, unit="tokens")]
+    cases = [Case("sweep K=%d" % K, "GibbsLDA", plain, restore, work=n, unit="tokens"),
+             Case("sweep K=%d" % K, "NoisyGibbsLDA laplace", noisy(lap), restore, work=n,
+                  unit="tokens"),
+             Case("sweep K=%d" % K, "NoisyGibbsLDA gaussian", noisy(gau), restore, work=n,
+                  unit="tokens"),
+             Case("sweep K=%d" % K, "snapshot only (gaussian)",
+                  lambda _: gau.snapshot(state.n_wk, clip, beta, rng.bit_generator, buf), restore,
+                  work=n, unit="tokens")]
     gammas = [0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
     # SUB-LDA: the token sweep alone (snapshot drawn untimed in setup) and snapshot + sweep
-    sub = [Case("SUB-LDA sweep K=%d" % K, f"gamma={g}", sweep_only(g), setup=snapshot_only,
-                work=n * g, unit="tokens", extra={"gamma": g}) for g in gammas]
-    if baseline is not None:
-        sub += [Case("SUB-LDA sweep K=%d baseline" % K, f"gamma={g}", sweep_only(g, baseline),
-                     setup=snapshot_only, work=n * g, unit="tokens", extra={"gamma": g})
-                for g in gammas]
-    sub += [Case("SUB-LDA snapshot+sweep K=%d" % K, f"gamma={g}", noisy(gau, g), work=n * g,
-                 unit="tokens", extra={"gamma": g}) for g in gammas]
-    # interleave repeats (ABAB...) so that load changes on the shared machine hit all cases
+    sub = [Case("SUB-LDA sweep K=%d" % K, f"gamma={g}", lambda snap, g=g: sweep(g, snap),
+                restore_and_snapshot, work=n * g, unit="tokens", extra={"gamma": g})
+           for g in gammas]
+    sub += [Case("SUB-LDA snapshot+sweep K=%d" % K, f"gamma={g}", noisy(gau, g), restore,
+                 work=n * g, unit="tokens", extra={"gamma": g}) for g in gammas]
     rows = {}
     for _ in range(repeats):
         for c in cases + sub:
@@ -122,11 +112,27 @@ def sweep_timing(X, K, repeats, burn_in, baseline=None):
     for r in out:
         if "gamma" in r:
             hdp = [x for x in out if x["group"] == r["group"] and x["name"] == "gamma=1.0"][0]["median_s"]
+            r["time_vs_gamma1"] = r["median_s"] / hdp
             r["speedup_vs_gamma1"] = hdp / r["median_s"]
             r["paper_speedup_ratio"] = abs(r["median_s"] - hdp) / hdp
         if r["group"].startswith("sweep") and r["name"] != "GibbsLDA":
             r["cost_vs_GibbsLDA"] = 1.0 / r["speed_vs_GibbsLDA"]
     return out
+
+
+def proportionality(rows):
+    """Least-squares line time/time(gamma=1) = a + b gamma over each SUB-LDA group's
+    gamma < 1 (a: the fraction that does not scale with gamma; a = 0, b = 1 is exact
+    proportionality)."""
+    fits = []
+    for group in sorted({r["group"] for r in rows if "gamma" in r}):
+        pts = [(r["gamma"], r["time_vs_gamma1"]) for r in rows
+               if r["group"] == group and r["gamma"] < 1]
+        g, t = np.array(pts).T
+        b, a = np.polyfit(g, t, 1)
+        fits.append({"group": group, "intercept_a": a, "slope_b": b,
+                     "max_abs_dev_from_gamma": float(np.max(np.abs(t - g)))})
+    return fits
 
 
 def fit_timing(X, K, iters, repeats):
@@ -235,8 +241,6 @@ def main():
     p = parser(__doc__)
     p.add_argument("--topics", type=int, default=50)
     p.add_argument("--sweeps-only", action="store_true", help="only sections 1-2 (sweep times)")
-    p.add_argument("--baseline-kernel", default=None,
-                   help="path of another build's _cgs extension, timed in section 2 too")
     args = p.parse_args()
     X = load_kos()
     K = args.topics
@@ -244,14 +248,17 @@ def main():
     meta = {"corpus": "KOS", "docs": X.shape[0], "words": X.shape[1], "K": K, "quick": quick}
 
     print(f"== 1-2. per-sweep time, KOS {X.shape}, {int(X.sum())} tokens, K={K}")
-    baseline = load_kernel(args.baseline_kernel) if args.baseline_kernel else None
     rows = sweep_timing(X if not quick else X[:800], K, repeats=args.repeats,
-                        burn_in=5 if quick else 20, baseline=baseline)
+                        burn_in=5 if quick else 20)
     report("bench_private_gibbs_sweeps", rows,
            [("group", ""), ("name", ""), ("median_s", ".4f"), ("cost_vs_GibbsLDA", ".3f"),
-            ("speedup_vs_gamma1", ".2f"), ("paper_speedup_ratio", ".3f")],
-           {**meta, "tokens": int(X.sum()) if not quick else int(X[:800].sum()),
-            "baseline_kernel": args.baseline_kernel})
+            ("time_vs_gamma1", ".3f"), ("speedup_vs_gamma1", ".2f"),
+            ("paper_speedup_ratio", ".3f")],
+           {**meta, "tokens": int(X.sum()) if not quick else int(X[:800].sum())})
+    print("\ntime / time(gamma=1) ~ a + b gamma, fitted over gamma < 1")
+    report("bench_private_gibbs_proportionality", proportionality(rows),
+           [("group", ""), ("intercept_a", ".3f"), ("slope_b", ".3f"),
+            ("max_abs_dev_from_gamma", ".3f")], meta)
     if args.sweeps_only:
         return
 

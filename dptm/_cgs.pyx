@@ -281,8 +281,8 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
 
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
-                   float[:, ::1] word_factor, object bit_generator):
-    """Draw a noisy snapshot of the topic-word counts and its fixed word factor.
+                   float[:, ::1] word_factor, double[::1] word_mass, object bit_generator):
+    """Draw a noisy snapshot of the topic-word counts, its fixed word factor and row masses.
 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
     (as in ``fill_noise``),
@@ -291,16 +291,21 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
 
         pos = np.maximum(snapshot, 0)
         word_factor = ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + V * beta)).astype(np.float32)
+        word_mass = word_factor.astype(np.float64).cumsum(axis=1)[:, -1]
 
     (numerator clamped and clipped, topic totals from the clamped snapshot; float32 halves
-    the memory the sweep streams through). O(V K).
+    the memory the sweep streams through; ``word_mass`` is summed in topic order, for the
+    sweep's word bucket). O(V K).
     """
     cdef Py_ssize_t V = n_wk.shape[0], K = n_wk.shape[1], w, k
-    cdef double x, beta_sum = V * beta
+    cdef double x, m, beta_sum = V * beta
+    cdef float f
     cdef bitgen_t* rng = get_bitgen(bit_generator)
     if snapshot.shape[0] != V or snapshot.shape[1] != K or word_factor.shape[0] != V \
             or word_factor.shape[1] != K:
         raise ValueError("snapshot and word_factor must have the shape of n_wk")
+    if word_mass.shape[0] != V:
+        raise ValueError("word_mass must have one entry per word")
     if kind < 0 or kind > 4:
         raise ValueError("kind must be in 0..4")
     if (kind == 3 or kind == 4) and (a < 1 or b < 1 or (kind == 4 and c < 1)):
@@ -330,13 +335,17 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
             for k in range(K):
                 totals[k] = 1.0 / totals[k]
             for w in range(V):
+                m = 0.0
                 for k in range(K):
                     x = snapshot[w, k]
                     if x < 0:
                         x = 0
                     elif x > clip:
                         x = clip
-                    word_factor[w, k] = <float> ((x + beta) * totals[k])
+                    f = <float> ((x + beta) * totals[k])
+                    word_factor[w, k] = f
+                    m += f
+                word_mass[w] = m
     finally:
         free(totals)
 
@@ -376,8 +385,8 @@ cdef inline int64_t _next_selected(bitgen_t* rng, int mode, double scale, int64_
 
 def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
                       int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
-                      const float[:, ::1] word_factor, double alpha, double rate,
-                      const double[:, ::1] rate_table, object bit_generator):
+                      const float[:, ::1] word_factor, const double[::1] word_mass, double alpha,
+                      double rate, const double[:, ::1] rate_table, object bit_generator):
     """One sweep sampling each token's topic with the word factor fixed for the sweep.
 
     Selection (Poisson subsampling: each token independently with probability ``rate``):
@@ -403,16 +412,16 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     (``F = word_factor``, live document counts), then the true counts ``n_wk``, ``n_dk``,
     ``n_k`` are updated; they only feed the next snapshot. Because F is fixed, p splits
     into a document bucket ``F[w, t] n_dk[d, t]`` over the document's non-zero topics
-    ``nz`` and a word bucket ``alpha F[w, t]`` whose total A_w = sum_t alpha F[w, t]
-    (summed in topic order) is computed at the first selected token of word w in the
-    sweep: with one uniform u on [0, Q + A_w), Q = sum_j F[w, nz[j]] n_dk[d, nz[j]]
-    (cumulative in the order of ``nz``), the topic is the first nz[j] whose cumulative sum
-    exceeds u if u < Q, else the first t with sum_{t' <= t} alpha F[w, t'] > u - Q. ``nz``
+    ``nz`` and a word bucket ``alpha F[w, t]`` of total A_w = alpha * word_mass[w]
+    (``word_mass`` from ``noisy_snapshot``): with one uniform u on [0, Q + A_w),
+    Q = sum_j F[w, nz[j]] n_dk[d, nz[j]] (cumulative in the order of ``nz``), the topic is
+    the first nz[j] whose cumulative sum exceeds u if u < Q, else the first t with
+    sum_{t' <= t} F[w, t'] > (u - Q) / alpha (K - 1 if none). ``nz``
     is built in increasing topic order at the first selected token of each document; a
     topic whose count drops to 0 is replaced by the last entry, a topic that becomes
     non-zero is appended.
     O(K_d) per selected token (K_d: non-zero topics of the document) plus O(K) with
-    probability A_w / (Q + A_w), plus O(K) per document and per word with a selected token.
+    probability A_w / (Q + A_w), plus O(K) per document with a selected token.
 
     Returns
     -------
@@ -429,6 +438,10 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     cdef bitgen_t* rng = get_bitgen(bit_generator)
     if word_factor.shape[0] != V or word_factor.shape[1] != K:
         raise ValueError("word_factor must have the shape of n_wk")
+    if word_mass.shape[0] != V:
+        raise ValueError("word_mass must have one entry per word")
+    if not alpha > 0.0:
+        raise ValueError("alpha must be > 0")
     if rate_table.shape[0] > 0:
         if rate_table.shape[0] != V or rate_table.shape[1] != K:
             raise ValueError("rate_table must be empty or have the shape of n_wk")
@@ -447,16 +460,13 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     if D <= 0:
         return 0
     cdef double* cum = <double*> malloc(K * sizeof(double))
-    cdef double* wsum = <double*> malloc(V * sizeof(double))
     cdef int32_t* nz = <int32_t*> malloc(K * sizeof(int32_t))
     cdef int32_t* pos = <int32_t*> malloc(K * sizeof(int32_t))
-    if cum == NULL or wsum == NULL or nz == NULL or pos == NULL:
-        free(cum); free(wsum); free(nz); free(pos)
+    if cum == NULL or nz == NULL or pos == NULL:
+        free(cum); free(nz); free(pos)
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
-            for w in range(V):
-                wsum[w] = -1.0                          # A_w not computed yet
             i = doc_ptr[0]
             end = doc_ptr[D]
             d = -1
@@ -489,12 +499,7 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
                         n_nz += drow[t] > 0
                 n_sampled += 1
                 frow = &word_factor[w, 0]
-                a_w = wsum[w]
-                if a_w < 0.0:
-                    a_w = 0.0
-                    for t in range(K):
-                        a_w += alpha * frow[t]
-                    wsum[w] = a_w
+                a_w = alpha * word_mass[w]
                 drow[k] -= 1
                 if drow[k] == 0:
                     j = pos[k]
@@ -513,11 +518,11 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
                         j += 1
                     knew = nz[j]
                 else:
-                    u -= q
+                    u = (u - q) / alpha
                     acc = 0.0
                     knew = K - 1
                     for t in range(K):
-                        acc += alpha * frow[t]
+                        acc += frow[t]
                         if acc > u:
                             knew = t
                             break
@@ -534,7 +539,6 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
                     n_k[knew] += 1
     finally:
         free(cum)
-        free(wsum)
         free(nz)
         free(pos)
     return n_sampled

@@ -29,6 +29,11 @@ def small():
 
 
 # ----------------------------------------------------------------------------- kernels
+def word_mass(F):
+    """Row sums of the word factor, accumulated in float64 in topic order (as the kernel)."""
+    return np.cumsum(F.astype(np.float64), axis=1)[:, -1].copy()
+
+
 def reference_word_factor(s, clip, beta):
     pos = np.maximum(s, 0.0)
     return ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + s.shape[0] * beta)).astype(np.float32)
@@ -42,7 +47,9 @@ def test_snapshot_kernel_matches_numpy(kind, scale, abc):
     n_wk = rng.integers(0, 30, size=(40, 6)).astype(np.int32)
     s = np.empty(n_wk.shape)
     f = np.empty(n_wk.shape, dtype=np.float32)
-    _cgs.noisy_snapshot(n_wk, kind, scale, *abc, 12.0, 0.1, s, f, np.random.default_rng(1).bit_generator)
+    m = np.empty(n_wk.shape[0])
+    _cgs.noisy_snapshot(n_wk, kind, scale, *abc, 12.0, 0.1, s, f, m,
+                        np.random.default_rng(1).bit_generator)
     noise = s - n_wk
     if kind == 0:
         assert np.all(noise == 0)
@@ -51,6 +58,7 @@ def test_snapshot_kernel_matches_numpy(kind, scale, abc):
     if kind in (1, 2):
         assert np.all(noise != 0)
     np.testing.assert_allclose(f, reference_word_factor(s, 12.0, 0.1), rtol=1e-6)
+    np.testing.assert_array_equal(m, word_mass(f))
 
 
 def test_snapshot_noise_distribution():
@@ -58,7 +66,8 @@ def test_snapshot_noise_distribution():
     n_wk = np.full((300, 100), 7, dtype=np.int32)
     s = np.empty(n_wk.shape)
     f = np.empty(n_wk.shape, dtype=np.float32)
-    _cgs.noisy_snapshot(n_wk, 1, 2.5, 0, 0, 0, np.inf, 0.1, s, f, np.random.default_rng(3).bit_generator)
+    _cgs.noisy_snapshot(n_wk, 1, 2.5, 0, 0, 0, np.inf, 0.1, s, f, np.empty(300),
+                        np.random.default_rng(3).bit_generator)
     assert stats.kstest((s - 7).ravel(), stats.laplace(scale=2.5).cdf).pvalue > 1e-4
 
 
@@ -67,9 +76,9 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
     the same generator in the same order (Generator.random() is next_double,
     Generator.standard_exponential() the ziggurat exponential; the next selected token is
     located before the current one is sampled): document bucket over the non-zero topics,
-    word bucket alpha F[w]."""
+    word bucket alpha F[w] searched on F[w] at (u - Q) / alpha."""
     K = n_wk.shape[1]
-    wsum = [float(np.cumsum(alpha * F[w].astype(np.float64))[-1]) for w in range(F.shape[0])]
+    mass = word_mass(F)
     use_table = table.shape[0] > 0
     if use_table or rate >= 1:
         mode = "table" if use_table else "all"
@@ -126,17 +135,17 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
         for t in nz:
             q += float(F[w, t]) * int(drow[t])
             cum.append(q)
-        u = rng.random() * (q + wsum[w])
+        u = rng.random() * (q + alpha * mass[w])
         if u < q:
             j = 0
             while j < len(nz) - 1 and cum[j] <= u:
                 j += 1
             knew = nz[j]
         else:
-            u -= q
+            u = (u - q) / alpha
             acc, knew = 0.0, K - 1
             for t in range(K):
-                acc += alpha * float(F[w, t])
+                acc += float(F[w, t])
                 if acc > u:
                     knew = t
                     break
@@ -166,8 +175,8 @@ def test_noisy_sweep_conditional_distribution():
         n_wk = np.zeros((3, K), dtype=np.int32); np.add.at(n_wk, (corpus.word_ids, z), 1)
         n_dk = np.bincount(z, minlength=K).astype(np.int32)[None, :].copy()
         n_k = n_wk.sum(axis=0).astype(np.int64)
-        _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, z, n_wk, n_dk, n_k, F, alpha,
-                               1.0, table, gen.bit_generator)
+        _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, z, n_wk, n_dk, n_k, F,
+                               word_mass(F), alpha, 1.0, table, gen.bit_generator)
         counts[z[3]] += 1
     dk = np.bincount(np.delete(z0, 3), minlength=K)
     p = F[2].astype(float) * (dk + alpha)
@@ -187,7 +196,7 @@ def test_noisy_sweep_matches_reference(small, rate, use_table):
     table = (np.random.default_rng(7).random((corpus.n_words, K)) * 0.8) if use_table else NO_TABLE
     g1, g2 = np.random.default_rng(9), np.random.default_rng(9)
     n1 = _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st1.z, st1.n_wk, st1.n_dk,
-                                st1.n_k, F, 0.3, rate, table, g1.bit_generator)
+                                st1.n_k, F, word_mass(F), 0.3, rate, table, g1.bit_generator)
     n2 = reference_noisy_sweep(corpus.doc_ptr, corpus.word_ids, st2.z, st2.n_wk, st2.n_dk,
                                st2.n_k, F, 0.3, rate, table, g2)
     assert n1 == n2
@@ -230,8 +239,8 @@ def test_noisy_sweep_selection_is_independent_bernoulli(rate):
         n_wk = np.zeros((V, 2), dtype=np.int32); n_wk[:, 1] = np.bincount(words, minlength=V)
         n_dk = np.zeros((D, 2), dtype=np.int32); n_dk[:, 1] = lengths
         n_k = np.array([0, N], dtype=np.int64)
-        n = _cgs.noisy_gibbs_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, 0.5, rate, NO_TABLE,
-                                   gen.bit_generator)
+        n = _cgs.noisy_gibbs_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, word_mass(F), 0.5, rate,
+                                   NO_TABLE, gen.bit_generator)
         sel[r] = z == 0
         assert n == sel[r].sum()
         np.testing.assert_array_equal(n_dk[:, 0], np.bincount(doc, weights=sel[r], minlength=D))
@@ -250,7 +259,8 @@ def test_zero_rate_changes_nothing(small):
     z0 = st.z.copy()
     F = np.ones((corpus.n_words, 3), dtype=np.float32)
     n = _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk, st.n_k,
-                               F, 0.1, 0.0, NO_TABLE, np.random.default_rng(1).bit_generator)
+                               F, word_mass(F), 0.1, 0.0, NO_TABLE,
+                               np.random.default_rng(1).bit_generator)
     assert n == 0 and np.array_equal(st.z, z0)
 
 
@@ -395,12 +405,13 @@ def test_empirical_privacy_of_snapshot_mechanism(kind):
     runs = 60000
     s = np.empty(st.n_wk.shape)
     f = np.empty(st.n_wk.shape, dtype=np.float32)
+    m = np.empty(st.n_wk.shape[0])
 
     def event_freq(n_wk, seed):
         gen = np.random.default_rng(seed)
         hits = 0
         for _ in range(runs):
-            _cgs.noisy_snapshot(n_wk, kind, scale, a, b, 0, np.inf, 0.1, s, f, gen.bit_generator)
+            _cgs.noisy_snapshot(n_wk, kind, scale, a, b, 0, np.inf, 0.1, s, f, m, gen.bit_generator)
             hits += (s[t, k] >= st.n_wk[t, k]) and (s[tp, k] <= st.n_wk[tp, k])
         return hits
 

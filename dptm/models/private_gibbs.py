@@ -92,12 +92,15 @@ class _Noise:
     def sigma(self):
         return self.scale
 
-    def snapshot(self, n_wk, clip, beta, bit_generator, out_s=None, out_f=None):
-        s = np.empty(n_wk.shape) if out_s is None else out_s
-        f = np.empty(n_wk.shape, dtype=np.float32) if out_f is None else out_f
+    def snapshot(self, n_wk, clip, beta, bit_generator, out=None):
+        """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
+        ``out`` (a previous return value) when given."""
+        if out is None:
+            out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
+                   np.empty(n_wk.shape[0]))
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            s, f, bit_generator)
-        return s, f
+                            *out, bit_generator)
+        return out
 
 
 def _bisect(ok, lo, hi):
@@ -428,7 +431,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         self._trace_init(trace_idx)
 
         schedule = self.noise_schedule
-        s = f = None
+        snap = None
         start = time.perf_counter()
         for it in range(1, T + 1):
             noisy = schedule == "every" or (schedule == "first" and it == 1) or \
@@ -440,20 +443,19 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
             else:
                 if noisy:
                     # a fresh array per snapshot when tracing (the trace keeps them all)
-                    reuse = s is not None and self.trace_ is None
-                    s, f = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
-                                          s if reuse else None, f if reuse else None)
+                    snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
+                                          snap if self.trace_ is None else None)
                 _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
-                                       state.n_dk, state.n_k, f, alpha, 1.0, _NO_TABLE,
-                                       sweep_rng.bit_generator)
-                self._trace_add(state, s, noisy)
+                                       state.n_dk, state.n_k, snap[1], snap[2], alpha, 1.0,
+                                       _NO_TABLE, sweep_rng.bit_generator)
+                self._trace_add(state, snap[0], noisy)
             if self.verbose:
                 self._progress(it, start)
             if self.callback is not None:
                 self.callback(self, it)
         self._trace_close()
         self.n_iter_ = T
-        self._release(corpus, state, s)
+        self._release(corpus, state, snap[0])
         self.privacy_ = self._report(noise, eps_i, eps_plain, T, clipped, corpus, delta)
         return self
 
@@ -674,18 +676,19 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         self._trace_init(trace_idx)
         self.perplexity_history_ = []
         n_resampled = []
-        s = f = None
+        snap = None
         below = 0
         start = time.perf_counter()
         it = 0
         for it in range(1, self.max_iter + 1):
-            reuse = s is not None and self.trace_ is None
-            s, f = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
-                                  s if reuse else None, f if reuse else None)
+            # a fresh array per snapshot when tracing (the trace keeps them all)
+            snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
+                                  snap if self.trace_ is None else None)
+            s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
             n_resampled.append(_cgs.noisy_gibbs_sweep(
-                corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k, f,
-                alpha, gamma, table, sweep_rng.bit_generator))
+                corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
+                snap[1], snap[2], alpha, gamma, table, sweep_rng.bit_generator))
             self._trace_add(state, s, True)
             stop = False
             if self.convergence_tol is not None:
