@@ -7,7 +7,9 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
    and the paper's ratio |t_sub - t_hdp| / t_hdp.
 3. Held-out perplexity against eps_L for HDP-LDA (eps_I = 10), CDP-LDA+ and non-private CGS
    (papers/zhao2021 Fig. 5; KOS, 1000 most frequent words, 3000 train / 430 test docs).
-4. I = gamma exp((alpha - 1) eps_subsample(alpha)) against gamma (papers/huang2022 Fig. 1).
+4. I = gamma exp((alpha - 1) eps_subsample(alpha)) against gamma (papers/huang2022 Fig. 1),
+   and SUB-LDA's sound epsilon against gamma (sampling step amplified in Renyi DP or not,
+   and the paper's claim).
 5. Topic-based attack accuracy against iterations (papers/zhao2021 Fig. 4).
 
     python bench/bench_private_gibbs.py [--quick] [--repeats 5] [--sweeps-only]
@@ -22,11 +24,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import Case, add_ratios, data_path, format_table, parser, report, run_cases  # noqa: E402
 
 from dptm import GibbsLDA, NoisyGibbsLDA, SubsampledGibbsLDA, _cgs  # noqa: E402
-from dptm.accounting import recipes  # noqa: E402
+from dptm.accounting import ComposedEvent, SelfComposedEvent, epsilon, recipes  # noqa: E402
 from dptm.attacks import topic_based_attack  # noqa: E402
 from dptm.attacks.topic_based import record_gibbs_trace  # noqa: E402
 from dptm.corpus import Corpus  # noqa: E402
-from dptm.datasets import load_uci_bow  # noqa: E402
+from dptm.datasets import load_uci_bow, make_lda_corpus  # noqa: E402
 from dptm.models.gibbs import GibbsState  # noqa: E402
 from dptm.models.private_gibbs import _Noise  # noqa: E402
 
@@ -207,6 +209,26 @@ def efficiency_privacy(alphas, gammas, eps_alpha=2.0, alpha0=14):
     return rows, sigma
 
 
+def sound_epsilon_vs_gamma(gammas, noise_multiplier=5.0, clip=1.0, beta=1.0, iters=100,
+                           delta=1e-5):
+    """SUB-LDA's sound epsilon against gamma, read from fitted models' reports: the
+    sampling step credited by Renyi amplification (GatedEvent, the default) and charged
+    eps_I in full (no amplification), next to the paper's (unsound) claim."""
+    X, _, _ = make_lda_corpus(50, 30, 3, random_state=0)
+    rows = []
+    for g in gammas:
+        m = SubsampledGibbsLDA(3, sample_rate=g, noise_multiplier=noise_multiplier, clip=clip,
+                               topic_word_prior=beta, max_iter=iters, random_state=0).fit(X)
+        gauss, sampling = [e for e, _, _, _ in m.privacy_.events]
+        inner = getattr(sampling, "event", sampling)
+        ungated = SelfComposedEvent(ComposedEvent((gauss, inner)), iters)
+        rows.append({"gamma": g, "eps_I": m.epsilon_inherent_,
+                     "sound_eps": m.privacy_.epsilon(delta),
+                     "sound_eps_sampling_unamplified": epsilon(ungated, delta),
+                     "paper_claim_eps": m.privacy_.paper_epsilon(delta)})
+    return rows
+
+
 def attack_vs_iterations(X, K, iters, n_docs, n_tokens, seed=0):
     """papers/zhao2021 Fig. 4: mean posterior probability of the true word and top-1 accuracy."""
     rng = np.random.default_rng(seed)
@@ -286,6 +308,12 @@ def main():
     report("bench_private_gibbs_efficiency_privacy", irows,
            [("alpha", "")] + [(f"g={g}", ".4g") for g in gammas] + [("argmax_gamma", "")],
            {"sigma": sigma})
+
+    print("\n== 4b. SUB-LDA sound epsilon (delta 1e-5) vs gamma: noise multiplier 5, C = 1, "
+          "beta = 1, 100 iterations")
+    report("bench_private_gibbs_sublda_epsilon", sound_epsilon_vs_gamma(gammas[2:]),
+           [("gamma", ".2g"), ("eps_I", ".4g"), ("sound_eps", ".2f"),
+            ("sound_eps_sampling_unamplified", ".2f"), ("paper_claim_eps", ".2f")], meta)
 
     print("\n== 5. topic-based attack vs iterations (papers/zhao2021 Fig. 4)")
     arows, cps, V = attack_vs_iterations(X, 10 if quick else 20, 20 if quick else 100,
