@@ -1,6 +1,7 @@
 """NoisyGibbsLDA / SubsampledGibbsLDA: kernels against NumPy references, release
 semantics, accounting closed forms, an empirical privacy check of the snapshot mechanism,
 and the noiseless limit against GibbsLDA."""
+import json
 import math
 import pickle
 
@@ -467,7 +468,10 @@ def test_sublda_subsampling_and_release(small):
     assert gated.probability == 0.3 and gated.event.epsilon == pytest.approx(m.epsilon_inherent_)
     ungated = SelfComposedEvent(ComposedEvent((gauss, gated.event)), 6)
     assert m.privacy_.epsilon(1e-5) < epsilon(ungated, 1e-5)
-    assert "GatedEvent" in str(m.privacy_)
+    assert "run with probability 0.3, else an output equal on neighbours" in str(m.privacy_)
+    mech = json.loads(json.dumps(m.privacy_.to_dict()))["mechanisms"]
+    assert mech[1]["mechanism"] == "GatedEvent" and mech[1]["probability"] == 0.3
+    assert mech[1]["event"] == {"mechanism": "PureDPEvent", "epsilon": m.epsilon_inherent_}
     assert m.eps_subsample_ == pytest.approx(recipes.huang2022_eps_subsample(14, 0.3, m.noise_scale_))
     assert m.efficiency_privacy_ == pytest.approx(
         0.3 * math.exp(13 * recipes.huang2022_eps_subsample(14, 0.3, m.noise_scale_)))

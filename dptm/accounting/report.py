@@ -79,6 +79,15 @@ def _leaf_params(ev):
     return ev.describe()  # pragma: no cover
 
 
+def _event_dict(ev):
+    """A leaf event as plain data (JSON-ready); nested events (GatedEvent) recursively."""
+    out = {"mechanism": type(ev).__name__}
+    for k, v in vars(ev).items():
+        if k != "label":
+            out[k] = _event_dict(v) if isinstance(v, PrivacyEvent) else v
+    return out
+
+
 class PrivacyReport:
     """Privacy guarantee of a release.
 
@@ -158,10 +167,8 @@ class PrivacyReport:
             "epsilon": eps,
             "method": method,
             "gamma": self.gamma,
-            "mechanisms": [
-                {"mechanism": type(e).__name__, "label": label, "count": c,
-                 "sampling_probability": q, **{k: v for k, v in vars(e).items() if k != "label"}}
-                for e, c, q, label in self.events],
+            "mechanisms": [{**_event_dict(e), "label": label, "count": c,
+                            "sampling_probability": q} for e, c, q, label in self.events],
         }
         if self.pure_only:
             d["epsilon_pure"] = self._safe_eps(0.0)[0]
