@@ -31,8 +31,8 @@ cdef inline Py_ssize_t sample_cumulative(const double* cum, Py_ssize_t K, double
 # order of its docstring (no FMA contraction, so any -march gives the same bits).
 # DPTM_CGS_NB blocks; topic t belongs to block t % NB, so the sums over blocks are
 # element-wise (vectorised) and the serial additions per draw are about K / NB + NB
-# instead of K. The search has no data-dependent branch: a mispredicted loop exit costs as
-# much as the arithmetic, and it stops the CPU from overlapping consecutive tokens.
+# instead of K. The search has no data-dependent branch: a mispredicted loop exit costs about
+# as much as the arithmetic, and it keeps the CPU from overlapping consecutive tokens.
 cdef extern from *:
     """
     #include <stdint.h>
@@ -87,7 +87,7 @@ cdef extern from *:
         for (b = 0; b < DPTM_CGS_NB; b++) nb += cum[b] <= u;
         nb = nb < DPTM_CGS_NB - 1 ? nb : DPTM_CGS_NB - 1;
         r = nb > 0 ? u - cum[nb - 1] : u;
-        /* row `rows` repeats the block total when the block has no topic in it; the clamp
+        /* when block nb has no topic in row `rows`, P repeats its total there; the clamp
            to the block's last topic absorbs it */
         for (j = 0; j <= rows; j++) n += P[j * DPTM_CGS_NB + nb] <= r;
         last = (K - 1 - nb) / DPTM_CGS_NB;
