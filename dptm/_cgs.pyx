@@ -44,6 +44,13 @@ cdef extern from *:
     #define DPTM_CGS_SCALAR
     #endif
     #define DPTM_CGS_NB 8
+    /* Bring a topic-word row into cache ahead of its token (rows are read in word order,
+       not memory order, and n_wk outgrows L2 at large V K). */
+    static inline void dptm_cgs_prefetch_row(const int32_t *row, Py_ssize_t K) {
+        Py_ssize_t t;
+        for (t = 0; t < K; t += 16) __builtin_prefetch(row + t);
+        __builtin_prefetch(row + K - 1);                 /* rows need not start a line */
+    }
     /* P[j NB + b] = x[b] + x[b + NB] + ... + x[b + j NB] (left to right) with
        x[t] = (wrow[t] + beta) * c[t], for j < K / NB; row K / NB holds the block totals
        (the partial last row added). P has K + NB entries. */
@@ -96,6 +103,7 @@ cdef extern from *:
     }
     """
     const Py_ssize_t DPTM_CGS_NB
+    void dptm_cgs_prefetch_row(const int32_t* row, Py_ssize_t K) noexcept nogil
     void dptm_cgs_block_prefix(const int32_t* wrow, const double* c, double* P, Py_ssize_t K,
                                double beta) noexcept nogil
     Py_ssize_t dptm_cgs_block_search(const double* P, Py_ssize_t K, double uniform) noexcept nogil
@@ -139,7 +147,7 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
     needs about K / 8 + 8 serial additions instead of K and no data-dependent branch.
     """
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t d, i, k, w, t
+    cdef Py_ssize_t d, i, k, w, t, n_tokens = words.shape[0]
     cdef double beta_sum = V * beta, total
     cdef int32_t* wrow
     cdef int32_t* drow
@@ -174,6 +182,8 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
                     n_k[k] -= 1
                     if blocked:
                         c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
+                        if i + 1 < n_tokens:
+                            dptm_cgs_prefetch_row(&n_wk[words[i + 1], 0], K)
                         dptm_cgs_block_prefix(wrow, c, cum, K, beta)
                         k = dptm_cgs_block_search(cum, K, next_uniform(rng))
                     else:
