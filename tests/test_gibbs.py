@@ -22,23 +22,58 @@ def reference_sweep(corpus, z, n_wk, n_dk, n_k, alpha, beta, rng):
     the same uniforms (``rng.random()`` is the BitGenerator's ``next_double``)."""
     V, K = n_wk.shape
     beta_sum = V * beta
-    inv_nk = [1.0 / (n_k[t] + beta_sum) for t in range(K)]
     for d in range(corpus.n_docs):
         for i in range(corpus.doc_ptr[d], corpus.doc_ptr[d + 1]):
             w, k = corpus.word_ids[i], z[i]
             n_wk[w, k] -= 1; n_dk[d, k] -= 1; n_k[k] -= 1
-            inv_nk[k] = 1.0 / (n_k[k] + beta_sum)
-            cum, total = [], 0.0
-            for t in range(K):
-                total += (float(n_wk[w, t]) + beta) * (float(n_dk[d, t]) + alpha) * inv_nk[t]
-                cum.append(total)
-            u = rng.random() * total
-            k = 0
-            while k < K - 1 and cum[k] <= u:
-                k += 1
+            if K < 32:
+                k = reference_scan(n_wk[w], n_dk[d], n_k, alpha, beta, beta_sum, rng.random())
+            else:
+                k = reference_blocked(n_wk[w], n_dk[d], n_k, alpha, beta, beta_sum, rng.random())
             z[i] = k
             n_wk[w, k] += 1; n_dk[d, k] += 1; n_k[k] += 1
-            inv_nk[k] = 1.0 / (n_k[k] + beta_sum)
+
+
+def reference_scan(wrow, drow, n_k, alpha, beta, beta_sum, U):
+    """K < 32: running sums of the weights in topic order, first one above u."""
+    K = len(wrow)
+    cum, total = [], 0.0
+    for t in range(K):
+        total += (float(wrow[t]) + beta) * (float(drow[t]) + alpha) * (1.0 / (float(n_k[t]) + beta_sum))
+        cum.append(total)
+    u = U * total
+    k = 0
+    while k < K - 1 and cum[k] <= u:
+        k += 1
+    return k
+
+
+def reference_blocked(wrow, drow, n_k, alpha, beta, beta_sum, U):
+    """K >= 32: 8 blocks, topic t in block t % 8; block prefix sums, then the block whose
+    cumulative total exceeds u, then the topic within it."""
+    K, NB = len(wrow), 8
+    x = [(float(wrow[t]) + beta) * ((float(drow[t]) + alpha) / (float(n_k[t]) + beta_sum))
+         for t in range(K)]
+    P = []                                   # P[b][j] = x[b] + x[b + 8] + ... + x[b + 8 j]
+    for b in range(NB):
+        acc, row = 0.0, []
+        for t in range(b, K, NB):
+            acc += x[t]
+            row.append(acc)
+        P.append(row)
+    s = [row[-1] for row in P]
+    cum = [s[0]]
+    for b in range(1, 4):
+        cum.append(cum[-1] + s[b])
+    second = [s[4]]
+    for b in range(5, 8):
+        second.append(second[-1] + s[b])
+    cum += [cum[3] + e for e in second]
+    u = U * cum[7]
+    b = min(sum(c <= u for c in cum), NB - 1)
+    r = u - cum[b - 1] if b > 0 else u
+    j = min(sum(v <= r for v in P[b]), len(P[b]) - 1)
+    return b + NB * j
 
 
 def small_corpus(seed=0, n_docs=6, n_words=5):
@@ -48,10 +83,13 @@ def small_corpus(seed=0, n_docs=6, n_words=5):
     return X
 
 
-def test_sweep_matches_numpy_reference_exactly():
-    X = small_corpus()
+@pytest.mark.parametrize("K", [3, 31, 32, 37, 45])
+def test_sweep_matches_numpy_reference_exactly(K):
+    """Both draws: the sequential scan (K < 32) and the blocked search (K >= 32, with and
+    without a partial last row of blocks)."""
+    X = small_corpus() if K < 32 else make_lda_corpus(12, 15, 3, doc_length=25, random_state=4)[0]
     corpus = Corpus.from_matrix(X)
-    K, alpha, beta = 3, 0.3, 0.2
+    alpha, beta = 0.3, 0.2
     state = GibbsState(corpus, K, np.random.default_rng(1))
     ref = [a.copy() for a in (state.z, state.n_wk, state.n_dk, state.n_k)]
     rng_c, rng_py = np.random.default_rng(7), np.random.default_rng(7)
@@ -63,6 +101,34 @@ def test_sweep_matches_numpy_reference_exactly():
     np.testing.assert_array_equal(state.n_wk, ref[1])
     np.testing.assert_array_equal(state.n_dk, ref[2])
     np.testing.assert_array_equal(state.n_k, ref[3])
+    assert rng_c.random() == rng_py.random()          # one uniform per token, no more
+
+
+def test_blocked_draw_follows_the_conditional():
+    """A one-token corpus on top of fixed pseudo-counts: every sweep removes the token and
+    redraws it from the same conditional p_t, here with K = 45 (blocked search, partial last
+    row). 60,000 draws against p (chi-square, false-alarm 1e-3)."""
+    K, V, alpha, beta = 45, 4, 0.2, 0.1
+    rng = np.random.default_rng(5)
+    corpus = Corpus.from_matrix(np.array([[0, 0, 1, 0]]))
+    n_wk = rng.integers(0, 6, size=(V, K)).astype(np.int32)
+    n_dk = rng.integers(0, 4, size=(1, K)).astype(np.int32)
+    n_wk[2, 0] += 1; n_dk[0, 0] += 1                     # the token, topic 0
+    n_k = n_wk.sum(axis=0, dtype=np.int64) + rng.integers(0, 10, size=K)   # other words
+    z = np.zeros(1, dtype=np.int32)
+    base = [n_wk[2].copy(), n_dk[0].copy(), n_k.copy()]
+    base[0][0] -= 1; base[1][0] -= 1; base[2][0] -= 1
+    p = (base[0] + beta) * (base[1] + alpha) / (base[2] + V * beta)
+    p /= p.sum()
+    n_draws = 60000
+    counts = np.zeros(K)
+    for _ in range(n_draws):
+        _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, z, n_wk, n_dk, n_k, alpha, beta,
+                         rng.bit_generator)
+        counts[z[0]] += 1
+    assert stats.chisquare(counts, p * n_draws).pvalue > 1e-3
+    # and the test has power: the same p shifted by one topic is rejected
+    assert stats.chisquare(counts, np.roll(p, 1) * n_draws).pvalue < 1e-6
 
 
 def test_sweep_keeps_counts_consistent():
