@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import Case, add_ratios, data_path, format_table, parser, report, run_cases  # noqa: E402
+from _harness import Case, add_ratios, data_path, parser, report, run_cases  # noqa: E402
 
 from dptm import GibbsLDA, NoisyGibbsLDA, SubsampledGibbsLDA, _cgs  # noqa: E402
 from dptm.accounting import ComposedEvent, SelfComposedEvent, epsilon, recipes  # noqa: E402

@@ -2,7 +2,6 @@
 import math
 import pickle
 
-import numpy as np
 import pytest
 
 from dptm.accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
