@@ -22,10 +22,11 @@ _LAZY = {
     "TopicDP": "dptm.models.output",
     "DPVocabulary": "dptm.vocab",
     "FullyPrivateTopicModel": "dptm.pipeline",
+    "Release": "dptm.release",
 }
 _SUBMODULES = {
-    "accounting", "attacks", "corpus", "datasets", "local", "mechanisms", "metrics",
-    "models", "text", "vocab", "pipeline",
+    "accounting", "attacks", "corpus", "datasets", "exceptions", "local", "mechanisms",
+    "metrics", "models", "text", "vocab", "pipeline", "release",
 }
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)

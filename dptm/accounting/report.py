@@ -5,14 +5,14 @@ paper's own claimed accounting (:class:`PaperClaim`), kept apart from - and neve
 ``epsilon()``. Pickles with its events.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ._validation import delta_open, real
 from .accountants import epsilon_and_method as _epsilon_and_method, _pure_epsilon
 from .events import (ApproxDPEvent, GatedEvent, GaussianEvent, LaplaceEvent, PrivacyEvent,
                      PureDPEvent, RandomizedResponseEvent, ZCDPEvent, leaf_events)
 
-__all__ = ["PaperClaim", "PrivacyReport", "ADJACENCIES"]
+__all__ = ["PaperClaim", "PrivacyReport", "ADJACENCIES", "event_to_dict", "event_from_dict"]
 
 # How str() names each route of ``epsilon_and_method``.
 _ROUTE_NAMES = {"pure": "basic composition of pure/approximate DP"}
@@ -58,16 +58,21 @@ class PaperClaim:
         return float(fn(**params))
 
 
+_NOT_HARDENED = " [floating-point sampler: not hardened against low-bit attacks]"
+
+
 def _leaf_params(ev):
     if isinstance(ev, GatedEvent):
         return (f"run with probability {ev.probability:.6g}, else an output equal on neighbours: "
                 + _leaf_params(ev.event))
     if isinstance(ev, GaussianEvent):
         return (f"{'discrete ' if ev.discrete else ''}Gaussian noise sigma={ev.sigma:.6g}, "
-                f"L2 sensitivity={ev.sensitivity:.6g} (noise multiplier {ev.noise_multiplier:.6g})")
+                f"L2 sensitivity={ev.sensitivity:.6g} (noise multiplier {ev.noise_multiplier:.6g})"
+                + ("" if ev.discrete else _NOT_HARDENED))
     if isinstance(ev, LaplaceEvent):
         return (f"{'discrete ' if ev.discrete else ''}Laplace noise scale={ev.scale:.6g}, "
-                f"L1 sensitivity={ev.sensitivity:.6g} (pure epsilon {ev.epsilon:.6g})")
+                f"L1 sensitivity={ev.sensitivity:.6g} (pure epsilon {ev.epsilon:.6g})"
+                + ("" if ev.discrete else _NOT_HARDENED))
     if isinstance(ev, RandomizedResponseEvent):
         return f"randomized response flip f={ev.f:.6g}, sensitivity: one bit (pure epsilon {ev.epsilon:.6g})"
     if isinstance(ev, PureDPEvent):
@@ -86,6 +91,42 @@ def _event_dict(ev):
         if k != "label":
             out[k] = _event_dict(v) if isinstance(v, PrivacyEvent) else v
     return out
+
+
+_KIND_KEY = "__event__"
+
+
+def event_to_dict(event):
+    """The whole event tree as plain data (JSON-ready); inverse of :func:`event_from_dict`."""
+    out = {_KIND_KEY: type(event).__name__}
+    for f in fields(event):
+        v = getattr(event, f.name)
+        if isinstance(v, PrivacyEvent):
+            v = event_to_dict(v)
+        elif isinstance(v, tuple) and all(isinstance(e, PrivacyEvent) for e in v):
+            v = [event_to_dict(e) for e in v]
+        out[f.name] = v
+    return out
+
+
+def event_from_dict(data):
+    """Rebuild an event tree saved by :func:`event_to_dict` (validated by the events)."""
+    from . import events as _events
+    if not isinstance(data, dict) or _KIND_KEY not in data:
+        raise ValueError(f"not a saved privacy event: {data!r:.80}")
+    cls = getattr(_events, str(data[_KIND_KEY]), None)
+    if not (isinstance(cls, type) and issubclass(cls, PrivacyEvent)):
+        raise ValueError(f"unknown privacy event {data[_KIND_KEY]!r}")
+    kwargs = {}
+    for k, v in data.items():
+        if k == _KIND_KEY:
+            continue
+        if isinstance(v, dict) and _KIND_KEY in v:
+            v = event_from_dict(v)
+        elif isinstance(v, list) and v and all(isinstance(e, dict) and _KIND_KEY in e for e in v):
+            v = tuple(event_from_dict(e) for e in v)
+        kwargs[k] = v
+    return cls(**kwargs)
 
 
 class PrivacyReport:
@@ -107,10 +148,22 @@ class PrivacyReport:
         probability >= 1 - gamma over the sensitivity sampling.
     default_delta : float
         Delta used by ``str()`` (ignored for pure-DP-only events, reported at delta = 0).
+    seeded : bool
+        True when the mechanism drew from a caller-given seed (test mode): the first line of
+        the report then says that the guarantee holds only while the seed stays secret.
+    assumed_public : sequence of str
+        Quantities the guarantee treats as public (the number of documents, the
+        vocabulary, length caps, ...), printed under "assumed public".
+    vocabulary : str or None
+        Provenance of the vocabulary: "public (given)", "DP-selected (epsilon=.., delta=..)".
+
+    Every field is a declared public parameter or a function of the mechanism's
+    parameters, never of the data: reports of neighbouring data sets are identical.
     """
 
     def __init__(self, event, adjacency, *, description="", notes=(), paper_claim=None,
-                 gamma=None, default_delta=1e-5):
+                 gamma=None, default_delta=1e-5, seeded=False, assumed_public=(),
+                 vocabulary=None):
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"event must be a PrivacyEvent, got {type(event).__name__}")
         if adjacency not in ADJACENCIES:
@@ -128,6 +181,9 @@ class PrivacyReport:
         self.paper_claim = paper_claim
         self.gamma = gamma
         self.default_delta = delta_open(default_delta, "default_delta")
+        self.seeded = bool(seeded)
+        self.assumed_public = tuple(str(a) for a in assumed_public)
+        self.vocabulary = None if vocabulary is None else str(vocabulary)
 
     # -- guarantees -------------------------------------------------------------------
     @property
@@ -167,6 +223,9 @@ class PrivacyReport:
             "epsilon": eps,
             "method": method,
             "gamma": self.gamma,
+            "seeded": self.seeded,
+            "assumed_public": list(self.assumed_public),
+            "vocabulary": self.vocabulary,
             "mechanisms": [{**_event_dict(e), "label": label, "count": c,
                             "sampling_probability": q} for e, c, q, label in self.events],
         }
@@ -178,6 +237,27 @@ class PrivacyReport:
                                 "params": dict(self.paper_claim.params),
                                 "epsilon": self._safe_paper(self.default_delta)}
         return d
+
+    def to_state(self):
+        """Everything needed to rebuild the report (the full event tree), JSON-ready;
+        :meth:`from_state` inverts it exactly."""
+        claim = self.paper_claim
+        return {
+            "event": event_to_dict(self.event), "adjacency": self.adjacency,
+            "description": self.description, "notes": list(self.notes),
+            "paper_claim": None if claim is None else {
+                "citation": claim.citation, "method": claim.method, "params": dict(claim.params)},
+            "gamma": self.gamma, "default_delta": self.default_delta, "seeded": self.seeded,
+            "assumed_public": list(self.assumed_public), "vocabulary": self.vocabulary,
+        }
+
+    @classmethod
+    def from_state(cls, state):
+        """Rebuild a report saved by :meth:`to_state`."""
+        state = dict(state)
+        claim = state.pop("paper_claim", None)
+        return cls(event_from_dict(state.pop("event")), state.pop("adjacency"),
+                   paper_claim=None if claim is None else PaperClaim(**claim), **state)
 
     def _safe_eps(self, delta):
         try:
@@ -192,7 +272,11 @@ class PrivacyReport:
             return f"n/a ({exc})"
 
     def __str__(self):
-        lines = ["Privacy report"]
+        lines = []
+        if self.seeded:
+            lines.append("TEST MODE (seeded): the guarantee below holds only while the seed stays "
+                         "secret; whoever knows it can subtract the noise. Do not publish.")
+        lines.append("Privacy report")
         if self.description:
             lines.append(f"  release    : {self.description}")
         lines.append(f"  adjacency  : {ADJACENCIES[self.adjacency]}")
@@ -217,13 +301,18 @@ class PrivacyReport:
             lines.append(f"  paper      : epsilon = {pe_s} at delta = {self.default_delta:.3g} as claimed by "
                          f"{self.paper_claim.citation} (not the default guarantee; method "
                          f"recipes.{self.paper_claim.method})")
+        if self.vocabulary is not None:
+            lines.append(f"  vocabulary : {self.vocabulary}")
+        for a in self.assumed_public:
+            lines.append(f"  assumed public : {a}")
         for n in self.notes:
             lines.append(f"  note       : {n}")
         return "\n".join(lines)
 
     def __repr__(self):
         eps, method = self._safe_eps(self.default_delta)
-        return (f"PrivacyReport(adjacency={self.adjacency!r}, epsilon={eps:.4g} at "
+        mode = "TEST MODE (seeded), " if self.seeded else ""
+        return (f"PrivacyReport({mode}adjacency={self.adjacency!r}, epsilon={eps:.4g} at "
                 f"delta={self.default_delta:.3g} via {method})")
 
     def __eq__(self, other):

@@ -1,15 +1,11 @@
 """Shared machinery of the topic-model estimators: parameter checks, fold-in inference,
 perplexity and score, progress reporting."""
-import time
-import zlib
-
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _cgs
 from .._utils import check_count_matrix, check_int, check_positive
-from ..corpus import Corpus
+from ..release import Release, fold_in, public_params
 
 
 class TopicModelMixin(TransformerMixin, BaseEstimator):
@@ -56,17 +52,8 @@ class TopicModelMixin(TransformerMixin, BaseEstimator):
         ndarray of shape (n_docs, n_components); rows sum to 1.
         """
         X = self._check_transform_input(X)
-        corpus = Corpus.from_matrix(X)
-        rngs = [np.random.Generator(np.random.PCG64(
-            [self.transform_seed_, zlib.crc32(X.indices[X.indptr[d]:X.indptr[d + 1]].tobytes()),
-             zlib.crc32(X.data[X.indptr[d]:X.indptr[d + 1]].tobytes())])).bit_generator
-            for d in range(X.shape[0])]
-        word_factor = np.ascontiguousarray(self.topic_word_.T)
-        mean_counts = _cgs.fold_in(corpus.doc_ptr, corpus.word_ids, word_factor,
-                                   self.doc_topic_prior_, self.transform_max_iter,
-                                   self.transform_max_iter // 2, rngs)
-        theta = mean_counts + self.doc_topic_prior_
-        return theta / theta.sum(axis=1, keepdims=True)
+        return fold_in(self.topic_word_, X, self.doc_topic_prior_, self.transform_max_iter,
+                       self.transform_seed_)
 
     def perplexity(self, X):
         """Held-out perplexity ``exp(-log p(X) / n_tokens)`` with theta from ``transform``
@@ -79,10 +66,41 @@ class TopicModelMixin(TransformerMixin, BaseEstimator):
         from ..metrics import log_likelihood
         return log_likelihood(X, self.transform(X), self.topic_word_)
 
-    def _progress(self, iteration, start, extra=""):
+    def _progress(self, iteration, start=None, extra=""):
+        # No wall times: how long a private fit takes depends on the private data.
         if self.verbose and (self.verbose > 1 or iteration % 10 == 0 or iteration == self.max_iter):
-            print(f"[{type(self).__name__}] iteration {iteration}/{self.max_iter}, "
-                  f"{time.perf_counter() - start:.2f} s{extra}", flush=True)
+            print(f"[{type(self).__name__}] iteration {iteration}/{self.max_iter}{extra}", flush=True)
+
+    # -- publication -----------------------------------------------------------------------
+    def _release_fields(self):
+        """The privatized arrays and declared public parameters of the release; subclasses
+        whose ``components_`` or parameters are not all publishable override this."""
+        return {"components": self.components_,
+                "public_params": public_params(self.get_params(deep=False))}
+
+    def release(self, vocabulary=None):
+        """What to publish: a :class:`dptm.Release` (privatized topics, vocabulary,
+        privacy report, public hyperparameters). The fitted estimator itself holds secrets
+        (true counts, topic assignments, a test-mode seed) and is not for publication.
+
+        Parameters
+        ----------
+        vocabulary : sequence of str, optional
+            Word of each column (default: ``feature_names_in_`` when fitted on a
+            DataFrame). Unless the privacy report states its provenance (a DP-selected
+            vocabulary), it is declared public: the guarantee assumes it was not built
+            from the private text.
+        """
+        check_is_fitted(self, "components_")
+        fields = self._release_fields()
+        if vocabulary is None and hasattr(self, "feature_names_in_"):
+            vocabulary = list(self.feature_names_in_)
+        return Release(fields["components"], components=fields["components"],
+                       doc_topic_prior=self.doc_topic_prior_,
+                       privacy=getattr(self, "privacy_", None), vocabulary=vocabulary,
+                       model=type(self).__name__, hyperparameters=fields["public_params"],
+                       transform_seed=self.transform_seed_ % (1 << 63),
+                       transform_max_iter=self.transform_max_iter)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

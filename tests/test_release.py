@@ -1,0 +1,126 @@
+"""Release: what a user publishes; plain-file round trip; the report's test-mode line."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from dptm import GibbsLDA, Release
+from dptm.accounting import PrivacyReport
+from dptm.accounting.events import (ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
+                                    PoissonSampledEvent, PureDPEvent, SelfComposedEvent)
+from dptm.accounting.report import PaperClaim, event_from_dict, event_to_dict
+from dptm.datasets import load_demo_corpus
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_demo_corpus()
+
+
+@pytest.fixture(scope="module")
+def fitted(demo):
+    return GibbsLDA(8, max_iter=30, random_state=0).fit(demo.X)
+
+
+def _report(seeded=False):
+    event = ComposedEvent((
+        SelfComposedEvent(LaplaceEvent(2.0, 2.0, discrete=True, label="snapshot"), 10),
+        PoissonSampledEvent(GaussianEvent(3.0, 1.5, discrete=True), 0.1, label="step"),
+        GatedEvent(PureDPEvent(1.2), 0.3)))
+    return PrivacyReport(event, "word", description="test release", notes=("a caveat",),
+                         paper_claim=PaperClaim("Huang et al. 2022", "huang2022_epsilon",
+                                                {"alpha": 8, "gamma": 0.1, "iterations": 10,
+                                                 "sigma": 2.0}),
+                         seeded=seeded, assumed_public=("number of documents D = 800",),
+                         vocabulary="public (given)")
+
+
+def test_event_tree_round_trip_is_exact():
+    report = _report()
+    assert event_from_dict(json.loads(json.dumps(event_to_dict(report.event)))) == report.event
+
+
+def test_report_state_round_trip_keeps_epsilon():
+    report = _report()
+    again = PrivacyReport.from_state(json.loads(json.dumps(report.to_state())))
+    assert again == report
+    assert again.epsilon(1e-5) == report.epsilon(1e-5)
+
+
+@pytest.mark.parametrize("bad", [{"__event__": "Nope"}, {"sigma": 1.0}, {"__event__": "os"}])
+def test_event_from_dict_refuses_unknown(bad):
+    with pytest.raises(ValueError):
+        event_from_dict(bad)
+
+
+def test_report_states_test_mode_first_and_assumptions():
+    text = str(_report(seeded=True)).splitlines()
+    assert text[0].startswith("TEST MODE (seeded)") and "seed stays secret" in text[0]
+    assert not str(_report()).startswith("TEST MODE")
+    body = str(_report())
+    assert "assumed public : number of documents D = 800" in body
+    assert "vocabulary : public (given)" in body
+    d = _report(seeded=True).to_dict()
+    assert d["seeded"] is True and d["assumed_public"] == ["number of documents D = 800"]
+
+
+def test_floating_point_leaves_are_labelled_not_hardened():
+    exact = PrivacyReport(GaussianEvent(1.0, discrete=True), "document")
+    fp = PrivacyReport(GaussianEvent(1.0), "document")
+    assert "not hardened" not in str(exact)
+    assert "not hardened" in str(fp)
+    assert "not hardened" in str(PrivacyReport(LaplaceEvent(1.0), "word"))
+
+
+def test_release_round_trip(fitted, demo, tmp_path):
+    rel = fitted.release(vocabulary=demo.vocabulary)
+    path = rel.save(str(tmp_path / "rel"))
+    assert sorted(os.listdir(path)) == ["release.json", "topics.npz"]
+    back = Release.load(path)
+    assert back == rel
+    assert np.array_equal(back.topic_word, fitted.topic_word_)
+    X = demo.X[:20]
+    assert np.array_equal(back.transform(X), rel.transform(X))
+    assert np.array_equal(rel.transform(X), fitted.transform(X))
+    assert back.perplexity(X) == pytest.approx(fitted.perplexity(X), rel=1e-12)
+    assert back.top_words(3)[0] == [demo.vocabulary[i] for i in np.argsort(-fitted.topic_word_[0])[:3]]
+
+
+def test_release_with_privacy_round_trip(demo, tmp_path):
+    rel = Release(np.full((2, 3), 1 / 3), doc_topic_prior=0.5, privacy=_report(),
+                  vocabulary=["a", "b", "c"], model="X", hyperparameters={"k": 2})
+    back = Release.load(rel.save(str(tmp_path / "r")))
+    assert back == rel and back.privacy.epsilon(1e-5) == rel.privacy.epsilon(1e-5)
+    assert back.vocabulary_provenance == "public (given)"
+
+
+def test_release_holds_no_seed_and_no_runtime_options(fitted, tmp_path):
+    rel = fitted.release()
+    assert "random_state" not in rel.hyperparameters and "verbose" not in rel.hyperparameters
+    with open(os.path.join(rel.save(str(tmp_path / "r")), "release.json")) as f:
+        meta = json.load(f)
+    assert "random_state" not in json.dumps(meta)
+
+
+def test_release_validation():
+    with pytest.raises(ValueError, match="topic_word"):
+        Release(np.array([[0.5, -0.5]]), doc_topic_prior=1.0)
+    with pytest.raises(ValueError, match="vocabulary"):
+        Release(np.ones((1, 3)), doc_topic_prior=1.0, vocabulary=["a"])
+    with pytest.raises(TypeError, match="privacy"):
+        Release(np.ones((1, 3)), doc_topic_prior=1.0, privacy="eps=1")
+    rel = Release(np.ones((2, 3)), doc_topic_prior=1.0)
+    with pytest.raises(ValueError, match="3 words"):
+        rel.transform(np.ones((1, 4), dtype=int))
+
+
+def test_load_errors_name_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="release.json"):
+        Release.load(str(tmp_path))
+    (tmp_path / "release.json").write_text("{not json")
+    with pytest.raises(ValueError, match="release.json"):
+        Release.load(str(tmp_path))
+    (tmp_path / "release.json").write_text('{"format": "other"}')
+    with pytest.raises(ValueError, match="not a dptm release"):
+        Release.load(str(tmp_path))
