@@ -26,6 +26,9 @@ def test_default_private_generator_is_secret_and_silent():
         gen, seeded = private_generator(None, "Model")
     assert seeded is False
     assert type(gen.bit_generator).__name__ == "AESCounter"
+    # ... and fresh on every call: a fixed key would let anyone replay the noise.
+    other, _ = private_generator(None, "Model")
+    assert not np.array_equal(gen.integers(2**63, size=4), other.integers(2**63, size=4))
 
 
 @pytest.mark.parametrize("seed", [0, 7, np.random.SeedSequence(3)])

@@ -1,0 +1,108 @@
+"""Mutation testing of dptm's privacy-relevant code.
+
+Each mutant in ``mutants.py`` is a small hand-made bug (a noise scale halved, a sensitivity
+understated, a sampler fed the true counts...): one exact source substring replaced by
+another. The runner copies the repository to a scratch directory, applies one mutant at a
+time, rebuilds the kernels when a ``.pyx`` changed, runs the mutant's test files and records
+whether the suite caught it ("killed": a test failed) or not ("survived").
+
+    python tools/mutation/run.py                 # every mutant
+    python tools/mutation/run.py --only M03 M07  # some
+    python tools/mutation/run.py --list
+
+A mutant whose original text is not found is reported as "stale" (the code moved on: update
+the mutant). The kill rate and the survivors with their reasons are kept in DEVELOPING.md.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from mutants import MUTANTS  # noqa: E402
+
+
+def _run(cmd, cwd, timeout):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True)
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+
+
+def _build(work):
+    code, out = _run([sys.executable, "setup.py", "build_ext", "--inplace"], work, 1200)
+    if code != 0:
+        raise RuntimeError(f"build failed:\n{out[-3000:]}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", nargs="*", help="mutant ids to run")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant's tests")
+    args = ap.parse_args(argv)
+    mutants = [m for m in MUTANTS if not args.only or m["id"] in args.only]
+    if args.list:
+        for m in mutants:
+            print(f"{m['id']}  {m['file']}: {m['what']}")
+        return 0
+    work = tempfile.mkdtemp(prefix="dptm-mutation-")
+    try:
+        subprocess.run(["git", "worktree", "add", "--detach", work, "HEAD"], cwd=ROOT,
+                       check=True, capture_output=True)
+        # Uncommitted edits of the working tree are part of what is tested.
+        diff = subprocess.run(["git", "diff", "HEAD"], cwd=ROOT, capture_output=True).stdout
+        if diff:
+            subprocess.run(["git", "apply"], input=diff, cwd=work, check=True)
+        _build(work)
+        results = []
+        for m in mutants:
+            path = os.path.join(work, m["file"])
+            with open(path, encoding="utf-8") as f:
+                source = f.read()
+            n = source.count(m["old"])
+            if n != 1:
+                results.append((m, "stale" if n == 0 else f"ambiguous ({n} matches)", 0.0))
+                print(f"{m['id']}: {results[-1][1]}", flush=True)
+                continue
+            t0 = time.perf_counter()
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(source.replace(m["old"], m["new"]))
+            try:
+                if m["file"].endswith(".pyx"):
+                    _build(work)
+                code, out = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                                  "no:cacheprovider", *m["tests"]], work, args.timeout)
+            finally:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(source)
+                if m["file"].endswith(".pyx"):
+                    _build(work)
+            status = "survived" if code == 0 else ("killed (timeout)" if code == "timeout"
+                                                   else "killed")
+            results.append((m, status, time.perf_counter() - t0))
+            print(f"{m['id']}: {status} ({results[-1][2]:.0f} s) - {m['what']}", flush=True)
+        scored = [r for r in results if r[1].startswith(("killed", "survived"))]
+        killed = sum(r[1].startswith("killed") for r in scored)
+        print(f"\nkilled {killed} of {len(scored)} mutants"
+              + (f" ({100 * killed / len(scored):.1f}%)" if scored else ""))
+        for m, status, _ in results:
+            if not status.startswith("killed"):
+                print(f"  {m['id']} {status}: {m['what']}"
+                      + (f" - equivalent/harmless: {m['equivalent']}" if m.get("equivalent") else ""))
+        return 0
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", work], cwd=ROOT,
+                       capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
