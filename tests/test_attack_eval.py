@@ -109,11 +109,13 @@ def test_normality_tests_with_fdr():
 
 
 def test_example_documents():
-    X = np.array([[5, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [0, 0, 0, 1], [6, 6, 6, 0],
-                  [1, 1, 0, 0], [1, 0, 1, 0]])
-    ex = example_documents(X)
-    assert ex["long"] == 4 and ex["short"] == 3
-    assert ex["outlier"] != ex["inlier"]
+    # Ordinary-length documents 0-4 and 7 (length 4); 5 is long (20), 6 short (1).
+    # Document frequencies: words 0 and 1 in 6 documents, 2 and 3 in 3, 4 and 5 in one.
+    # Mean log document frequency: doc 0 (and 1) log 6, the largest -> inlier (first index);
+    # doc 4 only uses word 4 (df 1) -> 0, the smallest -> outlier (doc 6, also 0, is later).
+    X = np.array([[2, 2, 0, 0, 0, 0], [2, 2, 0, 0, 0, 0], [2, 1, 1, 0, 0, 0], [1, 1, 0, 2, 0, 0],
+                  [0, 0, 0, 0, 4, 0], [6, 6, 4, 4, 0, 0], [0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 0, 0]])
+    assert example_documents(X) == {"outlier": 4, "inlier": 0, "long": 5, "short": 6}
 
 
 def test_in_out_histograms_from_lira():

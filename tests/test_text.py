@@ -46,20 +46,48 @@ def test_stop_word_options():
         get_stop_words(3)
 
 
-def test_nltk_stop_words_missing_gives_clear_error():
-    if text._nltk_stop_words() is not None:
-        assert get_stop_words("nltk") == get_stop_words("english")
-    else:
-        with pytest.raises(MissingNLTKDataError, match="nltk.downloader stopwords"):
-            get_stop_words("nltk")
+@pytest.fixture
+def fake_nltk_stopwords(tmp_path, monkeypatch):
+    """An nltk data folder holding a (tiny) English stop-word list, first on nltk's path."""
+    import nltk
+    folder = tmp_path / "corpora" / "stopwords"
+    folder.mkdir(parents=True)
+    (folder / "english").write_text("the\nand\nzyzzyva\n")
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)] + list(nltk.data.path))
+    return frozenset({"the", "and", "zyzzyva"})
 
 
-def test_lemmatize_requires_wordnet_or_lemmatizes():
-    if _has_wordnet():
-        assert preprocess(["clinics doctors"], lemmatize=True) == [["clinic", "doctor"]]
-    else:
-        with pytest.raises(LookupError, match=r"python -m nltk\.downloader wordnet"):
-            preprocess(["clinics doctors"], lemmatize=True)
+@pytest.fixture
+def no_nltk_data(tmp_path, monkeypatch):
+    import nltk
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
+
+
+def test_nltk_stop_words_are_used_when_installed(fake_nltk_stopwords):
+    assert get_stop_words("nltk") == fake_nltk_stopwords == get_stop_words("english")
+    assert preprocess(["zyzzyva and the clinic"]) == [["clinic"]]
+
+
+def test_nltk_stop_words_missing_gives_clear_error(no_nltk_data):
+    with pytest.raises(MissingNLTKDataError, match="nltk.downloader stopwords"):
+        get_stop_words("nltk")
+    # "english" falls back to scikit-learn's list rather than failing
+    assert get_stop_words("english") == frozenset(ENGLISH_STOP_WORDS)
+
+
+class _FakeLemmatizer:
+    def lemmatize(self, word, pos="n"):
+        return word[:-1] if word.endswith("s") else word
+
+
+def test_lemmatize_uses_the_lemmatizer(monkeypatch):
+    monkeypatch.setattr(text, "_wordnet_lemmatizer", lambda: _FakeLemmatizer())
+    assert preprocess(["clinics doctors"], lemmatize=True) == [["clinic", "doctor"]]
+
+
+def test_lemmatize_without_wordnet_names_the_fix(no_nltk_data):
+    with pytest.raises(LookupError, match=r"python -m nltk\.downloader wordnet"):
+        preprocess(["clinics doctors"], lemmatize=True)
 
 
 def test_default_does_not_need_nltk_data():
