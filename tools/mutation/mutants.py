@@ -8,6 +8,7 @@ models. ``equivalent`` (optional) explains why a survivor is harmless.
 MECH = ["tests/test_mechanisms.py", "tests/test_secret_randomness.py", "tests/test_empirical_dp.py"]
 ACC = ["tests/test_accounting_primitives.py", "tests/test_accounting_accountants.py",
        "tests/test_accounting_soundness.py", "tests/test_accounting_recipes.py"]
+AUDIT = ["tests/test_audit_experiment.py", "tests/test_lira.py"]
 REPORT = ["tests/test_release.py", "tests/test_secret_randomness.py"]
 
 MUTANTS = [
@@ -87,4 +88,11 @@ MUTANTS = [
          old="            eps, _ = amplify_dp_by_subsampling(eps, 0.0, q)",
          new="            eps = eps * q", tests=ACC,
          what="amplification by subsampling of pure DP as eps * q (unsound)"),
+    # -- the audit experiment ----------------------------------------------------------------
+    dict(id="L01", file="dptm/attacks/lira.py", old="    tgt.fit(Xv[members])", new="    tgt.fit(Xv[~members])",
+         tests=AUDIT, what="audit() trains the target on the non-members"),
+    dict(id="L02", file="dptm/attacks/lira.py",
+         old="        vocab = np.asarray(X[members].sum(axis=0)).ravel() > 0",
+         new="        vocab = np.asarray(X.sum(axis=0)).ravel() > 0", tests=AUDIT,
+         what="audit() restricts the vocabulary with all documents instead of the target's"),
 ]
