@@ -3,8 +3,10 @@
 * :func:`log_likelihood` / :func:`perplexity` — held-out fit, natural log, per token
   (papers/zhao2021, Section VII-A). The caller infers theta of the held-out documents with
   phi fixed (e.g. ``model.transform(X_test)``); these functions only evaluate.
-* :func:`umass_coherence` — UMass topic coherence (Mimno et al. 2011; papers/manzonelli2024
-  eq. 4), top 10 words by default, averaged over topics.
+* :func:`umass_coherence`, :func:`npmi_coherence`, :func:`cv_coherence` — topic coherence
+  as the field reports it (UMass as the mean over word pairs, like gensim and tomotopy;
+  the paper's sum over pairs with ``aggregate="sum"``), from document co-occurrence in a
+  reference corpus, top 10 words by default, averaged over topics.
 * :func:`align_topics`, :func:`aligned_l1`, :func:`aligned_rmse`,
   :func:`kendall_tau_distance` — distances between two topic-word matrices (e.g. before and
   after DP noise, papers/wang2022 Section 6), computed after matching topics, since a fit
@@ -18,10 +20,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from ._utils import check_count_matrix, check_int
+from ._utils import check_count_matrix, check_int, check_positive
 
 __all__ = [
-    "PROB_FLOOR", "log_likelihood", "perplexity", "umass_coherence", "align_topics",
+    "PROB_FLOOR", "log_likelihood", "perplexity", "umass_coherence", "npmi_coherence",
+    "cv_coherence", "align_topics",
     "aligned_l1", "aligned_rmse", "kendall_tau_distance", "top_words",
 ]
 
@@ -148,51 +151,116 @@ def top_words(topic_word, vocabulary, top_n=10):
     return vocab[_top_words(phi, min(top_n, vocab.size))].tolist()
 
 
-def umass_coherence(X, topic_word, top_n=10, per_topic=False):
+def _cooccurrence(X, topic_word, top_n):
+    """Top words of each topic and the document (co-)frequencies among them.
+
+    Returns ``(inverse, co, n_docs)``: ``inverse[t]`` indexes topic t's top words (most
+    probable first) into ``co``, the matrix of co-document counts (the diagonal holds each
+    word's document frequency), from the presence of words in the documents of ``X``."""
+    X = check_count_matrix(X)
+    phi = _check_matrix(topic_word, "topic_word", shape=(None, X.shape[1]))
+    top_n = check_int(top_n, "top_n", minimum=2)
+    if top_n > X.shape[1]:
+        raise ValueError(f"top_n must be <= n_words ({X.shape[1]}), got {top_n}")
+    top = _top_words(phi, top_n)                            # (K, M)
+    used, inverse = np.unique(top, return_inverse=True)
+    B = X[:, used]
+    B.data[:] = 1
+    co = (B.T @ B).toarray().astype(np.float64)
+    return inverse.reshape(top.shape), co, X.shape[0]
+
+
+def umass_coherence(X, topic_word, top_n=10, per_topic=False, aggregate="mean", smoothing=1.0):
     """UMass topic coherence (Mimno et al. 2011; papers/manzonelli2024 eq. 4).
 
-    For topic t with top words v_1, ..., v_M (most probable first, M = ``top_n``)::
+    For topic t with top words v_1, ..., v_M (most probable first, M = ``top_n``), over the
+    M (M - 1) / 2 pairs l < m::
 
-        C(t) = sum_{m=2}^{M} sum_{l=1}^{m-1} log((D(v_m, v_l) + 1) / D(v_l))
+        log((D(v_m, v_l) + smoothing) / D(v_l))
 
     where D(v) is the number of documents of the reference corpus ``X`` containing v and
-    D(v, v') the number containing both. Higher (closer to 0) is better. A top word absent
-    from ``X`` (D(v_l) = 0, where the formula is undefined) is given D(v_l) = 1, so its
-    terms are log(1) = 0; this only happens when the reference corpus is not the one the
-    vocabulary came from.
+    D(v, v') the number containing both. ``aggregate="mean"`` (default) averages the pairs,
+    the scale gensim's ``CoherenceModel(coherence="u_mass")`` and tomotopy report;
+    ``"sum"`` sums them, as papers/manzonelli2024 eq. 4 writes it (``M (M - 1) / 2`` times
+    larger). gensim smooths with 1e-12 D instead of Mimno's 1: pass
+    ``smoothing=1e-12 * n_docs`` to reproduce its value. Higher (closer to 0) is better. A
+    top word absent from ``X`` (D(v_l) = 0, where the formula is undefined) is given
+    D(v_l) = 1; this only happens when the reference corpus is not the one the vocabulary
+    came from.
 
     Parameters
     ----------
     X : array-like or sparse matrix, shape (n_docs, n_words)
-        Reference corpus (counts; only presence matters), usually the training corpus.
+        Reference corpus (counts; only presence matters). For a private model use held-out
+        or public text: coherence on the private training corpus is not private.
     topic_word : array-like, shape (n_topics, n_words)
         Any non-negative topic-word weights (normalisation does not matter).
     top_n : int, default=10
-        M, the number of top words per topic (at most n_words).
+        M, the number of top words per topic (2 <= M <= n_words).
     per_topic : bool, default=False
         Return the coherence of each topic instead of their mean.
+    aggregate : {"mean", "sum"}, default="mean"
+    smoothing : float > 0, default=1
 
     Returns
     -------
     float, or numpy.ndarray of shape (n_topics,) when ``per_topic``
     """
-    X = check_count_matrix(X)
-    phi = _check_matrix(topic_word, "topic_word", shape=(None, X.shape[1]))
-    top_n = check_int(top_n, "top_n", minimum=1)
-    if top_n > X.shape[1]:
-        raise ValueError(f"top_n must be <= n_words ({X.shape[1]}), got {top_n}")
-    top = _top_words(phi, top_n)                            # (K, M)
-    used, inverse = np.unique(top, return_inverse=True)
-    inverse = inverse.reshape(top.shape)
-    B = X[:, used]
-    B.data[:] = 1
-    co = (B.T @ B).toarray().astype(np.float64)             # co-document frequencies
+    if aggregate not in ("mean", "sum"):
+        raise ValueError(f"aggregate must be 'mean' or 'sum', got {aggregate!r}")
+    smoothing = check_positive(smoothing, "smoothing")
+    inverse, co, _ = _cooccurrence(X, topic_word, top_n)
     df = np.maximum(np.diag(co), 1.0)
-    m_idx, l_idx = np.tril_indices(top_n, k=-1)             # pairs l < m
-    scores = np.empty(top.shape[0])
-    for t in range(top.shape[0]):
-        vm, vl = inverse[t, m_idx], inverse[t, l_idx]
-        scores[t] = np.sum(np.log((co[vm, vl] + 1.0) / df[vl]))
+    m_idx, l_idx = np.tril_indices(inverse.shape[1], k=-1)  # pairs l < m
+    vm, vl = inverse[:, m_idx], inverse[:, l_idx]
+    pairs = np.log((co[vm, vl] + smoothing) / df[vl])
+    scores = pairs.mean(axis=1) if aggregate == "mean" else pairs.sum(axis=1)
+    return scores if per_topic else float(scores.mean())
+
+
+_EPS = 1e-12   # gensim's smoothing of probabilities in the NPMI-based measures
+
+
+def _npmi(co, n_docs):
+    """Normalised PMI of every pair of the words in ``co`` (documents as windows), with
+    gensim's smoothing: log((p(a, b) + e) / (p(a) p(b))) / -log(p(a, b) + e)."""
+    p = co / n_docs
+    pw = np.diag(p)
+    with np.errstate(divide="ignore"):
+        pmi = np.log((p + _EPS) / np.outer(pw, pw))
+    return pmi / -np.log(p + _EPS)
+
+
+def npmi_coherence(X, topic_word, top_n=10, per_topic=False):
+    """NPMI coherence (Bouma 2009; Aletras & Stevenson 2013): the mean normalised pointwise
+    mutual information of the pairs of each topic's ``top_n`` words, in [-1, 1], higher is
+    better. Probabilities are document frequencies in ``X`` (a document is the window),
+    smoothed as gensim does; equal to gensim's ``c_npmi`` with a window longer than every
+    document. Use held-out or public text for a private model."""
+    inverse, co, n_docs = _cooccurrence(X, topic_word, top_n)
+    npmi = _npmi(co, n_docs)
+    i, j = np.triu_indices(inverse.shape[1], k=1)
+    scores = npmi[inverse[:, i], inverse[:, j]].mean(axis=1)
+    return scores if per_topic else float(scores.mean())
+
+
+def cv_coherence(X, topic_word, top_n=10, per_topic=False):
+    """C_V coherence (Roeder, Both & Hinneburg 2015): for each top word w of a topic, the
+    cosine between its NPMI vector against the topic's top words and the sum of those
+    vectors over the topic, averaged over w. In [0, 1] for non-negative NPMI, higher is
+    better. Documents are the windows (gensim's ``c_v`` uses sliding windows of 110 words;
+    with a window longer than every document it equals this). Use held-out or public text
+    for a private model."""
+    inverse, co, n_docs = _cooccurrence(X, topic_word, top_n)
+    npmi = _npmi(co, n_docs)
+    scores = np.empty(inverse.shape[0])
+    for t, words in enumerate(inverse):
+        vectors = npmi[np.ix_(words, words)]            # row i: NPMI(w_i, w_j) over j
+        total = vectors.sum(axis=0)
+        norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(total)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cos = np.where(norms > 0, vectors @ total / norms, 0.0)
+        scores[t] = cos.mean()
     return scores if per_topic else float(scores.mean())
 
 

@@ -7,9 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from dptm import GibbsLDA
 from dptm.datasets import load_demo_corpus, make_lda_corpus
-from dptm.metrics import (PROB_FLOOR, align_topics, aligned_l1, aligned_rmse,
-                          kendall_tau_distance, log_likelihood, perplexity, umass_coherence)
+from dptm.metrics import (PROB_FLOOR, align_topics, aligned_l1, aligned_rmse, cv_coherence,
+                          kendall_tau_distance, log_likelihood, npmi_coherence, perplexity,
+                          umass_coherence)
 
 
 def _dirichlet(rng, k, n):
@@ -92,10 +94,14 @@ def test_umass_by_hand():
     # D(a)=3, D(b)=3, D(c)=2, D(a,b)=2, D(a,c)=2, D(b,c)=1
     t0 = math.log(3 / 3) + math.log(3 / 3) + math.log(2 / 3)  # (b|a), (c|a), (c|b)
     t1 = math.log(2 / 2) + math.log(3 / 2) + math.log(3 / 3)  # (b|c), (a|c), (a|b)
-    np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=3, per_topic=True), [t0, t1])
-    assert umass_coherence(_CORPUS, phi, top_n=3) == pytest.approx((t0 + t1) / 2)
+    # the paper's eq. 4 sums the 3 pairs; the default (gensim's scale) averages them
+    np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=3, per_topic=True,
+                                               aggregate="sum"), [t0, t1])
+    np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=3, per_topic=True),
+                               [t0 / 3, t1 / 3])
+    assert umass_coherence(_CORPUS, phi, top_n=3) == pytest.approx((t0 + t1) / 6)
     # normalisation of the weights does not matter
-    assert umass_coherence(_CORPUS, 7 * phi, top_n=3) == pytest.approx((t0 + t1) / 2)
+    assert umass_coherence(_CORPUS, 7 * phi, top_n=3) == pytest.approx((t0 + t1) / 6)
 
 
 def test_umass_word_absent_from_reference_corpus():
@@ -117,6 +123,62 @@ def test_umass_errors():
         umass_coherence(_CORPUS, np.ones((2, 3)))
     with pytest.raises(ValueError, match="negative"):
         umass_coherence(_CORPUS, -np.ones((2, 4)), top_n=2)
+    with pytest.raises(ValueError, match="aggregate"):
+        umass_coherence(_CORPUS, np.ones((2, 4)), top_n=2, aggregate="median")
+    with pytest.raises(ValueError, match="smoothing"):
+        umass_coherence(_CORPUS, np.ones((2, 4)), top_n=2, smoothing=0)
+    with pytest.raises(ValueError, match="top_n"):
+        npmi_coherence(_CORPUS, np.ones((2, 4)), top_n=1)
+
+
+def test_npmi_and_cv_by_hand():
+    # NPMI(a, b) with p(a) = p(b) = 3/4, p(a, b) = 2/4 (documents as windows)
+    phi = np.array([[.5, .4, .1, 0.]])     # top-2 words a, b
+    pab, pa, pb = 0.5, 0.75, 0.75
+    npmi = math.log((pab + 1e-12) / (pa * pb)) / -math.log(pab + 1e-12)
+    assert npmi_coherence(_CORPUS, phi, top_n=2) == pytest.approx(npmi, rel=1e-12)
+    # C_V of two words: vectors (1, n) and (n, 1) against their sum (1 + n, 1 + n):
+    # the cosine is (1 + n) / sqrt(2 (1 + n^2)) for both.
+    n = npmi
+    assert cv_coherence(_CORPUS, phi, top_n=2) == pytest.approx((1 + n) / math.sqrt(2 * (1 + n * n)),
+                                                                 rel=1e-9)
+    # words that always co-occur are perfectly coherent
+    X = np.array([[1, 1, 0], [2, 1, 0], [0, 0, 1]])
+    assert npmi_coherence(X, np.array([[.5, .5, 0.]]), top_n=2) == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.fixture(scope="module")
+def gensim_case():
+    """A small corpus and a fitted model, as texts and as a count matrix."""
+    gensim = pytest.importorskip("gensim", reason="gensim (test extra) is the reference")
+    b = load_demo_corpus()
+    X = b.X[:300]
+    vocab = np.asarray(b.vocabulary)
+    texts = []
+    for row in X.toarray() if hasattr(X, "toarray") else X:
+        texts.append([w for i in np.flatnonzero(row) for w in [vocab[i]] * int(row[i])])
+    phi = GibbsLDA(8, max_iter=40, random_state=0).fit(X).topic_word_
+    topics = [list(vocab[np.argsort(-t, kind="stable")[:10]]) for t in phi]
+    return gensim, X, phi, texts, topics
+
+
+@pytest.mark.parametrize("measure", ["u_mass", "c_npmi", "c_v"])
+def test_coherence_matches_gensim(gensim_case, measure):
+    gensim, X, phi, texts, topics = gensim_case
+    from gensim.corpora import Dictionary
+    from gensim.models import CoherenceModel
+    d = Dictionary(texts)
+    longest = max(len(t) for t in texts)
+    if measure == "u_mass":
+        ref = CoherenceModel(topics=topics, corpus=[d.doc2bow(t) for t in texts], dictionary=d,
+                             coherence="u_mass", topn=10).get_coherence()
+        ours = umass_coherence(X, phi, smoothing=1e-12 * X.shape[0])
+    else:
+        # a window longer than every document makes each document one window
+        ref = CoherenceModel(topics=topics, texts=texts, dictionary=d, coherence=measure,
+                             topn=10, window_size=longest + 1, processes=1).get_coherence()
+        ours = (npmi_coherence if measure == "c_npmi" else cv_coherence)(X, phi)
+    assert ours == pytest.approx(ref, rel=1e-9)          # identical up to rounding
 
 
 def test_umass_on_kos_runs(kos):
