@@ -23,6 +23,7 @@ from .accountants import (RDPAccountant, PureDPAccountant, ZCDPAccountant, epsil
                           epsilon_and_method)
 from .calibration import calibrate_gaussian, calibrate_laplace, log_bisect
 from .report import ADJACENCIES, PaperClaim, PrivacyReport
+from .budget import BudgetAccountant, BudgetExceededError
 from . import recipes
 
 
@@ -46,5 +47,6 @@ __all__ = [
     "RDPAccountant", "ZCDPAccountant", "PureDPAccountant", "PLDAccountant", "pld_available",
     "epsilon", "epsilon_and_method",
     "calibrate_gaussian", "calibrate_laplace", "log_bisect",
-    "PaperClaim", "PrivacyReport", "ADJACENCIES", "recipes",
+    "PaperClaim", "PrivacyReport", "ADJACENCIES", "recipes", "BudgetAccountant",
+    "BudgetExceededError",
 ]
