@@ -1,4 +1,6 @@
-"""Validation and randomness helpers shared by every estimator.
+"""Validation and randomness helpers shared by every estimator: the ONE validation module
+of dptm (count matrices, scalars, probabilities, orders, shapes). ``dptm.accounting`` uses
+the scalar checks below through its thin ``_validation`` alias module.
 
 Every random choice in dptm flows from one ``numpy.random.Generator``; ``check_random_state``
 is the only place a user's ``random_state`` is interpreted.
@@ -11,7 +13,8 @@ import scipy.sparse as sp
 __all__ = [
     "check_random_state", "spawn_generators", "check_count_matrix", "check_positive",
     "check_probability", "check_int",
-    "check_token_total", "INT32_MAX", "INT64_MAX",
+    "check_token_total", "INT32_MAX", "INT64_MAX", "check_real", "check_delta_open",
+    "check_orders", "check_probability_matrix", "check_index_array",
 ]
 
 
@@ -211,3 +214,83 @@ def check_int(value, name, minimum=1):
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def check_real(value, name):
+    """``value`` as float: a real number (not bool), not NaN (infinities allowed)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if np.isnan(value):
+        raise ValueError(f"{name} must be a finite real number, got nan")
+    return value
+
+
+def check_delta_open(value, name="delta"):
+    """``value`` as float in the open interval (0, 1)."""
+    value = check_real(value, name)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be in the open interval (0, 1), got {value}")
+    return value
+
+
+def check_orders(orders, name="orders"):
+    """Renyi orders as a 1-D float array, every entry finite and > 1."""
+    arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of Renyi orders > 1")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 1.0):
+        raise ValueError(f"{name} must all be finite and > 1, got {arr[~(np.isfinite(arr) & (arr > 1))][:3]}")
+    return arr
+
+
+def check_probability_matrix(P, name, shape=None, normalize=False, atol=1e-6):
+    """A 2-D float64 matrix of probability rows (theta, a topic-word matrix, ...).
+
+    Every entry finite and >= 0, every row with positive mass; rows must sum to 1 (within
+    ``atol``) unless ``normalize`` is True, in which case they are normalised (a new array;
+    the input is never modified). ``shape`` entries that are not None are required.
+    """
+    if sp.issparse(P):
+        P = P.toarray()
+    if isinstance(P, np.matrix):
+        P = np.asarray(P)
+    try:
+        P = np.asarray(P, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from None
+    if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] < 1:
+        raise ValueError(f"{name} must be 2-D with at least one row and one column, got shape {P.shape}")
+    if shape is not None:
+        for axis, want in enumerate(shape):
+            if want is not None and P.shape[axis] != want:
+                raise ValueError(f"{name} has shape {P.shape}; expected {axis and 'columns' or 'rows'} "
+                                 f"= {want} (shape {tuple('*' if w is None else w for w in shape)})")
+    if not np.all(np.isfinite(P)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    if np.any(P < 0):
+        raise ValueError(f"{name} must be non-negative (negative entries found)")
+    sums = P.sum(axis=1, keepdims=True)
+    if np.any(sums <= 0) or not np.all(np.isfinite(sums)):
+        raise ValueError(f"{name} has a row with zero (or overflowing) total mass")
+    if normalize:
+        return P / sums
+    if np.any(np.abs(sums - 1.0) > atol):
+        raise ValueError(f"{name} rows must sum to 1 (within {atol:g}); found a row summing to "
+                         f"{float(sums.ravel()[np.argmax(np.abs(sums - 1.0))]):.6g}")
+    return P
+
+
+def check_index_array(ids, name, n, ndim=1):
+    """Integer ids in [0, n) as an int64 array (no bool, no floats holding non-integers)."""
+    arr = np.asarray(ids)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or (np.issubdtype(arr.dtype, np.floating)
+                                     and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)))):
+        raise TypeError(f"{name} must hold integer ids in [0, {n}), got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        bad = arr[(arr < 0) | (arr >= n)].ravel()[0]
+        raise ValueError(f"{name} must hold ids in [0, {n}), got {bad}")
+    return arr.astype(np.int64)

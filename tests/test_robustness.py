@@ -208,3 +208,107 @@ def test_parallel_audit_on_kos_with_joblibs_default_backend(kos):
                 random_state=0)
     scores = np.asarray(res.scores[next(iter(res.scores))])
     assert scores.shape[0] == X.shape[0] and np.all(np.isfinite(scores))
+
+
+# ------------------------------------------------------------------ attack helpers
+def test_theta_statistics_reject_bad_theta():
+    from dptm.attacks import logit_max, negative_entropy, topic_std
+    good = np.array([[0.5, 0.5], [1.0, 0.0]])
+    for f in (negative_entropy, topic_std, logit_max):
+        assert np.all(np.isfinite(f(good)))
+        assert np.isfinite(f(good[0]))
+        with pytest.raises(ValueError, match="theta contains NaN"):
+            f(np.array([[0.5, np.nan]]))
+        with pytest.raises(ValueError, match="theta must be non-negative"):
+            f(np.array([[1.5, -0.5]]))
+        with pytest.raises(ValueError, match="theta rows must sum to 1"):
+            f(np.array([[0.2, 0.2]]))
+        with pytest.raises(ValueError, match="theta must be 1-D .* or 2-D"):
+            f(np.ones((2, 2, 2)) / 2)
+        with pytest.raises(ValueError, match="theta must be 2-D with at least one row"):
+            f(np.zeros((0, 3)))
+
+
+def _trace(V=5, K=3, T=4, n=6, seed=0):
+    rng = np.random.default_rng(seed)
+    return {"snapshots": [rng.integers(0, 5, size=(V, K)).astype(float) for _ in range(T)],
+            "topics": rng.integers(0, K, size=(T, n))}
+
+
+def test_topic_based_attack_rejects_bad_topic_ids_and_shapes():
+    from dptm.attacks import topic_based_attack
+    tr = _trace()
+    res = topic_based_attack(tr, true_words=np.zeros(6, dtype=int))
+    assert np.all(np.isfinite(res.log_posterior))
+    bad = dict(tr, topics=tr["topics"].copy())
+    bad["topics"][0, 0] = -1  # used to index the last topic silently
+    with pytest.raises(ValueError, match=r"trace\['topics'\] must hold ids in \[0, 3\), got -1"):
+        topic_based_attack(bad)
+    bad["topics"][0, 0] = 3
+    with pytest.raises(ValueError, match=r"ids in \[0, 3\), got 3"):
+        topic_based_attack(bad)
+    with pytest.raises(TypeError, match="integer ids"):
+        topic_based_attack(dict(tr, topics=tr["topics"] + 0.5))
+    with pytest.raises(ValueError, match=r"true_words must hold ids in \[0, 5\), got -1"):
+        topic_based_attack(tr, true_words=np.full(6, -1))
+    snaps = list(tr["snapshots"])
+    snaps[1] = snaps[1][:, :2]
+    with pytest.raises(ValueError, match=r"snapshots'\]\[1\] has shape"):
+        topic_based_attack(dict(tr, snapshots=snaps))
+    snaps = list(tr["snapshots"])
+    snaps[2] = snaps[2].copy()
+    snaps[2][0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        topic_based_attack(dict(tr, snapshots=snaps))
+
+
+def test_zeta_rejects_bad_topics_and_parameters():
+    X = np.array([[1, 2, 0]])
+    phi = np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]])
+    with pytest.raises(ValueError, match="NaN"):
+        zeta(np.array([[np.nan, 0.5, 0.5]]), X)
+    with pytest.raises(ValueError, match="3 columns"):
+        zeta(phi[:, :2], X)
+    with pytest.raises(ValueError, match="uncertified"):
+        zeta(phi, X, uncertified="maybe")
+    with pytest.raises(ValueError, match="floor"):
+        zeta(phi, X, floor=2.0)
+
+
+def test_zeta_refuses_huge_topic_counts_before_allocating():
+    """K = 1e5 needs (14 K + K^2) doubles = 75 GiB of kernel scratch: a clear error."""
+    import tracemalloc
+    phi = sp.random(100_000, 4, density=0.5, format="csr", random_state=0)
+    phi = sp.csr_matrix(phi + sp.csr_matrix(np.ones((100_000, 4))) * 1e-3)
+    tracemalloc.start()
+    with pytest.raises(ValueError, match=r"K = 100000 topics would need 74\.\d GiB"):
+        zeta(phi, np.array([[1, 0, 2, 0]]))
+    assert tracemalloc.get_traced_memory()[1] < 200e6
+    tracemalloc.stop()
+
+
+def test_zeta_with_many_sparse_topics_is_certified_or_refused():
+    """K > V with topics on 3 words each: the solver may stop uncertified; zeta then raises
+    a ValueError stating the duality gap, or (uncertified='warn') warns; every value it
+    returns without a warning is certified to the relative tolerance."""
+    rng = np.random.default_rng(0)
+    K, V, D = 200, 50, 12
+    phi = np.zeros((K, V))
+    for k in range(K):
+        s = rng.choice(V, 3, replace=False)
+        phi[k, s] = rng.dirichlet(np.full(3, 0.1))
+    X = np.zeros((D, V), dtype=np.int64)
+    for d in range(D):
+        np.add.at(X[d], rng.integers(0, V, size=rng.integers(5, 60)), 1)
+    max_iter = 300
+    z, theta, n_iter = zeta(phi, X, max_iter=max_iter, return_theta=True, return_n_iter=True,
+                            uncertified="ignore")
+    gaps = np.array([np.max(phi @ (X[d] / np.maximum(theta[d] @ phi, 1e-300))) - X[d].sum()
+                     for d in range(D)])
+    uncertified = gaps > 1e-10 * np.abs(z)
+    assert np.all(n_iter[uncertified] >= max_iter)  # only truncated solves are uncertified
+    assert uncertified.any()  # the instance does exercise the failure
+    with pytest.raises(ValueError, match=f"did not certify tol=1e-10 on {uncertified.sum()} of {D}"):
+        zeta(phi, X, max_iter=max_iter)
+    with pytest.warns(RuntimeWarning, match="duality gap"):
+        zeta(phi, X, max_iter=max_iter, uncertified="warn")
