@@ -442,7 +442,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
             # more noise = smaller epsilon: bisect on 1 / noise_multiplier
             def ok(inv_z):
                 return total(_Noise(self.mechanism, noise_multiplier=1.0 / inv_z)) <= target
-            lo, hi = 1e-6, 1e3
+            lo, hi = 1e-4, 1e3     # sigma <= 14142: inside the exact sampler's range
         else:
             def ok(eps_l):
                 return total(_Noise(self.mechanism, epsilon=eps_l)) <= target
@@ -728,18 +728,22 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         target = float(self.target_epsilon)
 
         def total(inv_z):
-            return _epsilon(self._events(_Noise(self.mechanism, noise_multiplier=1.0 / inv_z),
-                                         eps_i, gamma, T, v), delta)
+            try:
+                return _epsilon(self._events(_Noise(self.mechanism, noise_multiplier=1.0 / inv_z),
+                                             eps_i, gamma, T, v), delta)
+            except ValueError:         # no accountant bounds it (adaptive): no guarantee
+                return math.inf
 
-        if not total(1e-6) <= target:
+        lo = 1e-4                      # sigma <= 14142: inside the exact sampler's range
+        if not total(lo) <= target:
             raise ValueError(
                 f"target_epsilon={target} cannot be met: the smallest reachable total is "
-                f"{total(1e-6):.6g} at delta={delta:g} (the sampling steps cost eps_I={eps_i:.4g} "
+                f"{total(lo):.6g} at delta={delta:g} (the sampling steps cost eps_I={eps_i:.4g} "
                 f"per sweep over {T} iterations"
                 + ("; adaptive subsampling has no finite sound guarantee" if self.adaptive else "")
                 + "): increase target_epsilon or topic_word_prior, or lower clip or max_iter")
         return _Noise(self.mechanism, noise_multiplier=1.0 / _bisect(lambda x: total(x) <= target,
-                                                                     1e-6, 1e3))
+                                                                     lo, 1e3))
 
     def _adaptive_table(self, s, gamma, v, q):
         """rate[w, k] = v gamma if w is a frequent word of topic k in the clamped snapshot."""
