@@ -47,6 +47,7 @@ import math
 import warnings
 
 import numpy as np
+from randomgen import AESCounter
 
 from .. import _cgs
 from .._random import private_generator, public_seed, shuffle_within_segments
@@ -139,6 +140,17 @@ def _check_trace_tokens(trace_tokens, n_tokens):
     return idx.astype(np.int64)
 
 
+def _child_generators(gen, n):
+    """``n`` independent AES-CTR generators keyed with 128 bits each drawn from ``gen``.
+
+    Not ``gen.spawn``: that advances the spawn counter of the caller's SeedSequence (a
+    seed given in test mode would then give a different model on every fit, and the
+    estimator's parameter would be mutated). Keys drawn from the secret generator are as
+    secret as it is."""
+    return [np.random.Generator(AESCounter(key=int.from_bytes(gen.bytes(16), "little")))
+            for _ in range(n)]
+
+
 def _visiting_order(corpus, gen, order="random"):
     """``corpus`` with each document's tokens in the order the sweeps visit them.
 
@@ -183,7 +195,7 @@ class _SnapshotGibbsBase(TopicModelMixin):
         gen, self._seeded = private_generator(self.random_state, type(self).__name__)
         # first, so that it is the same on neighbouring data sets in test mode
         self.transform_seed_ = public_seed(gen, self._seeded)
-        order_rng, init_rng, noise_rng, sweep_rng = gen.spawn(4)
+        order_rng, init_rng, noise_rng, sweep_rng = _child_generators(gen, 4)
         self._corpus_shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)
         corpus = _visiting_order(corpus, order_rng)
         state = GibbsState(corpus, self.n_components, init_rng)
