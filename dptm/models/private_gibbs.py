@@ -788,7 +788,10 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         self.epsilon_inherent_ = eps_i
         alpha_r = int(self.rdp_order)
         self.eps_subsample_ = recipes.huang2022_eps_subsample(alpha_r, gamma, noise.sigma)
-        self.efficiency_privacy_ = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
+        try:
+            self.efficiency_privacy_ = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
+        except OverflowError:          # I = gamma exp((alpha - 1) eps) past the float range
+            self.efficiency_privacy_ = math.inf
         self._trace_init(trace_idx, corpus)
         self.perplexity_history_ = []
         snap = None
