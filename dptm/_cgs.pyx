@@ -362,6 +362,54 @@ cdef int64_t _discrete_gaussian(bitgen_t* rng, uint64_t p, uint64_t q, uint64_t 
             return y
 
 
+# Discrete Laplace with a dyadic parameter r = a / 2^21 (the fast path of the snapshots).
+# P(x) = (1 - r) / (1 + r) r^|x| on the integers: the discrete Laplace of scale
+# t = -1 / log(r), sampled as the difference of two independent geometrics
+# (P(G = g) = (1 - r) r^g). r^j = a^j / 2^(21 j) is an exact 64-bit threshold
+# T_j = a^j 2^(64 - 21 j) for j <= 3, so one 64-bit uniform U decides up to three trials:
+# G += #{j : U < T_j}, and U < T_3 (probability r^3) continues with a fresh U
+# (memorylessness). Exact: integer comparisons only, 1 / (1 - r^3) draws per geometric.
+
+cdef int DYADIC_BITS = 21
+DYADIC_DENOMINATOR = 1 << 21
+
+
+cdef inline void _dyadic_thresholds(uint64_t a, uint64_t* thr) noexcept nogil:
+    cdef uint64_t p = a
+    cdef int j
+    for j in range(3):
+        thr[j] = p << (64 - DYADIC_BITS * (j + 1))     # a^(j+1) 2^(64 - 21 (j+1)) < 2^64
+        p *= a
+
+
+cdef inline int64_t _geometric_dyadic(bitgen_t* rng, const uint64_t* thr) noexcept nogil:
+    cdef int64_t g = 0
+    cdef uint64_t u
+    while True:
+        u = rng.next_uint64(rng.state)
+        if u >= thr[2]:
+            return g + (u < thr[0]) + (u < thr[1])
+        g += 3
+
+
+cdef inline int64_t _discrete_laplace_dyadic(bitgen_t* rng, const uint64_t* thr) noexcept nogil:
+    return _geometric_dyadic(rng, thr) - _geometric_dyadic(rng, thr)
+
+
+def fill_discrete_laplace_dyadic(int64_t[::1] out, uint64_t a, object bit_generator):
+    """Fill ``out`` with exact discrete Laplace draws of parameter r = a / 2^21:
+    P(x) = (1 - r) / (1 + r) r^|x| (scale -1 / log r), 0 < a < 2^21."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef uint64_t thr[3]
+    if a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS):
+        raise ValueError("a must be in [1, 2^21)")
+    _dyadic_thresholds(a, thr)
+    with bit_generator.lock, nogil:
+        for i in range(n):
+            out[i] = _discrete_laplace_dyadic(rng, thr)
+
+
 def fill_noise(double[::1] out, int kind, double scale, object bit_generator):
     """Fill ``out`` with i.i.d. continuous noise: ``kind`` 1 = Laplace(0, scale) as
     scale * (E1 - E2) with E1, E2 standard exponentials (numpy's ziggurat
@@ -417,7 +465,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
     (as in ``fill_noise``),
     2 Normal(0, scale^2), 3 discrete Laplace of scale a/b, 4 discrete Gaussian of variance
-    a/b with c = floor(sqrt(a/b)) + 1. Then, in NumPy terms::
+    a/b with c = floor(sqrt(a/b)) + 1, 5 discrete Laplace of parameter r = a / 2^21
+    (``fill_discrete_laplace_dyadic``). Then, in NumPy terms::
 
         pos = np.maximum(snapshot, 0)
         word_factor = ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + V * beta)).astype(np.float32)
@@ -436,10 +485,14 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("snapshot and word_factor must have the shape of n_wk")
     if word_mass.shape[0] != V:
         raise ValueError("word_mass must have one entry per word")
-    if kind < 0 or kind > 4:
-        raise ValueError("kind must be in 0..4")
+    if kind < 0 or kind > 5:
+        raise ValueError("kind must be in 0..5")
     if (kind == 3 or kind == 4) and (a < 1 or b < 1 or (kind == 4 and c < 1)):
         raise ValueError("discrete noise needs positive integer parameters")
+    if kind == 5 and (a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS)):
+        raise ValueError("the dyadic discrete Laplace needs a in [1, 2^21)")
+    cdef uint64_t thr[3]
+    _dyadic_thresholds(a, thr)
     cdef double* totals = <double*> malloc(K * sizeof(double))
     if totals == NULL:
         raise MemoryError()
@@ -459,6 +512,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                         x += <double> _discrete_laplace(rng, a, b)
                     elif kind == 4:
                         x += <double> _discrete_gaussian(rng, a, b, c)
+                    elif kind == 5:
+                        x += <double> _discrete_laplace_dyadic(rng, thr)
                     snapshot[w, k] = x
                     if x > 0:
                         totals[k] += x

@@ -332,6 +332,9 @@ def test_accounting_closed_forms(small, schedule):
     beta = m.topic_word_prior_
     eps_i = 2 * math.log(C / beta + 1)
     assert m.epsilon_inherent_ == pytest.approx(eps_i)
+    # the exact sampler rounds the scale up (by < 1e-5 relative): eps_L as drawn
+    assert eps_l * (1 - 1e-5) <= m.epsilon_per_iter_ <= eps_l
+    eps_l = m.epsilon_per_iter_
     N = Corpus.from_matrix(X).n_tokens
     if schedule == "every":
         pure = T * (eps_l + eps_i)

@@ -85,6 +85,27 @@ def plain_sweep_epsilon(n_tokens, beta):
     return 2.0 * math.log1p(n / beta) + 2.0 * (n - 1.0) * math.log1p(1.0 / beta)
 
 
+# Discrete Laplace snapshots of scale <= 8 use the dyadic parameter r = a / 2^21 (exact and
+# about 10x faster than the CKS20 sampler: _cgs.fill_discrete_laplace_dyadic); larger scales
+# the CKS20 sampler of a rational scale.
+_DYADIC_DEN = 1 << 21
+_DYADIC_MAX_SCALE = 8.0
+
+
+def dyadic_laplace_parameter(scale):
+    """``(a, effective_scale)``: the discrete Laplace of parameter r = a / 2^21 sampled for
+    a requested ``scale`` <= 8. r is rounded up from exp(-1/scale) (never less noise), so
+    the scale actually drawn, -1 / log r, is >= ``scale``; ``effective_scale`` is that value
+    lowered by 1e-12 relative (a safe margin over the rounding of log), which is what the
+    accountant is told (epsilon = sensitivity / effective_scale >= the true -2 log r)."""
+    a = max(1, math.ceil(math.exp(-1.0 / scale) * _DYADIC_DEN))
+    while a < _DYADIC_DEN and -1.0 / math.log(a / _DYADIC_DEN) * (1 - 1e-12) < scale:
+        a += 1
+    if a >= _DYADIC_DEN:
+        raise ValueError(f"scale={scale} is too large for the dyadic discrete Laplace")
+    return a, -1.0 / math.log(a / _DYADIC_DEN) * (1 - 1e-12)
+
+
 class _Noise:
     """The snapshot noise actually drawn: kernel code, parameters and its privacy event."""
 
@@ -95,7 +116,10 @@ class _Noise:
         self.a = self.b = self.c = 0
         if mechanism.endswith("laplace"):
             scale = 2.0 / epsilon          # L1 sensitivity 2 under word replacement
-            if self.discrete:
+            if self.discrete and scale <= _DYADIC_MAX_SCALE:
+                self.kind = 5
+                self.a, scale = dyadic_laplace_parameter(scale)
+            elif self.discrete:
                 self.a, self.b, scale = discrete_laplace_parameters(scale)
             self.scale = scale
             self.event = LaplaceEvent(scale=scale, sensitivity=2.0, discrete=self.discrete,
