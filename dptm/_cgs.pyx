@@ -291,12 +291,52 @@ cdef extern from *:
     ctypedef unsigned long long uint128 "unsigned __int128"
 
 
-cdef inline uint64_t _uniform_below(bitgen_t* rng, uint64_t m) noexcept nogil:
-    """Uniform integer in [0, m), m >= 1."""
-    return random_interval(rng, m - 1)
+cdef extern from *:
+    """
+    static inline int dptm_clz64(unsigned long long x) { return __builtin_clzll(x); }
+    """
+    int dptm_clz64(unsigned long long x) noexcept nogil
 
 
-cdef bint _bernoulli_exp_small(bitgen_t* rng, uint64_t num, uint64_t den) noexcept nogil:
+cdef struct Bits:
+    # A BitGenerator and a pool of its unread bits (most significant first): the exact
+    # samplers below need a few bits per uniform integer, not a whole 64-bit draw each.
+    bitgen_t* rng
+    uint64_t pool
+    int n
+
+
+cdef inline void _bits_init(Bits* src, bitgen_t* rng) noexcept nogil:
+    src.rng = rng
+    src.pool = 0
+    src.n = 0
+
+
+cdef inline uint64_t _uniform_below(Bits* src, uint64_t m) noexcept nogil:
+    """Uniform integer in [0, m), m >= 1: the top ceil(log2 m) bits of the pool, rejected
+    while >= m (exact; the bits left in the pool stay uniform and independent)."""
+    cdef int nbits
+    cdef uint64_t v
+    if m <= 1:
+        return 0
+    nbits = 64 - dptm_clz64(m - 1)
+    if nbits == 64:
+        while True:
+            v = src.rng.next_uint64(src.rng.state)
+            if v < m:
+                return v
+    while True:
+        if src.n < nbits:
+            src.pool = src.rng.next_uint64(src.rng.state)   # the < nbits bits left are dropped
+            src.n = 64
+        v = src.pool >> (64 - nbits)
+        src.pool <<= nbits
+        src.n -= nbits
+        if v < m:
+            return v
+
+
+cdef bint _bernoulli_exp_small(Bits* rng, uint64_t num, uint64_t den) noexcept nogil:
     """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS20 Algorithm 1, gamma <= 1).
 
     Draws A_k ~ Bernoulli(gamma / k) for k = 1, 2, ... until the first failure and returns
@@ -312,7 +352,7 @@ cdef bint _bernoulli_exp_small(bitgen_t* rng, uint64_t num, uint64_t den) noexce
     return k % 2
 
 
-cdef bint _bernoulli_exp(bitgen_t* rng, uint128 num, uint64_t den) noexcept nogil:
+cdef bint _bernoulli_exp(Bits* rng, uint128 num, uint64_t den) noexcept nogil:
     """Bernoulli(exp(-num/den)) for any num >= 0 (CKS20 Algorithm 1, gamma > 1 branch)."""
     cdef uint128 whole = num / den
     cdef uint64_t rem = <uint64_t> (num % den)
@@ -324,7 +364,7 @@ cdef bint _bernoulli_exp(bitgen_t* rng, uint128 num, uint64_t den) noexcept nogi
     return _bernoulli_exp_small(rng, rem, den)
 
 
-cdef int64_t _discrete_laplace(bitgen_t* rng, uint64_t t, uint64_t s) noexcept nogil:
+cdef int64_t _discrete_laplace(Bits* rng, uint64_t t, uint64_t s) noexcept nogil:
     """Discrete Laplace with scale t/s: P(x) proportional to exp(-|x| s / t) on the
     integers (CKS20 Algorithm 2)."""
     cdef uint64_t u, v, y
@@ -343,7 +383,7 @@ cdef int64_t _discrete_laplace(bitgen_t* rng, uint64_t t, uint64_t s) noexcept n
         return <int64_t> y
 
 
-cdef int64_t _discrete_gaussian(bitgen_t* rng, uint64_t p, uint64_t q, uint64_t t) noexcept nogil:
+cdef int64_t _discrete_gaussian(Bits* rng, uint64_t p, uint64_t q, uint64_t t) noexcept nogil:
     """Discrete Gaussian with variance parameter sigma^2 = p/q, t = floor(sigma) + 1:
     P(x) proportional to exp(-x^2 / (2 sigma^2)) on the integers (CKS20 Algorithm 3).
 
@@ -463,11 +503,13 @@ def fill_discrete_laplace(int64_t[::1] out, uint64_t t, uint64_t s, object bit_g
     """Fill ``out`` with exact discrete Laplace draws of scale t/s (CKS20 Algorithm 2)."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef Bits src
     if t < 1 or s < 1:
         raise ValueError("t and s must be positive integers")
     with bit_generator.lock, nogil:
+        _bits_init(&src, rng)
         for i in range(n):
-            out[i] = _discrete_laplace(rng, t, s)
+            out[i] = _discrete_laplace(&src, t, s)
 
 
 def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
@@ -476,11 +518,13 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
     (CKS20 Algorithm 3); ``t`` must be floor(sqrt(p/q)) + 1 and 2 p q t^2 < 2^64."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef Bits src
     if p < 1 or q < 1 or t < 1:
         raise ValueError("p, q and t must be positive integers")
     with bit_generator.lock, nogil:
+        _bits_init(&src, rng)
         for i in range(n):
-            out[i] = _discrete_gaussian(rng, p, q, t)
+            out[i] = _discrete_gaussian(&src, p, q, t)
 
 
 # ---------------------------------------------------------------------------------------
@@ -530,8 +574,10 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         if dnoise == NULL:
             free(totals)
             raise MemoryError()
+    cdef Bits src
     try:
         with bit_generator.lock, nogil:
+            _bits_init(&src, rng)
             if kind == 5:
                 _fill_discrete_laplace_dyadic(rng, a, dnoise, V * K)
             for k in range(K):
@@ -545,9 +591,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                     elif kind == 2:
                         x += scale * random_standard_normal(rng)
                     elif kind == 3:
-                        x += <double> _discrete_laplace(rng, a, b)
+                        x += <double> _discrete_laplace(&src, a, b)
                     elif kind == 4:
-                        x += <double> _discrete_gaussian(rng, a, b, c)
+                        x += <double> _discrete_gaussian(&src, a, b, c)
                     elif kind == 5:
                         x += <double> dnoise[w * K + k]
                     snapshot[w, k] = x
