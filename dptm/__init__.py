@@ -26,7 +26,7 @@ _LAZY = {
 }
 _SUBMODULES = {
     "accounting", "attacks", "corpus", "datasets", "exceptions", "local", "mechanisms",
-    "metrics", "models", "text", "vocab", "pipeline", "release", "testing",
+    "guardrails", "metrics", "models", "text", "vocab", "pipeline", "release", "testing",
 }
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)

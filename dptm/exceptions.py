@@ -4,7 +4,9 @@
 caveat into an error, e.g. in a production pipeline that must never publish a seeded model.
 """
 
-__all__ = ["PrivacyWarning", "SeededPrivacyWarning", "NotHardenedWarning"]
+__all__ = ["PrivacyWarning", "SeededPrivacyWarning", "NotHardenedWarning",
+           "VacuousGuaranteeWarning", "UtilityWarning", "UninformativeModelWarning",
+           "TopicCountWarning"]
 
 
 class PrivacyWarning(UserWarning):
@@ -20,3 +22,22 @@ class SeededPrivacyWarning(PrivacyWarning):
 class NotHardenedWarning(PrivacyWarning):
     """A floating-point noise sampler was chosen explicitly. Its outputs' low-order bits can
     reveal the exact input (Mironov 2012); the default exact samplers do not."""
+
+
+class VacuousGuaranteeWarning(PrivacyWarning):
+    """The stated guarantee protects little: epsilon above 10 (an adversary's odds can grow
+    e^10 ~ 22,000-fold), or delta >= 1/n (a mechanism that publishes one record in the
+    clear satisfies it)."""
+
+
+class UtilityWarning(UserWarning):
+    """Base class of the warnings about what a model is good for."""
+
+
+class UninformativeModelWarning(UtilityWarning):
+    """On held-out data the model is no better than the uniform distribution over the
+    vocabulary: its topics carry no information (usually too much noise)."""
+
+
+class TopicCountWarning(UtilityWarning):
+    """More topics than documents: most topics cannot be estimated."""

@@ -1,14 +1,14 @@
 """Shared machinery of the topic-model estimators: parameter checks, fold-in inference,
 perplexity and score, progress reporting."""
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils import check_count_matrix, check_int, check_positive
 from ..release import Release, fold_in, public_params
 
 
-class TopicModelMixin(TransformerMixin, BaseEstimator):
+class TopicModelMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Common API of dptm topic models: ``transform`` by Gibbs fold-in with the released
     topics fixed, ``perplexity``, ``score``, priors with 1/K defaults, progress output.
 
@@ -30,6 +30,45 @@ class TopicModelMixin(TransformerMixin, BaseEstimator):
         """Store the released K x V pseudo-counts and their row-normalised form."""
         self.components_ = np.asarray(components, dtype=np.float64)
         self.topic_word_ = self.components_ / self.components_.sum(axis=1, keepdims=True)
+
+    @property
+    def _n_features_out(self):
+        # transform's columns are the topics: get_feature_names_out() names them
+        # "<classname>0", "<classname>1", ... and set_output(transform="pandas") works.
+        return self.components_.shape[0]
+
+    def top_words(self, n=10, vocabulary=None):
+        """The ``n`` most probable words of each topic (post-processing of the released
+        topics).
+
+        Parameters
+        ----------
+        n : int
+        vocabulary : sequence of str, optional
+            Word of each column; default ``feature_names_in_`` (set when the model was
+            fitted on a DataFrame), else the word ids are returned.
+
+        Returns
+        -------
+        pandas.DataFrame (one row per topic, columns 1..n) when pandas is installed,
+        otherwise a list of lists.
+        """
+        check_is_fitted(self, "components_")
+        n = check_int(n, "n", minimum=1)
+        if vocabulary is None:
+            vocabulary = getattr(self, "feature_names_in_", None)
+        if vocabulary is not None and len(vocabulary) != self.topic_word_.shape[1]:
+            raise ValueError(f"vocabulary has {len(vocabulary)} words but the model has "
+                             f"{self.topic_word_.shape[1]}")
+        order = np.argsort(-self.topic_word_, axis=1, kind="stable")[:, :n]
+        words = (order.tolist() if vocabulary is None
+                 else [[str(vocabulary[i]) for i in row] for row in order])
+        try:
+            import pandas as pd
+        except ImportError:
+            return words
+        return pd.DataFrame(words, index=[f"topic {k}" for k in range(len(words))],
+                            columns=range(1, order.shape[1] + 1))
 
     def _check_transform_input(self, X):
         check_is_fitted(self, "components_")
