@@ -205,7 +205,8 @@ class _SnapshotGibbsBase(TopicModelMixin):
             warnings.warn(
                 f"{type(self).__name__}(mechanism={self.mechanism!r}) draws floating-point noise: "
                 "the low-order bits of a released snapshot can reveal the exact count (Mironov "
-                f"2012). Use mechanism='discrete_{self.mechanism}' (exact) for a model you publish.",
+                f"2012). Use mechanism='discrete_{self.mechanism}' (exact) for a model you "
+                "publish.",
                 NotHardenedWarning, stacklevel=3)
 
     def _start(self, X):
@@ -314,8 +315,8 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
     clip : float, default=None
         Clipping bound C of the snapshot counts in the word factor. None: no clipping
         (CDP-LDA+), implemented as C = N (number of tokens), which no true count exceeds.
-    mechanism : {'discrete_laplace', 'discrete_gaussian', 'laplace', 'gaussian'}, default='discrete_laplace'
-        Snapshot noise. The discrete ones are exact integer samplers (Canonne et al. 2020):
+    mechanism : str, default='discrete_laplace'
+        Snapshot noise: 'discrete_laplace', 'discrete_gaussian', 'laplace' or 'gaussian'. The discrete ones are exact integer samplers (Canonne et al. 2020):
         every snapshot value is an integer, whatever the counts. 'laplace' / 'gaussian' are
         floating-point samplers whose low-order bits can reveal a count (Mironov 2012): they
         emit a :class:`dptm.exceptions.NotHardenedWarning` and the report labels them.
@@ -412,7 +413,8 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
 
     def __init__(self, n_components=10, *, epsilon_per_iter=1.0, noise_multiplier=None,
                  target_epsilon=None, target_delta=1e-5, clip=None,
-                 mechanism="discrete_laplace", noise_schedule="every", doc_topic_prior=None, topic_word_prior=None,
+                 mechanism="discrete_laplace", noise_schedule="every", doc_topic_prior=None,
+                 topic_word_prior=None,
                  max_iter=100, transform_max_iter=50, record_trace=False, trace_tokens=None,
                  random_state=None, verbose=0, callback=None):
         self.n_components = n_components
@@ -676,7 +678,8 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
 
     def __init__(self, n_components=10, *, sample_rate=0.5, noise_multiplier=1.0,
                  target_epsilon=None, target_delta=1e-5, clip=None,
-                 mechanism="discrete_gaussian", adaptive=False, adaptive_v=None, adaptive_q=None, convergence_tol=None,
+                 mechanism="discrete_gaussian", adaptive=False, adaptive_v=None, adaptive_q=None,
+                 convergence_tol=None,
                  convergence_window=3, accounting="sound", rdp_order=14,
                  doc_topic_prior=None, topic_word_prior=None, max_iter=100,
                  transform_max_iter=50, record_trace=False, trace_tokens=None,
@@ -813,7 +816,8 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         alpha_r = int(self.rdp_order)
         self.eps_subsample_ = recipes.huang2022_eps_subsample(alpha_r, gamma, noise.sigma)
         try:
-            self.efficiency_privacy_ = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
+            self.efficiency_privacy_ = recipes.huang2022_efficiency_privacy(alpha_r, gamma,
+                                                                            noise.sigma)
         except OverflowError:          # I = gamma exp((alpha - 1) eps) past the float range
             self.efficiency_privacy_ = math.inf
         self._trace_init(trace_idx, corpus)
