@@ -338,3 +338,17 @@ def test_two_default_fits_draw_different_noise():
     b = DPVocabulary(1.0, 0.5 * math.exp(-10), max_contribution=1).fit(docs)
     assert a.vocabulary_.tolist() != b.vocabulary_.tolist()
     assert a.random_state is None and not a.privacy_.seeded
+
+
+def test_lattice_accounting_of_the_laplace_threshold():
+    # exact noise on g Z: the sensitivity grows by g per possible candidate word and rho by
+    # 2 g (the added user's rounded weight, the discrete tail); both are recorded
+    from dptm.vocab import _MAX_CANDIDATES
+    v = DPVocabulary(1.0, 1e-5, max_contribution=4).fit(_corpus_with_private_user())
+    g = v.lattice_granularity_
+    noise_ev, thr_ev = v.privacy_.event.events
+    assert noise_ev.sensitivity == 1.0 + g * _MAX_CANDIDATES and g * _MAX_CANDIDATES < 1e-4
+    rho = frequency_threshold("laplace", noise_ev.sensitivity / 1.0, 1e-5, 4)
+    assert abs((v.threshold_ - rho) - 2 * g) < 1e-14
+    assert thr_ev.epsilon == 0.0 and thr_ev.delta == 1e-5
+    assert v.privacy_.epsilon(1e-5) == pytest.approx(1.0, rel=1e-9)

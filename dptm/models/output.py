@@ -426,11 +426,13 @@ def _lattice_gaussian_calibration(sensitivity, sigma_of, n_coords):
         "raise target_epsilon")
 
 
-def _lattice_laplace_granularity(l1_sensitivity, n_coords, scale_upper):
-    """A power of two g with rounding slack g * n_coords <= 1e-3 x the L1 sensitivity, as
-    coarse as the exact discrete Laplace allows (scale / g <= 2^40)."""
-    g = 2.0 ** math.floor(math.log2(1e-3 * l1_sensitivity / max(n_coords, 1)))
-    if scale_upper / g > 2.0 ** 40:
+def _lattice_laplace_granularity(l1_sensitivity, n_coords, scale):
+    """A power of two g with rounding slack g * n_coords <= 1e-3 x the L1 sensitivity and at
+    most scale / 4096 (the noise is resolved finely), as coarse as the exact discrete
+    Laplace allows (scale / g <= 2^40)."""
+    g = 2.0 ** math.floor(math.log2(min(1e-3 * l1_sensitivity / max(n_coords, 1),
+                                        scale / 4096.0)))
+    if scale / g > 2.0 ** 40:
         raise ValueError(f"{n_coords} released values are too many for the exact Laplace "
                          "baseline at this epsilon")
     return g
@@ -732,6 +734,8 @@ default="gaussian"
         del gen
 
         W, est = _fit_topic_word(base, X, None, fit_seed)
+        if "random_state" in est.get_params(deep=False):   # keep no derived seed
+            est.set_params(random_state=base.get_params(deep=False)["random_state"])
         self.estimator_ = est
         weights = topic_weights(est)
         if self.output == "full":
@@ -783,7 +787,7 @@ default="gaussian"
             l1 = 2.0 * m
             total = l1
             if exact:
-                g = _lattice_laplace_granularity(l1, n_coords, 2.0 * l1 / self._epsilon)
+                g = _lattice_laplace_granularity(l1, n_coords, l1 / self._epsilon)
                 total = l1 + rounding_slack(g, n_coords, norm=1)
             scale = laplace_scale(m, self._epsilon) * total / l1
             kind = "laplace"
