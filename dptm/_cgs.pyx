@@ -287,8 +287,16 @@ def fold_in(const int64_t[::1] doc_ptr, const int32_t[::1] words,
 # from the BitGenerator: the output follows the stated pmf exactly for rational parameters.
 # 128-bit integers hold the squared numerators of the discrete Gaussian's acceptance test.
 
+# Cython types uint128 as a 64-bit integer and would narrow a 128-bit division to 64 bits
+# (truncating the discrete Gaussian's acceptance numerator): dividing in C keeps the width.
 cdef extern from *:
+    """
+    static inline unsigned __int128 dptm_div128(unsigned __int128 a, uint64_t b) { return a / b; }
+    static inline uint64_t dptm_mod128(unsigned __int128 a, uint64_t b) { return (uint64_t)(a % b); }
+    """
     ctypedef unsigned long long uint128 "unsigned __int128"
+    uint128 dptm_div128(uint128 a, uint64_t b) nogil
+    uint64_t dptm_mod128(uint128 a, uint64_t b) nogil
 
 
 cdef inline uint64_t _uniform_below(bitgen_t* rng, uint64_t m) noexcept nogil:
@@ -314,8 +322,8 @@ cdef bint _bernoulli_exp_small(bitgen_t* rng, uint64_t num, uint64_t den) noexce
 
 cdef bint _bernoulli_exp(bitgen_t* rng, uint128 num, uint64_t den) noexcept nogil:
     """Bernoulli(exp(-num/den)) for any num >= 0 (CKS20 Algorithm 1, gamma > 1 branch)."""
-    cdef uint128 whole = num / den
-    cdef uint64_t rem = <uint64_t> (num % den)
+    cdef uint128 whole = dptm_div128(num, den)
+    cdef uint64_t rem = dptm_mod128(num, den)
     cdef uint128 i = 0
     while i < whole:
         if not _bernoulli_exp_small(rng, 1, 1):

@@ -124,3 +124,19 @@ def test_load_errors_name_the_file(tmp_path):
     (tmp_path / "release.json").write_text('{"format": "other"}')
     with pytest.raises(ValueError, match="not a dptm release"):
         Release.load(str(tmp_path))
+
+
+def test_report_uses_pld_when_installed_and_tighter():
+    pytest.importorskip("dp_accounting", reason="dp-accounting (test extra) for the PLD route")
+    from dptm.accounting import epsilon_and_method
+    from dptm.accounting.pld import PLDAccountant
+    event = SelfComposedEvent(PoissonSampledEvent(GaussianEvent(1.0), 0.01), 500)
+    report = PrivacyReport(event, "document")
+    eps, route = report.epsilon_and_method(1e-5)
+    rdp_eps, _ = epsilon_and_method(event, 1e-5)
+    assert route == "pld" and eps < rdp_eps
+    assert eps == PLDAccountant().compose(event).get_epsilon(1e-5)
+    assert "accountant: pld" in str(report)
+    # the discrete Gaussian has no PLD here (its privacy loss is not the continuous one's)
+    discrete = PrivacyReport(SelfComposedEvent(GaussianEvent(2.0, discrete=True), 5), "document")
+    assert discrete.epsilon_and_method(1e-5)[1] != "pld"

@@ -6,6 +6,7 @@ paper's own claimed accounting (:class:`PaperClaim`), kept apart from - and neve
 """
 import math
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 
 from ._validation import delta_open, real
 from .accountants import epsilon_and_method as _epsilon_and_method, _pure_epsilon
@@ -91,6 +92,24 @@ def _event_dict(ev):
         if k != "label":
             out[k] = _event_dict(v) if isinstance(v, PrivacyEvent) else v
     return out
+
+
+@lru_cache(maxsize=256)
+def _tightest(event, delta):
+    """(epsilon, route) at ``delta``: the built-in routes (RDP, zCDP, pure DP), and PLD
+    when ``dp-accounting`` is installed and supports every leaf (continuous Gaussian and
+    Laplace, discrete Laplace); the smallest, since each is an upper bound. Cached: events
+    are immutable."""
+    eps, route = _epsilon_and_method(event, delta)
+    if delta > 0:
+        from .pld import PLDAccountant, pld_available
+        if pld_available():
+            acc = PLDAccountant()
+            if acc.supports(event):
+                pld_eps = acc.compose(event).get_epsilon(delta)
+                if pld_eps < eps:
+                    eps, route = pld_eps, "pld"
+    return eps, route
 
 
 _KIND_KEY = "__event__"
@@ -197,9 +216,15 @@ class PrivacyReport:
         return all(_pure_epsilon(e) is not None for e, _, _, _ in self.events)
 
     def epsilon_and_method(self, delta=None, method="auto", **kwargs):
-        """(epsilon, route) at ``delta`` (default: ``default_delta``; 0 allowed if pure)."""
+        """(epsilon, route) at ``delta`` (default: ``default_delta``; 0 allowed if pure).
+
+        ``method="auto"``: the tightest sound route, PLD included when ``dp-accounting`` is
+        installed (``pip install dptm[pld]``) and supports the mechanisms; the route's name
+        says which answered ("pld", "rdp", "zcdp" or "pure")."""
         if delta is None:
             delta = 0.0 if self.pure_only else self.default_delta
+        if method == "auto" and not kwargs:
+            return _tightest(self.event, float(delta))
         return _epsilon_and_method(self.event, delta, method, **kwargs)
 
     def epsilon(self, delta=None, method="auto", **kwargs):
