@@ -275,9 +275,9 @@ def test_noise_has_the_stated_scale(corpus):
     # papers/wang2022: sigma_R^2 = alpha Delta^2 / (2 eps_R), alpha = 2, Delta including the
     # lattice's rounding slack g sqrt(m V); the event's sigma is the sampled (effective) one
     assert ev.sensitivity == pytest.approx(1e-6 + g * math.sqrt(W.size), rel=1e-12)
-    # ... rounded up to a whole number of lattice steps (sigma / g an integer in [2048, 4096))
+    # ... rounded up to a whole number of lattice steps (sigma / g an integer in [8192, 16384))
     sigma_r = math.sqrt(2 * ev.sensitivity ** 2 / (2 * dp.eps_renyi_))
-    assert sigma_r <= ev.sigma < sigma_r + g and ev.sigma / g == int(ev.sigma / g) >= 2048
+    assert sigma_r <= ev.sigma < sigma_r + g and 16384 > ev.sigma / g == int(ev.sigma / g) >= 8192
     assert np.all(dp.components_ > 0)
     rows, cols = aligned_rows(W, dp.components_)
     k = (dp.components_[cols] - round_to_lattice(W[rows], g)) / g

@@ -26,7 +26,7 @@ from .._utils import (check_count_matrix, check_int, check_positive, check_proba
 from ..accounting import (ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyReport,
                           calibrate_gaussian, dp_to_rdp)
 from ..mechanisms import (gaussian_noise, laplace_noise, lattice_gaussian, lattice_granularity,
-                          lattice_laplace)
+                          lattice_laplace, lattice_rounding_slack)
 
 __all__ = [
     "TopicDP", "sensitivity_sample_size", "topic_word_matrix", "topic_weights",
@@ -395,11 +395,9 @@ def mvg_sigma(shape, sensitivity, epsilon, delta, sup_norm=None):
 def rounding_slack(granularity, n_coords, norm=2):
     """How far rounding to the lattice g Z can move a sensitivity: each coordinate of two
     neighbouring statistics is rounded separately, so their difference can grow by up to
-    g (not g/2: 0.49 g and 0.51 g round to 0 and g) on each of ``n_coords`` coordinates:
-    ``g sqrt(n_coords)`` in L2, ``g n_coords`` in L1."""
-    g = check_positive(granularity, "granularity")
-    n = check_int(n_coords, "n_coords", minimum=0)
-    return g * math.sqrt(n) if norm == 2 else g * n
+    g on each of ``n_coords`` coordinates (:func:`dptm.mechanisms.lattice_rounding_slack`
+    with ``rounded="statistic"``): ``g sqrt(n_coords)`` in L2, ``g n_coords`` in L1."""
+    return lattice_rounding_slack(granularity, int(n_coords), norm=norm, rounded="statistic")
 
 
 def _lattice_gaussian_calibration(sensitivity, sigma_of, n_coords):
@@ -407,14 +405,13 @@ def _lattice_gaussian_calibration(sensitivity, sigma_of, n_coords):
     slack(g)) with the recorded sensitivity covering the rounding of all ``n_coords``
     released coordinates.
 
-    sigma is an integer multiple of g (sigma / g in [2048, 4096)): the variance in lattice
-    units is then an integer, which keeps every integer of the exact sampler far inside 64
-    bits (dptm._cgs's acceptance step truncates its 128-bit numerator otherwise; see the
-    output engineer's note)."""
+    g is the finest grid the exact sampler supports (sigma / g in [8192, 16384)) and sigma
+    is rounded up to a whole number of steps, so the variance in lattice units is an exact
+    integer (the sampler then needs no rational approximation)."""
     total = sensitivity
     for _ in range(200):
         sigma = sigma_of(total)
-        g = lattice_granularity(sigma) * 2.0
+        g = lattice_granularity(sigma) / 2.0
         sigma = g * math.ceil(sigma / g)
         need = sensitivity + rounding_slack(g, n_coords)
         if need <= total:
