@@ -272,3 +272,31 @@ def test_randomizer_flip_rate_against_the_ledger_and_empirical_epsilon(monkeypat
     on_h = randomize_matrix(np.ones((n, 1), dtype=int), f).toarray().ravel()
     off_h = randomize_matrix(sp.csr_matrix((n, 1), dtype=int), f).toarray().ravel()
     assert epsilon_lower_bound(on_h, off_h, confidence=0.999) > ev.epsilon
+
+
+# ----------------------------------------------------------------------------- work size
+def test_topicdp_refuses_a_hang_before_any_fit(counts):
+    class Exploding(ColumnTopics):
+        def fit(self, X, y=None):
+            raise AssertionError("no fit may start")
+
+    with pytest.raises(ValueError, match=r"gamma=0\.001 needs h=5,486,187 refits.*max_refits"):
+        TopicDP(Exploding(), gamma=1e-3, reference_X=counts).fit(counts)
+    with pytest.raises(ValueError, match="h=1,305.*max_refits=1,000"):
+        TopicDP(Exploding(), gamma=0.05, reference_X=counts, max_refits=1000).fit(counts)
+
+
+def test_topicdp_progress_counts_refits_without_timings(counts, capsys, monkeypatch):
+    from dptm.models import output
+    TopicDP(ColumnTopics(), gamma=0.3, reference_X=counts, verbose=1).fit(counts)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "[TopicDP] sensitivity sampling (reference): 24/24 refits"
+    assert not any(" s)" in line or "seconds" in line for line in err)
+    TopicDP(ColumnTopics(), gamma=0.3, reference_X=counts).fit(counts)      # auto: short, silent
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(output, "_PROGRESS_AFTER_SECONDS", 0.0)            # auto: "long" work
+    TopicDP(ColumnTopics(), gamma=0.3, reference_X=counts).fit(counts)
+    err = capsys.readouterr().err
+    assert "24 refits (gamma=0.3)" in err and "24/24 refits" in err
+    TopicDP(ColumnTopics(), gamma=0.3, reference_X=counts, verbose=0).fit(counts)
+    assert capsys.readouterr().err == ""

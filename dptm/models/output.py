@@ -38,6 +38,8 @@ _MECHANISMS = ("gaussian", "laplace", "mvg", "gaussian-float", "laplace-float")
 _RELEASES = ("full", "keywords")
 _CALIBRATIONS = ("renyi", "gaussian")
 _REFIT_SEEDS = ("independent", "shared")
+# verbose=None prints progress when sensitivity sampling is estimated to take this long
+_PROGRESS_AFTER_SECONDS = 60.0
 
 
 # --------------------------------------------------------------------------------------
@@ -864,7 +866,7 @@ default="gaussian"
             if not state["on"] and done < total:
                 # estimate from the first chunk: refits of public data for reference_X
                 elapsed = time.perf_counter() - state["start"]
-                if elapsed / done * total >= 60.0:
+                if elapsed / done * total >= _PROGRESS_AFTER_SECONDS:
                     state["on"] = True
                     print(f"[TopicDP] sensitivity sampling: {total} refits (gamma={self._gamma:g});"
                           " this takes a while", file=sys.stderr, flush=True)
