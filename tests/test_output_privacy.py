@@ -116,6 +116,16 @@ def test_float_mechanisms_are_explicit_and_labelled(counts):
         assert "not hardened" in str(dp.privacy_) and dp.lattice_granularity_ is None
 
 
+def test_vocabulary_and_pipeline_keep_no_secret():
+    docs = [["alpha", "beta"], ["beta", "gamma"]] * 50
+    v = DPVocabulary(2.0, 1e-5, max_contribution=5).fit(docs)
+    assert_no_secrets(v)
+    f = FullyPrivateTopicModel(DPVocabulary(2.0, 1e-5, max_contribution=5),
+                               TopicDP(NMF(2, max_iter=30), sensitivity=0.05)).fit(docs)
+    assert_no_secrets(f)
+    assert_no_secrets(f.vocabulary_stage_) is None and f.model_.random_state is None
+
+
 def test_local_randomizer_is_fresh_and_secret_per_call():
     doc = list(range(0, 400, 3))
     with warnings.catch_warnings():
@@ -300,3 +310,18 @@ def test_topicdp_progress_counts_refits_without_timings(counts, capsys, monkeypa
     assert "24 refits (gamma=0.3)" in err and "24/24 refits" in err
     TopicDP(ColumnTopics(), gamma=0.3, reference_X=counts, verbose=0).fit(counts)
     assert capsys.readouterr().err == ""
+
+
+# ----------------------------------------------------------------------------- publishing
+def test_topicdp_release_round_trip_with_vocabulary(counts, tmp_path):
+    from dptm.release import Release
+    dp = TopicDP(NMF(2, max_iter=30), sensitivity=0.05).fit(counts)
+    words = [f"w{i}" for i in range(12)]
+    rel = dp.release(words)
+    assert rel.vocabulary == words and rel.vocabulary_provenance == "public (given)"
+    assert "random_state" not in rel.hyperparameters and rel.model == "TopicDP"
+    np.testing.assert_array_equal(rel.components, dp.components_)
+    loaded = Release.load(rel.save(tmp_path / "topicdp"))
+    assert loaded == rel
+    np.testing.assert_array_equal(loaded.transform(counts[:3]), rel.transform(counts[:3]))
+    assert any(a.startswith("vocabulary (V = 12") for a in loaded.privacy.assumed_public)
