@@ -135,10 +135,9 @@ def load_corpus(a):
         X, vocab = datasets.load_uci_bow(a.data, a.vocab)
         name = a.data
     else:
-        if a.data.endswith(".json"):
-            docs = datasets.load_json_texts(a.data)
-        else:
-            docs = datasets.load_text_lines(a.data)
+        docs = datasets.load_texts(a.data, key=a.text_key)
+        if not docs:
+            raise ValueError(f"{a.data}: no documents")
         X, vocab = text.tokens_to_matrix(text.preprocess(docs), min_df=a.min_df)
         name = a.data
     X = X.tocsr()
@@ -218,43 +217,93 @@ def cmd_audit(a, out):
     return result
 
 
+# ---------------------------------------------------------------- range-checked flag types
+# argparse turns the ArgumentTypeError into "argument --flag: <message>" and exit status 2.
+def _int_type(minimum, maximum=None, extra=()):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+        if value in extra:
+            return value
+        if value < minimum or (maximum is not None and value > maximum):
+            rng = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+            alt = "".join(f" or {e}" for e in extra)
+            raise argparse.ArgumentTypeError(f"must be an integer {rng}{alt}, got {value}")
+        return value
+    return parse
+
+
+def _float_type(low, high, low_open=True, high_open=True):
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+        lo_ok = value > low if low_open else value >= low
+        hi_ok = value < high if high_open else value <= high
+        if not (lo_ok and hi_ok) or value != value:
+            lo = "(" if low_open else "["
+            hi = ")" if high_open else "]"
+            raise argparse.ArgumentTypeError(f"must be in {lo}{low:g}, {high:g}{hi}, got {text}")
+        return value
+    return parse
+
+
+_POS_INT = _int_type(1)
+_POS_FLOAT = _float_type(0.0, float("inf"))
+_UNIT_OPEN = _float_type(0.0, 1.0)
+
+
+def _even_shadows(text):
+    value = _POS_INT(text)
+    if value < 2 or value % 2:
+        raise argparse.ArgumentTypeError(f"must be an even integer >= 2, got {value}")
+    return value
+
+
 def _add_data_options(p):
     p.add_argument("--data", default="demo",
-                   help="'demo' (embedded corpus), a UCI docword file (with --vocab), "
-                        "a JSON list of texts, or a text file with one document per line")
+                   help="'demo' (embedded corpus), a UCI docword file (with --vocab), or raw "
+                        "text: .json (list of texts, {key: [...]} or list of records), .jsonl, "
+                        ".csv/.tsv (with a header), else one document per line (.gz allowed)")
     p.add_argument("--vocab", default=None, help="UCI vocab file for a docword --data")
-    p.add_argument("--min-df", type=int, default=1, help="drop words in fewer documents (raw text)")
-    p.add_argument("-k", "--topics", type=int, default=8)
-    p.add_argument("--iterations", type=int, default=None,
+    p.add_argument("--text-key", default="text",
+                   help="field of JSON/JSONL records, or CSV column, holding the text")
+    p.add_argument("--min-df", type=_POS_INT, default=1,
+                   help="drop words in fewer documents (raw text)")
+    p.add_argument("-k", "--topics", type=_POS_INT, default=8)
+    p.add_argument("--iterations", type=_POS_INT, default=None,
                    help="sweeps (Gibbs models) or epochs (vips); default per model")
-    p.add_argument("--seed", type=int, default=2)
+    p.add_argument("--seed", type=_int_type(0), default=2)
     p.add_argument("-v", "--verbose", action="count", default=0)
 
 
 def _add_privacy_options(p):
     priv = p.add_argument_group("privacy (private models)")
-    priv.add_argument("--epsilon", type=float, default=1.0,
+    priv.add_argument("--epsilon", type=_POS_FLOAT, default=1.0,
                       help="hdp-lda/zhu-lda: Laplace epsilon per sweep; vips: target total "
                            "epsilon; lp-lda/olp-lda: local epsilon per word")
-    priv.add_argument("--delta", type=float, default=1e-5)
-    priv.add_argument("--clip", type=float, default=None,
+    priv.add_argument("--delta", type=_UNIT_OPEN, default=1e-5)
+    priv.add_argument("--clip", type=_POS_FLOAT, default=None,
                       help="count clip C (Gibbs models; hdp-lda default 50)")
-    priv.add_argument("--beta", type=float, default=None,
+    priv.add_argument("--beta", type=_POS_FLOAT, default=None,
                       help="topic-word prior (Gibbs models; hdp-lda default 0.1, others 1/K)")
     priv.add_argument("--mechanism", default=None,
                       choices=["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"])
-    priv.add_argument("--noise-multiplier", type=float, default=1.0, help="sub-lda Gaussian noise")
-    priv.add_argument("--sample-rate", type=float, default=0.5, help="sub-lda gamma")
+    priv.add_argument("--noise-multiplier", type=_POS_FLOAT, default=1.0, help="sub-lda Gaussian noise")
+    priv.add_argument("--sample-rate", type=_float_type(0.0, 1.0, high_open=False), default=0.5, help="sub-lda gamma")
     priv.add_argument("--accounting", default=None,
                       help="sub-lda: sound|paper; vips: rdp|zcdp-paper|advanced|linear")
-    priv.add_argument("--batch-size", type=int, default=64, help="vips / olp-lda mini-batch size")
-    priv.add_argument("--max-doc-length", type=int, default=100,
+    priv.add_argument("--batch-size", type=_POS_INT, default=64, help="vips / olp-lda mini-batch size")
+    priv.add_argument("--max-doc-length", type=_POS_INT, default=100,
                       help="vips: documents capped at this many tokens (sensitivity)")
-    priv.add_argument("--prior-fraction", type=float, default=0.2,
+    priv.add_argument("--prior-fraction", type=_UNIT_OPEN, default=0.2,
                       help="olp-lda: share of training documents used as the clean prior set")
-    priv.add_argument("--gamma", type=float, default=0.1,
+    priv.add_argument("--gamma", type=_UNIT_OPEN, default=0.1,
                       help="topicdp: failure probability of the sampled sensitivity (random DP)")
-    priv.add_argument("--vocab-epsilon", type=float, default=1.0,
+    priv.add_argument("--vocab-epsilon", type=_POS_FLOAT, default=1.0,
                       help="fdptm: epsilon of the DP vocabulary selection (eps1; --epsilon is eps2)")
 
 
@@ -264,17 +313,20 @@ def build_parser():
     fit = sub.add_parser("fit", help="train a topic model and report it (the default command)")
     fit.add_argument("--model", choices=sorted(MODELS), default="gibbs")
     _add_data_options(fit)
-    fit.add_argument("--test-fraction", type=float, default=0.1,
+    fit.add_argument("--test-fraction", type=_float_type(0.0, 1.0, low_open=False), default=0.1,
                      help="held-out share of documents for perplexity")
-    fit.add_argument("--top-words", type=int, default=10)
-    fit.add_argument("--jobs", type=int, default=None, help="parallel model fits (topicdp)")
+    fit.add_argument("--top-words", type=_POS_INT, default=10)
+    fit.add_argument("--jobs", type=_int_type(1, extra=(-1,)), default=None,
+                     help="parallel model fits (topicdp); -1 = all cores")
     _add_privacy_options(fit)
     aud = sub.add_parser("audit", help="membership-inference audit (online/offline LiRA)")
     aud.add_argument("--model", choices=sorted(AUDIT_TRAINERS), default="gibbs",
                      help="trainer of the target and shadow models")
     _add_data_options(aud)
-    aud.add_argument("--shadows", type=int, default=16, help="number of shadow models (even)")
-    aud.add_argument("--jobs", type=int, default=None, help="parallel shadow fits (joblib)")
+    aud.add_argument("--shadows", type=_even_shadows, default=16,
+                     help="number of shadow models (even)")
+    aud.add_argument("--jobs", type=_int_type(1, extra=(-1,)), default=None,
+                     help="parallel shadow fits (joblib); -1 = all cores")
     aud.add_argument("--save", default=None, help="save the LiRA statistics to this .npz file")
     _add_privacy_options(aud)
     return parser
@@ -286,14 +338,22 @@ def main(argv=None, out=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["fit"] + argv
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a flag out of range (2, message on stderr)
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         if args.command == "fit":
             cmd_fit(args, out)
         elif args.command == "audit":
             cmd_audit(args, out)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"dptm: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, OSError, EOFError, MemoryError) as exc:
+        # bad data or files: one line naming the file (loaders put it in the message), no
+        # traceback
+        msg = str(exc) or type(exc).__name__
+        if isinstance(exc, OSError) and getattr(exc, "filename", None) and str(exc.filename) not in msg:
+            msg = f"{exc.filename}: {msg}"
+        print(f"dptm: error: {msg}", file=sys.stderr)
         return 2
     return 0
 

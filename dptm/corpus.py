@@ -8,7 +8,7 @@ column order. ``to_matrix`` inverts this exactly.
 import numpy as np
 import scipy.sparse as sp
 
-from ._utils import check_count_matrix
+from ._utils import check_count_matrix, check_token_total
 
 __all__ = ["Corpus"]
 
@@ -40,6 +40,7 @@ class Corpus:
     def from_matrix(cls, X, name="X"):
         """Build the token arrays from a non-negative integer doc-term matrix (validated)."""
         X = check_count_matrix(X, name=name)
+        check_token_total(X, name=name)  # before np.repeat allocates the token arrays
         word_ids = np.repeat(X.indices.astype(np.int32), X.data)
         doc_ptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
         np.cumsum(np.asarray(X.sum(axis=1)).ravel(), out=doc_ptr[1:])

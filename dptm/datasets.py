@@ -8,11 +8,13 @@
   TweetRumors JSON; Reuters C50 with author labels). The data is not shipped:
   :func:`shared_data_dir` finds the shared data folder (``$DPTM_DATA``).
 """
+import csv
 import gzip
 import io
 import json
 import os
 import tarfile
+import zlib
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,7 +25,8 @@ from sklearn.utils import Bunch
 from ._utils import check_int, check_positive, check_random_state
 
 __all__ = [
-    "load_uci_bow", "load_json_texts", "load_text_lines", "load_reuters_c50",
+    "load_uci_bow", "load_json_texts", "load_jsonl_texts", "load_csv_texts", "load_texts",
+    "load_text_lines", "load_reuters_c50",
     "make_lda_corpus", "load_demo_corpus", "shared_data_dir",
 ]
 
@@ -53,11 +56,57 @@ def _check_file(path, name):
 
 
 def _read_bytes(path):
-    """File content, transparently gunzipped when the name ends in .gz."""
-    if path.suffix == ".gz":
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
-    return path.read_bytes()
+    """File content, transparently gunzipped when the name ends in .gz. A corrupt or
+    truncated gzip stream is a ValueError naming the file."""
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        return path.read_bytes()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise ValueError(f"{path}: not a readable gzip file (corrupt or truncated: "
+                         f"{exc or type(exc).__name__})") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a directory, not a file") from None
+
+
+def _decode(path, raw):
+    """UTF-8 text of ``raw`` (a leading BOM dropped); a decoding error names the file, the
+    line and the byte offset."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path}: line {line}: not valid UTF-8 (byte offset {exc.start}: "
+                         f"{exc.reason})") from None
+
+
+def _read_text(path):
+    return _decode(path, _read_bytes(path))
+
+
+def _base_suffix(path):
+    """The format suffix of ``path``, ignoring a trailing ``.gz`` (``a.jsonl.gz`` -> ``.jsonl``)."""
+    suffixes = [x.lower() for x in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def _text_of_record(path, where, rec, key):
+    """The document text of one JSON/JSONL record: a string, or an object's ``key`` field."""
+    if isinstance(rec, str):
+        return rec
+    if isinstance(rec, dict):
+        if key not in rec:
+            raise ValueError(f"{path}: {where}: record has no key {key!r} (keys: "
+                             f"{sorted(rec)[:10]}); choose the text field with --text-key / key=")
+        val = rec[key]
+        if not isinstance(val, str):
+            raise ValueError(f"{path}: {where}: field {key!r} is {type(val).__name__}, not a string")
+        return val
+    raise ValueError(f"{path}: {where}: expected a string or an object with key {key!r}, got "
+                     f"{type(rec).__name__}")
 
 
 def load_uci_bow(docword_path, vocab_path):
@@ -127,7 +176,7 @@ def load_uci_bow(docword_path, vocab_path):
     X.sort_indices()
     X = sp.csr_matrix((X.data.astype(np.int64), X.indices.astype(np.int64),
                        X.indptr.astype(np.int64)), shape=X.shape)
-    words = vocab_path.read_text(encoding="utf-8").splitlines()
+    words = _read_text(vocab_path).splitlines()
     while words and not words[-1].strip():
         words.pop()
     vocabulary = np.array([w.strip() for w in words], dtype=str)
@@ -138,27 +187,89 @@ def load_uci_bow(docword_path, vocab_path):
 
 
 def load_json_texts(path, key="text"):
-    """Load documents from a JSON file: ``{key: [str, ...]}`` or a plain list of strings.
+    """Load documents from a JSON file: ``{key: [str, ...]}``, a list of strings, or a list
+    of records (objects) whose ``key`` field is the text.
 
     This is the format of the cleaned TweetRumors corpus (``tweetrumors_clean.json``).
+    ``.json.gz`` is decompressed.
 
     Returns
     -------
     list of str
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ValueError
+        Invalid JSON (the message names the file, line and column), invalid UTF-8, corrupt
+        gzip, or a record without a string ``key``.
     """
     path = _check_file(path, "path")
-    with open(path, encoding="utf-8") as fh:
-        obj = json.load(fh)
+    text = _read_text(path)
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON "
+                         f"({exc.msg})") from None
     if isinstance(obj, dict):
         if key not in obj:
             raise ValueError(f"{path}: JSON object has no key {key!r} (keys: {sorted(obj)[:10]})")
         obj = obj[key]
     if not isinstance(obj, list):
         raise ValueError(f"{path}: expected a list of documents, got {type(obj).__name__}")
-    bad = [i for i, t in enumerate(obj) if not isinstance(t, str)]
+    bad = [i for i, t in enumerate(obj) if not isinstance(t, (str, dict))]
     if bad:
         raise ValueError(f"{path}: {len(bad)} entries are not strings (first at index {bad[0]})")
-    return obj
+    return [_text_of_record(path, f"record {i}", t, key) for i, t in enumerate(obj)]
+
+
+def load_jsonl_texts(path, key="text"):
+    """Load documents from JSON Lines (``.jsonl``/``.ndjson``, optionally ``.gz``): one JSON
+    value per line, a string or an object whose ``key`` field is the text; blank lines are
+    skipped. Errors name the file and the line."""
+    path = _check_file(path, "path")
+    docs = []
+    for n, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: line {n} column {exc.colno}: invalid JSON ({exc.msg})") from None
+        docs.append(_text_of_record(path, f"line {n}", rec, key))
+    return docs
+
+
+def load_csv_texts(path, key="text", delimiter=None):
+    """Load documents from a CSV (or ``.tsv``) file with a header row: the ``key`` column is
+    the text of each row. ``delimiter`` defaults to tab for ``.tsv`` and comma otherwise.
+    Errors name the file and the line."""
+    path = _check_file(path, "path")
+    if delimiter is None:
+        delimiter = "\t" if _base_suffix(path) == ".tsv" else ","
+    text = _read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{path}: empty CSV file (a header row naming the {key!r} column "
+                             "is required)")
+        if key not in header:
+            raise ValueError(f"{path}: line 1: the CSV header has no column {key!r} (columns: "
+                             f"{header[:10]}); choose the text column with --text-key / key=")
+        col = header.index(key)
+        docs = []
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) != len(header):
+                raise ValueError(f"{path}: line {reader.line_num}: {len(row)} fields, the "
+                                 f"header has {len(header)}")
+            docs.append(row[col])
+    except csv.Error as exc:
+        raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
+    return docs
 
 
 def load_text_lines(path):
@@ -170,8 +281,23 @@ def load_text_lines(path):
         The lines without their line ends (and without surrounding whitespace).
     """
     path = _check_file(path, "path")
-    text = _read_bytes(path).decode("utf-8")
+    text = _read_text(path)
     return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def load_texts(path, key="text"):
+    """Load raw documents, the format chosen by the file name (a final ``.gz`` is ignored):
+    ``.json`` (:func:`load_json_texts`), ``.jsonl``/``.ndjson`` (:func:`load_jsonl_texts`),
+    ``.csv``/``.tsv`` (:func:`load_csv_texts`), anything else one document per line
+    (:func:`load_text_lines`). ``key`` names the text field of records / the CSV column."""
+    suffix = _base_suffix(path)
+    if suffix == ".json":
+        return load_json_texts(path, key=key)
+    if suffix in (".jsonl", ".ndjson"):
+        return load_jsonl_texts(path, key=key)
+    if suffix in (".csv", ".tsv"):
+        return load_csv_texts(path, key=key)
+    return load_text_lines(path)
 
 
 def load_reuters_c50(path, subset="train"):
@@ -198,16 +324,20 @@ def load_reuters_c50(path, subset="train"):
     path = _check_file(path, "path")
     wanted = ("C50train", "C50test") if subset == "all" else (f"C50{subset}",)
     entries = []
-    with tarfile.open(path, "r:gz") as tar:
-        for member in tar:
-            if not member.isfile():
-                continue
-            parts = member.name.strip("/").split("/")
-            if len(parts) < 3 or parts[-3] not in wanted:
-                continue
-            raw = tar.extractfile(member).read()
-            text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
-            entries.append((wanted.index(parts[-3]), parts[-2], parts[-1], text))
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            for member in tar:
+                if not member.isfile():
+                    continue
+                parts = member.name.strip("/").split("/")
+                if len(parts) < 3 or parts[-3] not in wanted:
+                    continue
+                raw = tar.extractfile(member).read()
+                text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
+                entries.append((wanted.index(parts[-3]), parts[-2], parts[-1], text))
+    except (tarfile.TarError, gzip.BadGzipFile, EOFError, zlib.error, OSError) as exc:
+        raise ValueError(f"{path}: not a readable tar.gz archive (corrupt or truncated: "
+                         f"{exc or type(exc).__name__})") from None
     if not entries:
         raise ValueError(f"{path}: no C50 articles for subset={subset!r} (expected members "
                          "C50train/<author>/<file> and C50test/<author>/<file>)")

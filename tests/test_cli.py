@@ -58,7 +58,7 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
     code, _ = run("fit", "-k", "0")
     assert code == 2
-    assert "n_components" in capsys.readouterr().err
+    assert "argument -k/--topics: must be an integer >= 1, got 0" in capsys.readouterr().err
 
 
 def test_python_dash_m_entry_point():

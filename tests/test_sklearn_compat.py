@@ -16,16 +16,25 @@ from dptm.models.svi import PrivateOnlineLDA
 
 
 def _to_counts(X):
+    """Round to counts; a read-only input (check_readonly_memmap_input) stays read-only, so
+    that check still exercises the estimator's handling of read-only data."""
     if sp.issparse(X):
+        data = getattr(X, "data", None)
+        readonly = isinstance(data, np.ndarray) and not data.flags.writeable
         X = sp.csr_matrix(X, copy=True)
         X.data = np.rint(X.data)
+        if readonly:
+            for a in (X.data, X.indices, X.indptr):
+                a.flags.writeable = False
         return X
+    readonly = isinstance(X, np.ndarray) and not X.flags.writeable
     X = np.asarray(X)
     if X.dtype.kind in "fO":
         try:
-            return np.rint(X.astype(float))
+            X = np.rint(X.astype(float))
         except (TypeError, ValueError):  # non-numeric objects: let fit reject them
             return X
+        X.flags.writeable = not readonly
     return X
 
 

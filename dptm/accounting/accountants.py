@@ -26,7 +26,7 @@ from .events import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, La
                      SelfComposedEvent, ZCDPEvent)
 from .rdp import (DEFAULT_ORDERS, rdp_gated, rdp_gaussian, rdp_laplace, rdp_pure_dp,
                   rdp_subsampled_gaussian)
-from .zcdp import zcdp_to_dp
+from .zcdp import zcdp_gaussian, zcdp_to_dp
 
 __all__ = ["RDPAccountant", "ZCDPAccountant", "PureDPAccountant", "epsilon",
            "epsilon_and_method", "METHODS"]
@@ -87,6 +87,23 @@ class _Accountant:
         return f"{type(self).__name__}({len(self.ledger)} events)"
 
 
+def _composite_pure_epsilon(event, route):
+    """Pure epsilon of a whole composite event run on one shared subsample, or
+    UnsupportedEventError (the route cannot amplify a composite that is not pure DP)."""
+    acc = PureDPAccountant()
+    try:
+        eps, delta = acc._cost(event)
+    except UnsupportedEventError:
+        eps, delta = math.inf, 1.0
+    if delta > 0 or not eps < math.inf:
+        raise UnsupportedEventError(
+            f"{route}: Poisson sampling of a composite event (several mechanisms on one shared "
+            "subsample, e.g. nested PoissonSampledEvent around a ComposedEvent) is only "
+            "supported when the composite is pure DP; account each mechanism's own "
+            "subsampling instead")
+    return eps
+
+
 # --------------------------------------------------------------------------- RDP
 @lru_cache(maxsize=512)
 def _rdp_leaf(event, q, orders):
@@ -104,6 +121,8 @@ def _rdp_leaf(event, q, orders):
         return orders * event.rho
     eps = _pure_epsilon(event)
     if eps is not None:
+        if math.isinf(eps):  # e.g. Laplace scale 5e-324: no effective noise
+            return np.full(len(orders), np.inf)
         if q != 1.0:
             # amplification by subsampling of a pure-DP mechanism, then its tight RDP
             eps, _ = amplify_dp_by_subsampling(eps, 0.0, q)
@@ -141,6 +160,12 @@ class RDPAccountant(_Accountant):
         return self._rdp.copy()
 
     def _cost(self, event, q=1.0):
+        if q < 1.0 and isinstance(event, (SelfComposedEvent, ComposedEvent)):
+            # Several mechanisms run on ONE shared subsample (e.g. nested Poisson sampling of
+            # a composition): amplifying each leaf on its own would be unsound. A pure-DP
+            # composite is amplified as a whole mechanism; anything else is refused.
+            return _rdp_leaf(PureDPEvent(epsilon=_composite_pure_epsilon(event, "RDP")), q,
+                             self.orders)
         if isinstance(event, SelfComposedEvent):
             return event.count * self._cost(event.event, q) if event.count else np.zeros(len(self.orders))
         if isinstance(event, ComposedEvent):
@@ -149,11 +174,7 @@ class RDPAccountant(_Accountant):
                 total = total + self._cost(e, q)
             return total
         if isinstance(event, PoissonSampledEvent):
-            inner = event.event
-            if isinstance(inner, (SelfComposedEvent, ComposedEvent)) and event.sampling_probability < 1:
-                # one subsample shared by several mechanisms: not a product of subsampled events
-                raise UnsupportedEventError("RDP: Poisson sampling of a composite event")
-            return self._cost(inner, q * event.sampling_probability)
+            return self._cost(event.event, q * event.sampling_probability)
         return _rdp_leaf(event, q, self.orders)
 
     def _add(self, cost, count):
@@ -200,7 +221,7 @@ class ZCDPAccountant(_Accountant):
         if isinstance(event, GatedEvent):
             return self._cost(event.event)          # D_alpha(gated) <= D_alpha(event)
         if isinstance(event, GaussianEvent):
-            return event.sensitivity ** 2 / (2.0 * event.sigma ** 2)
+            return zcdp_gaussian(event.sigma, event.sensitivity)
         if isinstance(event, ZCDPEvent):
             return event.rho
         eps = _pure_epsilon(event)
@@ -233,6 +254,11 @@ class PureDPAccountant(_Accountant):
         self.ledger = []
 
     def _cost(self, event, q=1.0):
+        if q < 1.0 and isinstance(event, (SelfComposedEvent, ComposedEvent)):
+            # One subsample shared by the whole composite: amplify the composed mechanism
+            # as a whole (it is (e, d)-DP), never each leaf on its own.
+            e, d = self._cost(event, 1.0)
+            return amplify_dp_by_subsampling(e, d, q) if e < math.inf else (e, min(1.0, q * d))
         if isinstance(event, SelfComposedEvent):
             e, d = self._cost(event.event, q)
             return event.count * e, event.count * d
@@ -243,14 +269,13 @@ class PureDPAccountant(_Accountant):
                 te, td = te + e, td + d
             return te, td
         if isinstance(event, PoissonSampledEvent):
-            inner = event.event
-            if isinstance(inner, (SelfComposedEvent, ComposedEvent)) and event.sampling_probability < 1:
-                raise UnsupportedEventError("pure: Poisson sampling of a composite event")
-            return self._cost(inner, q * event.sampling_probability)
+            return self._cost(event.event, q * event.sampling_probability)
         if isinstance(event, ApproxDPEvent):
             return amplify_dp_by_subsampling(event.epsilon, event.delta, q)
         eps = _pure_epsilon(event)
         if eps is not None:
+            if math.isinf(eps):
+                return math.inf, 0.0
             return amplify_dp_by_subsampling(eps, 0.0, q)
         raise UnsupportedEventError(f"pure DP cannot bound {type(event).__name__}")
 

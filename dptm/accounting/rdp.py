@@ -24,6 +24,14 @@ DEFAULT_ORDERS = tuple([1.0 + x / 10.0 for x in range(1, 100)] + [float(a) for a
                        + [128.0, 256.0, 512.0, 1024.0])
 
 
+def _half_sq_ratio(sensitivity, sigma):
+    """Delta^2 / (2 sigma^2) without OverflowError / ZeroDivisionError: +inf when sigma is
+    so small the ratio overflows (no effective noise), a tiny value or 0 when it is huge."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        r = np.float64(sensitivity) / np.float64(sigma)
+        return float(r * r / 2.0)
+
+
 def rdp_gaussian(sigma, orders, sensitivity=1.0):
     """RDP of the Gaussian mechanism: alpha * Delta^2 / (2 sigma^2) (Mironov 2017, Prop. 7).
 
@@ -32,7 +40,7 @@ def rdp_gaussian(sigma, orders, sensitivity=1.0):
     sigma = positive(sigma, "sigma")
     sensitivity = positive(sensitivity, "sensitivity")
     a = orders_array(orders)
-    return a * sensitivity ** 2 / (2.0 * sigma ** 2)
+    return a * _half_sq_ratio(sensitivity, sigma)
 
 
 def rdp_laplace(scale, orders, sensitivity=1.0):
@@ -63,10 +71,13 @@ def rdp_pure_dp(epsilon, orders):
     but loose; we compute the exact expression
     log((e^{alpha eps} + e^{(1-alpha) eps}) / (1 + e^eps)) / (alpha - 1) in log space.
     """
-    epsilon = positive(epsilon, "epsilon")
+    epsilon = positive(epsilon, "epsilon", allow_inf=True)
     a = orders_array(orders)
-    val = (np.logaddexp(a * epsilon, (1 - a) * epsilon) - np.logaddexp(0.0, epsilon)) / (a - 1)
-    return np.clip(np.minimum(val, np.minimum(epsilon, a * epsilon ** 2 / 2.0)), 0.0, None)
+    if math.isinf(epsilon):
+        return np.full(a.shape, np.inf)
+    with np.errstate(over="ignore"):
+        val = (np.logaddexp(a * epsilon, (1 - a) * epsilon) - np.logaddexp(0.0, epsilon)) / (a - 1)
+        return np.clip(np.minimum(val, np.minimum(epsilon, a * (epsilon * epsilon) / 2.0)), 0.0, None)
 
 
 def rdp_gated(rdp, probability_, orders):
@@ -130,7 +141,7 @@ def _log_a_int(q, sigma, alpha):
     a = int(alpha)
     k = np.arange(2, a + 1, dtype=float)
     logc = gammaln(a + 1.0) - gammaln(k + 1.0) - gammaln(a - k + 1.0)
-    log_terms = logc + (a - k) * math.log1p(-q) + k * math.log(q) + _log_expm1((k * k - k) / (2 * sigma ** 2))
+    log_terms = logc + (a - k) * math.log1p(-q) + k * math.log(q) + _log_expm1((k * k - k) / (2 * sigma * sigma))
     s = logsumexp(log_terms)
     return float(np.log1p(np.exp(s)) if s < 30 else s + np.log1p(np.exp(-s)))
 
@@ -147,6 +158,7 @@ def _signed_add(lp, ln, log_abs, sign):
 
 
 _FRAC_CHUNK = 512
+_SIGMA_HUGE = 1e95     # above: alpha / (2 sigma^2) < 1e-187, returned as the bound
 _FRAC_TAIL = 96        # terms handed to the alternating-series acceleration
 _FRAC_LEVELS = 40      # levels of repeated averaging of partial sums
 
@@ -183,7 +195,7 @@ def _log_a_frac(q, sigma, alpha):
     added to the result, so the value stays an upper bound up to round-off.
     """
     log_q, log_1mq = math.log(q), math.log1p(-q)
-    z0 = sigma ** 2 * (log_1mq - log_q) + 0.5
+    z0 = sigma * sigma * (log_1mq - log_q) + 0.5
     # beyond this index the terms alternate and are smooth functions of i
     smooth_from = int(math.ceil(max(alpha, z0, alpha - z0) + 10.0 * sigma + 16.0))
     lp, ln = -np.inf, -np.inf
@@ -257,16 +269,26 @@ def rdp_subsampled_gaussian(sampling_probability, sigma, orders):
     q = probability(sampling_probability, "sampling_probability")
     sigma = positive(sigma, "sigma")
     a = orders_array(orders)
-    full = a / (2.0 * sigma ** 2)
+    full = a * _half_sq_ratio(1.0, sigma)
     if q == 1.0:
         return full
-    out = np.empty_like(a)
+    out = full.copy()
+    if sigma > _SIGMA_HUGE or not np.all(np.isfinite(full)):
+        # Outside the series' range: the unsubsampled value is a sound upper bound (joint
+        # convexity), +inf when sigma is so small that alpha / (2 sigma^2) overflows, and
+        # below 1e-190 when sigma is huge.
+        return out
     for n, alpha in enumerate(a):
-        if float(alpha).is_integer():
-            log_a = _log_a_int(q, sigma, alpha)
-        else:
-            log_a = _log_a_frac(q, sigma, alpha)
-        out[n] = log_a / (alpha - 1.0)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                if float(alpha).is_integer():
+                    log_a = _log_a_int(q, sigma, alpha)
+                else:
+                    log_a = _log_a_frac(q, sigma, alpha)
+        except (OverflowError, ValueError, FloatingPointError):
+            continue  # tiny sigma: the series overflows; keep the sound full value
+        if math.isfinite(log_a):
+            out[n] = log_a / (alpha - 1.0)
     # round-off guards only: 0 <= subsampled <= full (joint convexity)
     return np.clip(out, 0.0, full)
 

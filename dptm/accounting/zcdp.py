@@ -14,13 +14,14 @@ def zcdp_gaussian(sigma, sensitivity=1.0):
     Also valid for the discrete Gaussian (Canonne, Kamath & Steinke 2020, Thm. 4)."""
     sigma = positive(sigma, "sigma")
     sensitivity = positive(sensitivity, "sensitivity")
-    return sensitivity ** 2 / (2.0 * sigma ** 2)
+    from .rdp import _half_sq_ratio  # inf / tiny instead of ZeroDivision- / OverflowError
+    return _half_sq_ratio(sensitivity, sigma)
 
 
 def zcdp_from_pure(epsilon):
     """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    epsilon = positive(epsilon, "epsilon")
-    return 0.5 * epsilon ** 2
+    epsilon = positive(epsilon, "epsilon", allow_inf=True)
+    return 0.5 * epsilon * epsilon  # float multiplication overflows to inf, ** raises
 
 
 def _bun_steinke(rho, delta):
@@ -45,7 +46,9 @@ def zcdp_to_dp(rho, delta, method="cks"):
     if math.isinf(rho):
         return math.inf
     bs = _bun_steinke(rho, delta)
-    if method == "bun-steinke":
+    if method == "bun-steinke" or rho < 1e-250:
+        # (for a vanishing rho the optimum alpha overflows; Bun-Steinke is sound and tight
+        # to within 2 sqrt(rho log(1/delta)) < 1e-120 there)
         return bs
     if method != "cks":
         raise ValueError(f"method must be 'cks' or 'bun-steinke', got {method!r}")
@@ -71,4 +74,5 @@ def zcdp_from_dp_target(epsilon, delta):
     delta = delta_open(delta)
     L = math.log(1.0 / delta)
     # stable form of (sqrt(L + e) - sqrt(L))^2 = e^2 / (sqrt(L + e) + sqrt(L))^2
-    return epsilon ** 2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
+    den = math.sqrt(L + epsilon) + math.sqrt(L)
+    return (epsilon / den) * (epsilon / den)

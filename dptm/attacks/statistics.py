@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _svi
-from .._utils import check_count_matrix, check_int, check_positive
+from .._utils import check_count_matrix, check_int, check_positive, check_probability_matrix
 
 __all__ = [
     "zeta", "get_topic_word", "negative_entropy", "topic_std", "logit_max",
@@ -20,6 +20,10 @@ STATISTICS = ("zeta", "neg_entropy", "std", "logit_max")
 
 # logit(max theta) is computed at min(max, 1 - _LOGIT_EPS), as the authors' code does.
 _LOGIT_EPS = 1e-11
+
+# The zeta kernel allocates (14 K + K^2) doubles of scratch (the K^2 is the Newton finish's
+# Hessian); refuse clearly above this instead of failing in malloc (K = 1e5 needs 75 GiB).
+ZETA_SCRATCH_LIMIT = 1 << 30
 
 
 def get_topic_word(estimator):
@@ -72,7 +76,7 @@ def _prepare(phi, X):
 
 
 def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=False,
-         accelerate=True, floor=1e-300):
+         accelerate=True, floor=1e-300, uncertified="raise"):
     """The LiRA query statistic zeta(Phi, d) of every document (papers/manzonelli2024 eq. 3).
 
     ``zeta(Phi, d) = max over theta in the simplex of sum_w c_dw log(sum_k theta_k Phi[k, w])``,
@@ -104,6 +108,13 @@ def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=Fa
         monotone objective); False runs the plain EM fixed point.
     floor : float, default=1e-300
         Mixture probabilities below ``floor`` are floored (words no topic can generate).
+    uncertified : {"raise", "warn", "ignore"}, default="raise"
+        What to do when the solver stops at ``max_iter`` without certifying ``tol`` on some
+        document (seen with many sparse topics, K > V): "raise" a ValueError that states
+        the number of documents and the largest duality gap (the certified bound on
+        ``zeta - objective``); "warn" returns the (lower-bound) objective with a
+        RuntimeWarning saying the same; "ignore" returns it silently (a deliberately
+        truncated solve; ``return_n_iter`` tells which documents reached ``max_iter``).
 
     Returns
     -------
@@ -122,10 +133,27 @@ def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=Fa
     phi, X = _prepare(phi, X)
     tol = check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter", minimum=1)
+    if max_iter > np.iinfo(np.int32).max:
+        raise ValueError(f"max_iter must be <= {np.iinfo(np.int32).max} (the kernel's int32 "
+                         f"counter), got {max_iter}")
     floor = check_positive(floor, "floor")
-    z, theta, n_iter = _svi.zeta_batch(
-        X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data.astype(np.float64),
-        np.ascontiguousarray(phi.T), tol, max_iter, floor, bool(accelerate))
+    if floor >= 1.0:
+        raise ValueError(f"floor must be in (0, 1), got {floor}")
+    if uncertified not in ("raise", "warn", "ignore"):
+        raise ValueError(f"uncertified must be 'raise', 'warn' or 'ignore', got {uncertified!r}")
+    K = phi.shape[0]
+    scratch = (14 * K + K * K) * 8
+    if scratch > ZETA_SCRATCH_LIMIT:
+        raise ValueError(
+            f"zeta: K = {K} topics would need {scratch / 2**30:.1f} GiB of solver scratch "
+            f"(14 K + K^2 doubles; the K^2 is the Newton finish's Hessian); at most "
+            f"{ZETA_SCRATCH_LIMIT / 2**30:.0f} GiB (about K = 11,580) is supported")
+    indptr, indices = X.indptr.astype(np.int64), X.indices.astype(np.int32)
+    counts = X.data.astype(np.float64)
+    z, theta, n_iter = _svi.zeta_batch(indptr, indices, counts, np.ascontiguousarray(phi.T),
+                                       tol, max_iter, floor, bool(accelerate))
+    _check_certified(phi, indptr, indices, counts, z, theta, n_iter, tol, max_iter, floor,
+                     uncertified)
     out = [z]
     if return_theta:
         out.append(theta)
@@ -134,9 +162,42 @@ def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=Fa
     return out[0] if len(out) == 1 else tuple(out)
 
 
+def _check_certified(phi, indptr, indices, counts, z, theta, n_iter, tol, max_iter, floor, how):
+    """Recompute the Frank-Wolfe certificate of the documents that used ``max_iter`` updates:
+    zeta <= objective + gap, with gap = max_k g_k - N_d (g the gradient) by concavity."""
+    docs = np.flatnonzero(n_iter >= max_iter)
+    if docs.size == 0 or how == "ignore":
+        return
+    gaps = np.zeros(docs.size)
+    for i, d in enumerate(docs):
+        a, b = indptr[d], indptr[d + 1]
+        P = phi[:, indices[a:b]]
+        c = counts[a:b]
+        p = np.maximum(theta[d] @ P, floor)
+        gaps[i] = max(0.0, float(np.max(P @ (c / p))) - c.sum())
+    bad = gaps > tol * np.abs(z[docs])
+    if not np.any(bad):
+        return
+    msg = (f"zeta did not certify tol={tol:g} on {int(bad.sum())} of {z.size} documents within "
+           f"max_iter={max_iter} (largest duality gap {gaps[bad].max():.3g} nats: zeta may be up "
+           f"to that much above the returned value); raise max_iter or tol")
+    if how == "raise":
+        raise ValueError(msg + ", or pass uncertified='warn' to accept the lower bounds")
+    import warnings
+    warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+
+def _check_theta(theta, name="theta"):
+    """theta as a float64 array whose rows (last axis) are probability vectors."""
+    arr = np.asarray(theta)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D (K,) or 2-D (n_docs, K), got shape {arr.shape}")
+    return check_probability_matrix(np.atleast_2d(arr), name).reshape(arr.shape)
+
+
 def negative_entropy(theta):
     """``sum_k theta_k log theta_k`` of each row (0 log 0 = 0); higher means more concentrated."""
-    theta = np.asarray(theta, dtype=np.float64)
+    theta = _check_theta(theta)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(theta > 0, theta * np.log(theta), 0.0)
     return terms.sum(axis=-1)
@@ -144,12 +205,15 @@ def negative_entropy(theta):
 
 def topic_std(theta):
     """Standard deviation (population, ddof=0) of each row of theta."""
-    return np.asarray(theta, dtype=np.float64).std(axis=-1)
+    return _check_theta(theta).std(axis=-1)
 
 
 def logit_max(theta, eps=_LOGIT_EPS):
     """``logit(max_k theta_k)``, the maximum capped at ``1 - eps`` so that it stays finite."""
-    m = np.minimum(np.asarray(theta, dtype=np.float64).max(axis=-1), 1.0 - eps)
+    eps = check_positive(eps, "eps")
+    if not eps < 0.5:
+        raise ValueError(f"eps must be in (0, 0.5), got {eps}")
+    m = np.minimum(_check_theta(theta).max(axis=-1), 1.0 - eps)
     m = np.maximum(m, eps)
     return np.log(m) - np.log1p(-m)
 
@@ -168,7 +232,8 @@ def _check_statistics(statistics):
     return statistics
 
 
-def compute_statistics(phi, X, statistics=("zeta",), tol=1e-10, max_iter=10000):
+def compute_statistics(phi, X, statistics=("zeta",), tol=1e-10, max_iter=10000,
+                       uncertified="raise"):
     """Several query statistics of every document from one zeta solve.
 
     ``zeta`` is the maximised log-likelihood; ``neg_entropy``, ``std`` and ``logit_max`` are
@@ -180,7 +245,8 @@ def compute_statistics(phi, X, statistics=("zeta",), tol=1e-10, max_iter=10000):
     ndarray (n_docs, len(statistics))
     """
     statistics = _check_statistics(statistics)
-    z, theta = zeta(phi, X, tol=tol, max_iter=max_iter, return_theta=True)
+    z, theta = zeta(phi, X, tol=tol, max_iter=max_iter, return_theta=True,
+                    uncertified=uncertified)
     funcs = {"zeta": lambda: z, "neg_entropy": lambda: negative_entropy(theta),
              "std": lambda: topic_std(theta), "logit_max": lambda: logit_max(theta)}
     return np.column_stack([funcs[s]() for s in statistics])

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .. import _cgs
-from .._utils import check_int, check_positive, check_random_state
+from .._utils import check_index_array, check_int, check_positive, check_random_state
 from ..corpus import Corpus
 
 __all__ = ["topic_based_attack", "record_gibbs_trace", "TopicAttackResult"]
@@ -101,10 +101,21 @@ def topic_based_attack(trace, *, true_words=None, smoothing=None):
     used = [i for i, s in enumerate(snaps) if s is not None]
     if not used:
         raise ValueError("the trace holds no snapshot to attack with")
-    V = np.asarray(snaps[used[0]]).shape[0]
+    shape = np.shape(snaps[used[0]])
+    if len(shape) != 2 or min(shape) < 1:
+        raise ValueError(f"trace['snapshots'] must be (V, K) matrices, got shape {shape}")
+    V, K = shape
+    for i in used:
+        s = np.asarray(snaps[i], dtype=np.float64)
+        if s.shape != shape:
+            raise ValueError(f"trace['snapshots'][{i}] has shape {s.shape}; the first one has {shape}")
+        if not np.all(np.isfinite(s)):
+            raise ValueError(f"trace['snapshots'][{i}] contains NaN or infinity")
+    # a topic id of -1 would silently index the last topic
+    topics = check_index_array(topics, "trace['topics']", K, ndim=2)
     n = topics.shape[1]
     if true_words is not None:
-        true_words = np.asarray(true_words, dtype=np.int64).reshape(-1)
+        true_words = check_index_array(np.asarray(true_words).reshape(-1), "true_words", V)
         if true_words.shape[0] != n:
             raise ValueError(f"true_words must have one entry per traced token ({n})")
     cum = np.zeros((n, V))
