@@ -48,6 +48,17 @@ def test_seed_value_is_not_printed_in_the_warning():
     assert "123456789" not in str(rec[0].message)
 
 
+def test_seed_sequence_of_the_caller_is_not_advanced():
+    seed = np.random.SeedSequence(42)
+    draws = []
+    for _fit in range(2):
+        with pytest.warns(SeededPrivacyWarning):
+            gen, seeded = private_generator(seed, "Model")
+        draws.append(gen.spawn(1)[0].random(3))
+    assert seed.n_children_spawned == 0
+    assert np.array_equal(draws[0], draws[1])      # same seed, same children, every fit
+
+
 def test_given_generator_is_used_as_is_in_test_mode():
     gen = np.random.default_rng(1)
     with pytest.warns(SeededPrivacyWarning):
