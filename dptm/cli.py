@@ -24,10 +24,14 @@ from . import __version__
 __all__ = ["main", "MODELS"]
 
 
-def _gibbs(a):
+# The non-private model is reproducible by default (it protects nothing a seed could expose).
+DEFAULT_NONPRIVATE_SEED = 2
+
+
+def _gibbs(a, seed=DEFAULT_NONPRIVATE_SEED):
     from .models.gibbs import GibbsLDA
-    return GibbsLDA(n_components=a.topics, max_iter=a.iterations or 200, random_state=a.seed,
-                    verbose=a.verbose)
+    return GibbsLDA(n_components=a.topics, max_iter=a.iterations or 200,
+                    random_state=a.seed if a.seed is not None else seed, verbose=a.verbose)
 
 
 def _hdp_lda(a, schedule="every", clip=50.0, beta=0.1):
@@ -79,7 +83,7 @@ def _olp_lda(a):
 
 def _topicdp(a):
     from .models.output import TopicDP
-    inner = _gibbs(a)
+    inner = _gibbs(a, seed=None)
     inner.set_params(verbose=0)
     return TopicDP(inner, target_epsilon=a.epsilon, target_delta=a.delta, gamma=a.gamma,
                    sensitivity=a.sensitivity, reference_X=getattr(a, "reference_X", None),
@@ -215,9 +219,11 @@ def load_corpus(a, audit=False):
     if private and a.seed is None:
         rng, _ = private_generator(None, "dptm fit")
     else:
-        rng = check_random_state(a.seed)
+        rng = check_random_state(a.seed if a.seed is not None else DEFAULT_NONPRIVATE_SEED)
     order = rng.permutation(X.shape[0])
     n_test = int(round(a.test_fraction * X.shape[0]))
+    if a.model == "fdptm" and not audit and a.documents is None:
+        a.documents = text.matrix_to_tokens(X, vocab)      # fdptm selects its own words
     if a.documents is not None:
         a.documents = ([a.documents[i] for i in order[n_test:]],
                        [a.documents[i] for i in order[:n_test]])
