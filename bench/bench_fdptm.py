@@ -51,9 +51,12 @@ def model(eps2, max_iter):
 
 def fdptm_coherence(docs, eps1, eps2, seed, max_iter):
     """(coherence, vocabulary size) of one FDPTM run; eps2=None: non-private LDA stage."""
-    v = vocab(eps1).set_params(random_state=seed).fit(docs)
+    v = vocab(eps1).fit(docs)                     # private stages: the secret generator
     X, _ = tokens_to_matrix(docs, vocabulary=v.vocabulary_)
-    m = model(eps2, max_iter).set_params(random_state=seed + 1).fit(X)
+    m = model(eps2, max_iter)
+    if eps2 is None:                               # the non-private baseline keeps its seed
+        m.set_params(random_state=seed + 1)
+    m = m.fit(X)
     tw = m.components_ / m.components_.sum(axis=1, keepdims=True)
     return umass_coherence(X, tw, top_n=10), v.vocabulary_.size
 
@@ -78,10 +81,10 @@ def main():
     cases = [
         Case("fit", "sklearn LDA (full vocab)", lambda: model(None, 0).set_params(
             random_state=0).fit(X_full) and None, work=len(docs), unit="docs"),
-        Case("fit", "PrivateOnlineLDA (full vocab)", lambda: model(3.0, max_iter).set_params(
-            random_state=0).fit(X_full) and None, work=len(docs), unit="docs"),
+        Case("fit", "PrivateOnlineLDA (full vocab)", lambda: model(3.0, max_iter).fit(X_full)
+             and None, work=len(docs), unit="docs"),
         Case("fit", "FDPTM eps1=3 eps2=3", lambda: FullyPrivateTopicModel(
-            vocab(3.0), model(3.0, max_iter), random_state=0).fit(docs) and None,
+            vocab(3.0), model(3.0, max_iter)).fit(docs) and None,
             work=len(docs), unit="docs"),
     ]
     timing = add_ratios(run_cases(cases, repeats=1 if args.quick else args.repeats),
@@ -129,7 +132,7 @@ def main():
     print(attack_rows[-1], flush=True)
     settings = [(e1, 5.0) for e1 in (1.0, 5.0, 10.0)] + [(5.0, e2) for e2 in (1.0, 10.0)]
     for e1, e2 in settings:
-        target = FullyPrivateTopicModel(vocab(e1), model(e2, max_iter), random_state=7).fit(
+        target = FullyPrivateTopicModel(vocab(e1), model(e2, max_iter)).fit(
             [d for d, m in zip(docs, members) if m])
         Xs = target.sanitize(docs)
         lira = LiRA(model(e2, max_iter), n_shadows=n_shadows, n_jobs=args.n_jobs,

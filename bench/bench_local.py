@@ -81,7 +81,7 @@ def fig6(Xtr, Xte, args):
     cdp_note = None
     for eps in args.eps:
         f = f_from_epsilon(eps)
-        noisy = randomize_matrix(Xtr, f, random_state=1)
+        noisy = randomize_matrix(Xtr, f)          # the clients' secret randomness
         group = f"eps={eps:g}"
 
         def lp(noisy=noisy, f=f):
@@ -117,7 +117,7 @@ def olp_curve(X_stream, X_prior, Xte, f, args, prior_weight=0.4, every=True):
     model = OnlineLocalDPLDA(args.K, flip_probability=f, batch_size=160, correlation_factor=0.5,
                              prior_weight=prior_weight, doc_topic_prior=1.0, topic_word_prior=0.01,
                              max_iter=args.batch_iters, prior_max_iter=args.iters, random_state=0)
-    noisy = randomize_matrix(X_stream, f, random_state=2)
+    noisy = randomize_matrix(X_stream, f)
     if X_prior is not None and X_prior.shape[0]:
         model.fit_prior(X_prior)
         curve = [model.perplexity(Xte)]

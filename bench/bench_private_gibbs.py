@@ -1,8 +1,13 @@
 """Private Gibbs samplers on KOS: cost of a noisy sweep, SUB-LDA speed-up, utility vs
 epsilon, the efficiency-privacy function, and the topic-based attack.
 
+0. Raw throughput of the secret generator (AES-128-CTR, ``dptm._random.secret_generator``)
+   beside numpy's PCG64: ``Generator.random`` and the C API in a kernel loop.
 1. Per-sweep time of NoisyGibbsLDA (snapshot + sweep) vs GibbsLDA, same corpus and K
-   (kernel level, on one burnt-in state, and end to end through ``fit``).
+   (kernel level, on one burnt-in state, and end to end through ``fit``). The private
+   cases draw from the secret generator with the default exact noise (discrete Laplace,
+   eps_L = 1); GibbsLDA draws from PCG64 as it does. The secret token order is drawn once
+   per fit (timed on its own).
 2. SUB-LDA per-sweep time against gamma (papers/huang2022 Fig. 2): speed-up t_hdp / t_sub
    and the paper's ratio |t_sub - t_hdp| / t_hdp.
 3. Held-out perplexity against eps_L for HDP-LDA (eps_I = 10), CDP-LDA+ and non-private CGS
@@ -17,6 +22,7 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -24,10 +30,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import Case, add_ratios, data_path, parser, report, run_cases  # noqa: E402
 
 from dptm import GibbsLDA, NoisyGibbsLDA, SubsampledGibbsLDA, _cgs  # noqa: E402
+from dptm._random import secret_generator, shuffle_within_segments  # noqa: E402
 from dptm.accounting import ComposedEvent, SelfComposedEvent, epsilon, recipes  # noqa: E402
 from dptm.attacks import topic_based_attack  # noqa: E402
 from dptm.attacks.topic_based import record_gibbs_trace  # noqa: E402
 from dptm.corpus import Corpus  # noqa: E402
+from dptm.exceptions import SeededPrivacyWarning  # noqa: E402
 from dptm.datasets import load_uci_bow, make_lda_corpus  # noqa: E402
 from dptm.models.gibbs import GibbsState  # noqa: E402
 from dptm.models.private_gibbs import _Noise  # noqa: E402
@@ -46,18 +54,30 @@ def sweep_timing(X, K, repeats, burn_in):
     so that load changes on a shared machine hit every case alike."""
     corpus = Corpus.from_matrix(X)
     rng = np.random.default_rng(0)
-    state = GibbsState(corpus, K, rng)
     alpha = beta = 1.0 / K
-    for _ in range(burn_in):
-        _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
-                         state.n_k, alpha, beta, rng.bit_generator)
-    arrays = (state.z, state.n_wk, state.n_dk, state.n_k)
+    # what the estimators draw: the secret generator, exact noise by default
+    sec = secret_generator()
+    # the private sweeps visit each document in a secret random order (drawn once per fit)
+    pcorpus = Corpus(corpus.doc_ptr, shuffle_within_segments(corpus.doc_ptr, corpus.word_ids, sec),
+                     corpus.n_words)
+    states = []
+    for c in (corpus, pcorpus):
+        st = GibbsState(c, K, rng)
+        for _ in range(burn_in):
+            _cgs.gibbs_sweep(c.doc_ptr, c.word_ids, st.z, st.n_wk, st.n_dk, st.n_k, alpha, beta,
+                             rng.bit_generator)
+        states.append(st)
+    state, pstate = states
+    arrays = (state.z, state.n_wk, state.n_dk, state.n_k, pstate.z, pstate.n_wk, pstate.n_dk,
+              pstate.n_k)
     saved = [a.copy() for a in arrays]
+    dlap = _Noise("discrete_laplace", epsilon=1.0)       # NoisyGibbsLDA's default
+    dgau = _Noise("discrete_gaussian", noise_multiplier=1.0)   # SubsampledGibbsLDA's default
     lap = _Noise("laplace", epsilon=1.0)
     gau = _Noise("gaussian", noise_multiplier=1.0)
     clip = 50.0
 
-    buf = gau.snapshot(state.n_wk, clip, beta, rng.bit_generator)    # reused by timed cases
+    buf = dlap.snapshot(pstate.n_wk, clip, beta, sec.bit_generator)    # reused by timed cases
 
     def restore():
         for a, b in zip(arrays, saved):
@@ -65,36 +85,48 @@ def sweep_timing(X, K, repeats, burn_in):
 
     def restore_and_snapshot():
         restore()
-        return gau.snapshot(state.n_wk, clip, beta, rng.bit_generator)
+        return dgau.snapshot(pstate.n_wk, clip, beta, sec.bit_generator)
 
     def plain(_):
         _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
                          state.n_k, alpha, beta, rng.bit_generator)
 
     def sweep(gamma, snap):
-        _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
-                               state.n_dk, state.n_k, snap[1], snap[2], alpha, gamma, NO_TABLE,
-                               rng.bit_generator)
+        _cgs.noisy_gibbs_sweep(pcorpus.doc_ptr, pcorpus.word_ids, pstate.z, pstate.n_wk,
+                               pstate.n_dk, pstate.n_k, snap[1], snap[2], alpha, gamma, NO_TABLE,
+                               sec.bit_generator)
 
     def noisy(noise, gamma=1.0):
-        return lambda _: sweep(gamma, noise.snapshot(state.n_wk, clip, beta, rng.bit_generator,
+        return lambda _: sweep(gamma, noise.snapshot(pstate.n_wk, clip, beta, sec.bit_generator,
                                                      buf))
 
     n = corpus.n_tokens
-    cases = [Case("sweep K=%d" % K, "GibbsLDA", plain, restore, work=n, unit="tokens"),
-             Case("sweep K=%d" % K, "NoisyGibbsLDA laplace", noisy(lap), restore, work=n,
+    g = "sweep K=%d" % K
+    cases = [Case(g, "GibbsLDA", plain, restore, work=n, unit="tokens"),
+             Case(g, "NoisyGibbsLDA default (AES, discrete Laplace)", noisy(dlap), restore,
+                  work=n, unit="tokens"),
+             Case(g, "NoisyGibbsLDA discrete_gaussian (AES)", noisy(dgau), restore, work=n,
                   unit="tokens"),
-             Case("sweep K=%d" % K, "NoisyGibbsLDA gaussian", noisy(gau), restore, work=n,
+             Case(g, "NoisyGibbsLDA laplace (AES, float)", noisy(lap), restore, work=n,
                   unit="tokens"),
-             Case("sweep K=%d" % K, "snapshot only (gaussian)",
-                  lambda _: gau.snapshot(state.n_wk, clip, beta, rng.bit_generator, buf), restore,
-                  work=n, unit="tokens")]
+             Case(g, "NoisyGibbsLDA gaussian (AES, float)", noisy(gau), restore, work=n,
+                  unit="tokens"),
+             Case(g, "snapshot only (discrete Laplace)",
+                  lambda _: dlap.snapshot(pstate.n_wk, clip, beta, sec.bit_generator, buf),
+                  restore, work=n, unit="tokens"),
+             Case(g, "snapshot only (discrete Gaussian)",
+                  lambda _: dgau.snapshot(pstate.n_wk, clip, beta, sec.bit_generator, buf),
+                  restore, work=n, unit="tokens"),
+             Case(g, "secret token order (once per fit)",
+                  lambda _: shuffle_within_segments(corpus.doc_ptr, corpus.word_ids, sec),
+                  restore, work=n, unit="tokens")]
     gammas = [0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
-    # SUB-LDA: the token sweep alone (snapshot drawn untimed in setup) and snapshot + sweep
+    # SUB-LDA (default discrete Gaussian): the token sweep alone (snapshot drawn untimed in
+    # setup) and snapshot + sweep
     sub = [Case("SUB-LDA sweep K=%d" % K, f"gamma={g}", lambda snap, g=g: sweep(g, snap),
                 restore_and_snapshot, work=n * g, unit="tokens", extra={"gamma": g})
            for g in gammas]
-    sub += [Case("SUB-LDA snapshot+sweep K=%d" % K, f"gamma={g}", noisy(gau, g), restore,
+    sub += [Case("SUB-LDA snapshot+sweep K=%d" % K, f"gamma={g}", noisy(dgau, g), restore,
                  work=n * g, unit="tokens", extra={"gamma": g}) for g in gammas]
     rows = {}
     for _ in range(repeats):
@@ -122,6 +154,29 @@ def sweep_timing(X, K, repeats, burn_in):
     return out
 
 
+def generator_throughput(n, repeats):
+    """Raw speed of the secret generator beside PCG64: Generator.random (bulk, in numpy)
+    and next_double through the C API in a kernel loop (how the sweeps draw)."""
+    gens = {"AES-128-CTR (secret_generator)": secret_generator(),
+            "PCG64 (numpy default)": np.random.default_rng(0)}
+    cases = []
+    for name, gen in gens.items():
+        cases.append(Case("Generator.random", name, lambda gen=gen: gen.random(n), work=n,
+                          unit="doubles"))
+        cases.append(Case("C API kernel loop", name,
+                          lambda gen=gen: _cgs.uniform_sum(n, gen.bit_generator), work=n,
+                          unit="doubles"))
+    rows = run_cases(cases, repeats=repeats, verbose=False)
+    for r in rows:
+        r["M_per_s"] = r["throughput"] / 1e6
+    for group in {r["group"] for r in rows}:
+        pcg = [r for r in rows if r["group"] == group and r["name"].startswith("PCG64")][0]
+        for r in rows:
+            if r["group"] == group:
+                r["speed_vs_PCG64"] = r["throughput"] / pcg["throughput"]
+    return rows
+
+
 def proportionality(rows):
     """Least-squares line time/time(gamma=1) = a + b gamma over each SUB-LDA group's
     gamma < 1 (a: the fraction that does not scale with gamma; a = 0, b = 1 is exact
@@ -140,10 +195,11 @@ def proportionality(rows):
 def fit_timing(X, K, iters, repeats):
     cases = [
         Case("fit K=%d" % K, "GibbsLDA", lambda: GibbsLDA(K, max_iter=iters, random_state=0).fit(X)),
+        # private models as published: secret generator, default exact noise
         Case("fit K=%d" % K, "NoisyGibbsLDA", lambda: NoisyGibbsLDA(
-            K, epsilon_per_iter=1.0, clip=50, max_iter=iters, random_state=0).fit(X)),
+            K, epsilon_per_iter=1.0, clip=50, max_iter=iters).fit(X)),
         Case("fit K=%d" % K, "SubsampledGibbsLDA g=0.3", lambda: SubsampledGibbsLDA(
-            K, sample_rate=0.3, clip=50, max_iter=iters, random_state=0).fit(X)),
+            K, sample_rate=0.3, clip=50, max_iter=iters).fit(X)),
     ]
     rows = run_cases(cases, repeats=repeats)
     for r in rows:
@@ -247,7 +303,8 @@ def attack_vs_iterations(X, K, iters, n_docs, n_tokens, seed=0):
                                                          topic_word_prior=0.1))]:
         m = NoisyGibbsLDA(K, doc_topic_prior=1.0, max_iter=iters, record_trace=True,
                           trace_tokens=tokens, random_state=seed, **kw).fit(Xs)
-        results[name] = topic_based_attack(m, true_words=truth)
+        # the trace indexes tokens in the fit's secret visiting order: its own ground truth
+        results[name] = topic_based_attack(m, true_words=m.trace_["words"])
     checkpoints = [i for i in (1, 5, 10, 20, 30, 50, 100) if i <= iters]
     rows = []
     for name, res in results.items():
@@ -267,7 +324,15 @@ def main():
     X = load_kos()
     K = args.topics
     quick = args.quick
-    meta = {"corpus": "KOS", "docs": X.shape[0], "words": X.shape[1], "K": K, "quick": quick}
+    meta = {"corpus": "KOS", "docs": X.shape[0], "words": X.shape[1], "K": K, "quick": quick,
+            "note": "shared 2-core machine; ratios from interleaved runs in the same process"}
+    # sections 3-5 seed the private models (test mode) so that their figures reproduce
+    warnings.filterwarnings("ignore", category=SeededPrivacyWarning)
+
+    print("== 0. raw generator throughput")
+    report("bench_private_gibbs_generators", generator_throughput(10 ** 6 if quick else 10 ** 7,
+                                                                  args.repeats),
+           [("group", ""), ("name", ""), ("M_per_s", ".1f"), ("speed_vs_PCG64", ".3f")], meta)
 
     print(f"== 1-2. per-sweep time, KOS {X.shape}, {int(X.sum())} tokens, K={K}")
     rows = sweep_timing(X if not quick else X[:800], K, repeats=args.repeats,

@@ -287,16 +287,64 @@ def fold_in(const int64_t[::1] doc_ptr, const int32_t[::1] words,
 # from the BitGenerator: the output follows the stated pmf exactly for rational parameters.
 # 128-bit integers hold the squared numerators of the discrete Gaussian's acceptance test.
 
+# Cython types uint128 as a 64-bit integer and would narrow a 128-bit division to 64 bits
+# (truncating the discrete Gaussian's acceptance numerator): dividing in C keeps the width.
 cdef extern from *:
+    """
+    static inline unsigned __int128 dptm_div128(unsigned __int128 a, uint64_t b) { return a / b; }
+    static inline uint64_t dptm_mod128(unsigned __int128 a, uint64_t b) { return (uint64_t)(a % b); }
+    """
     ctypedef unsigned long long uint128 "unsigned __int128"
+    uint128 dptm_div128(uint128 a, uint64_t b) nogil
+    uint64_t dptm_mod128(uint128 a, uint64_t b) nogil
 
 
-cdef inline uint64_t _uniform_below(bitgen_t* rng, uint64_t m) noexcept nogil:
-    """Uniform integer in [0, m), m >= 1."""
-    return random_interval(rng, m - 1)
+cdef extern from *:
+    """
+    static inline int dptm_clz64(unsigned long long x) { return __builtin_clzll(x); }
+    """
+    int dptm_clz64(unsigned long long x) noexcept nogil
 
 
-cdef bint _bernoulli_exp_small(bitgen_t* rng, uint64_t num, uint64_t den) noexcept nogil:
+cdef struct Bits:
+    # A BitGenerator and a pool of its unread bits (most significant first): the exact
+    # samplers below need a few bits per uniform integer, not a whole 64-bit draw each.
+    bitgen_t* rng
+    uint64_t pool
+    int n
+
+
+cdef inline void _bits_init(Bits* src, bitgen_t* rng) noexcept nogil:
+    src.rng = rng
+    src.pool = 0
+    src.n = 0
+
+
+cdef inline uint64_t _uniform_below(Bits* src, uint64_t m) noexcept nogil:
+    """Uniform integer in [0, m), m >= 1: the top ceil(log2 m) bits of the pool, rejected
+    while >= m (exact; the bits left in the pool stay uniform and independent)."""
+    cdef int nbits
+    cdef uint64_t v
+    if m <= 1:
+        return 0
+    nbits = 64 - dptm_clz64(m - 1)
+    if nbits == 64:
+        while True:
+            v = src.rng.next_uint64(src.rng.state)
+            if v < m:
+                return v
+    while True:
+        if src.n < nbits:
+            src.pool = src.rng.next_uint64(src.rng.state)   # the < nbits bits left are dropped
+            src.n = 64
+        v = src.pool >> (64 - nbits)
+        src.pool <<= nbits
+        src.n -= nbits
+        if v < m:
+            return v
+
+
+cdef bint _bernoulli_exp_small(Bits* rng, uint64_t num, uint64_t den) noexcept nogil:
     """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS20 Algorithm 1, gamma <= 1).
 
     Draws A_k ~ Bernoulli(gamma / k) for k = 1, 2, ... until the first failure and returns
@@ -312,10 +360,10 @@ cdef bint _bernoulli_exp_small(bitgen_t* rng, uint64_t num, uint64_t den) noexce
     return k % 2
 
 
-cdef bint _bernoulli_exp(bitgen_t* rng, uint128 num, uint64_t den) noexcept nogil:
+cdef bint _bernoulli_exp(Bits* rng, uint128 num, uint64_t den) noexcept nogil:
     """Bernoulli(exp(-num/den)) for any num >= 0 (CKS20 Algorithm 1, gamma > 1 branch)."""
-    cdef uint128 whole = num / den
-    cdef uint64_t rem = <uint64_t> (num % den)
+    cdef uint128 whole = dptm_div128(num, den)
+    cdef uint64_t rem = dptm_mod128(num, den)
     cdef uint128 i = 0
     while i < whole:
         if not _bernoulli_exp_small(rng, 1, 1):
@@ -324,7 +372,7 @@ cdef bint _bernoulli_exp(bitgen_t* rng, uint128 num, uint64_t den) noexcept nogi
     return _bernoulli_exp_small(rng, rem, den)
 
 
-cdef int64_t _discrete_laplace(bitgen_t* rng, uint64_t t, uint64_t s) noexcept nogil:
+cdef int64_t _discrete_laplace(Bits* rng, uint64_t t, uint64_t s) noexcept nogil:
     """Discrete Laplace with scale t/s: P(x) proportional to exp(-|x| s / t) on the
     integers (CKS20 Algorithm 2)."""
     cdef uint64_t u, v, y
@@ -343,7 +391,7 @@ cdef int64_t _discrete_laplace(bitgen_t* rng, uint64_t t, uint64_t s) noexcept n
         return <int64_t> y
 
 
-cdef int64_t _discrete_gaussian(bitgen_t* rng, uint64_t p, uint64_t q, uint64_t t) noexcept nogil:
+cdef int64_t _discrete_gaussian(Bits* rng, uint64_t p, uint64_t q, uint64_t t) noexcept nogil:
     """Discrete Gaussian with variance parameter sigma^2 = p/q, t = floor(sigma) + 1:
     P(x) proportional to exp(-x^2 / (2 sigma^2)) on the integers (CKS20 Algorithm 3).
 
@@ -360,6 +408,84 @@ cdef int64_t _discrete_gaussian(bitgen_t* rng, uint64_t p, uint64_t q, uint64_t 
         a = a - pp if a >= pp else pp - a
         if _bernoulli_exp(rng, a * a, den):
             return y
+
+
+# Discrete Laplace with a dyadic parameter r = a / 2^21 (the fast path of the snapshots).
+# P(x) = (1 - r) / (1 + r) r^|x| on the integers: the discrete Laplace of scale
+# t = -1 / log(r), sampled as the difference of two independent geometrics
+# (P(G = g) = (1 - r) r^g), each counting the successes of exact Bernoulli(r) trials (a
+# 21-bit uniform chunk below a) before the first failure. Integer comparisons only: the
+# pmf is exact, and an output's bits carry nothing but its value.
+
+cdef int DYADIC_BITS = 21
+DYADIC_DENOMINATOR = 1 << 21
+
+
+cdef extern from *:
+    """
+    static inline int dptm_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    """
+    int dptm_ctz64(unsigned long long x) noexcept nogil
+
+
+cdef struct TrialStream:
+    uint64_t bits          # outcomes of Bernoulli(r) trials, next one in the lowest bit
+    int n                  # how many are valid (the bits above are 0)
+
+
+cdef inline void _refill_trials(bitgen_t* rng, TrialStream* st, uint64_t a) noexcept nogil:
+    """Append Bernoulli(a / 2^21) outcomes, three per 64-bit word (one per independent
+    21-bit chunk c: success iff c < a), until more than 61 are held."""
+    cdef uint64_t w, mask = (<uint64_t> 1 << DYADIC_BITS) - 1
+    while st.n <= 61:
+        w = rng.next_uint64(rng.state)
+        st.bits |= (((<uint64_t> ((w & mask) < a))
+                     | (<uint64_t> (((w >> DYADIC_BITS) & mask) < a) << 1)
+                     | (<uint64_t> (((w >> (2 * DYADIC_BITS)) & mask) < a) << 2)) << st.n)
+        st.n += 3
+
+
+cdef inline int64_t _geometric_dyadic(bitgen_t* rng, TrialStream* st, uint64_t a) noexcept nogil:
+    """Successes before the first failure in the trial stream: Geometric(r = a / 2^21)."""
+    cdef int64_t g = 0
+    cdef int ones
+    while True:
+        if st.n < 40:
+            _refill_trials(rng, st, a)
+        ones = dptm_ctz64(~st.bits)           # <= n: the bits above n are 0
+        if ones < st.n:
+            st.bits >>= ones + 1              # the successes and the failure
+            st.n -= ones + 1
+            return g + ones
+        g += st.n                             # every held trial succeeded: read on
+        st.bits = 0
+        st.n = 0
+
+
+cdef void _fill_discrete_laplace_dyadic(bitgen_t* rng, uint64_t a, int64_t* out,
+                                        Py_ssize_t n) noexcept nogil:
+    """out[i] = G1 - G2 with G1, G2 independent Geometric(r = a / 2^21), read one after the
+    other from a stream of exact Bernoulli(r) trials (three per 64-bit draw: about 1.7
+    draws per sample at scale 2)."""
+    cdef TrialStream st
+    cdef Py_ssize_t i
+    cdef int64_t g
+    st.bits = 0
+    st.n = 0
+    for i in range(n):
+        g = _geometric_dyadic(rng, &st, a)
+        out[i] = g - _geometric_dyadic(rng, &st, a)
+
+
+def fill_discrete_laplace_dyadic(int64_t[::1] out, uint64_t a, object bit_generator):
+    """Fill ``out`` with exact discrete Laplace draws of parameter r = a / 2^21:
+    P(x) = (1 - r) / (1 + r) r^|x| (scale -1 / log r), 0 < a < 2^21."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    if a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS):
+        raise ValueError("a must be in [1, 2^21)")
+    with bit_generator.lock, nogil:
+        _fill_discrete_laplace_dyadic(rng, a, &out[0] if n > 0 else NULL, n)
 
 
 def fill_noise(double[::1] out, int kind, double scale, object bit_generator):
@@ -385,11 +511,13 @@ def fill_discrete_laplace(int64_t[::1] out, uint64_t t, uint64_t s, object bit_g
     """Fill ``out`` with exact discrete Laplace draws of scale t/s (CKS20 Algorithm 2)."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef Bits src
     if t < 1 or s < 1:
         raise ValueError("t and s must be positive integers")
     with bit_generator.lock, nogil:
+        _bits_init(&src, rng)
         for i in range(n):
-            out[i] = _discrete_laplace(rng, t, s)
+            out[i] = _discrete_laplace(&src, t, s)
 
 
 def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
@@ -398,11 +526,13 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
     (CKS20 Algorithm 3); ``t`` must be floor(sqrt(p/q)) + 1 and 2 p q t^2 < 2^64."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef Bits src
     if p < 1 or q < 1 or t < 1:
         raise ValueError("p, q and t must be positive integers")
     with bit_generator.lock, nogil:
+        _bits_init(&src, rng)
         for i in range(n):
-            out[i] = _discrete_gaussian(rng, p, q, t)
+            out[i] = _discrete_gaussian(&src, p, q, t)
 
 
 # ---------------------------------------------------------------------------------------
@@ -417,7 +547,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
     (as in ``fill_noise``),
     2 Normal(0, scale^2), 3 discrete Laplace of scale a/b, 4 discrete Gaussian of variance
-    a/b with c = floor(sqrt(a/b)) + 1. Then, in NumPy terms::
+    a/b with c = floor(sqrt(a/b)) + 1, 5 discrete Laplace of parameter r = a / 2^21
+    (``fill_discrete_laplace_dyadic``). Then, in NumPy terms::
 
         pos = np.maximum(snapshot, 0)
         word_factor = ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + V * beta)).astype(np.float32)
@@ -436,15 +567,27 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("snapshot and word_factor must have the shape of n_wk")
     if word_mass.shape[0] != V:
         raise ValueError("word_mass must have one entry per word")
-    if kind < 0 or kind > 4:
-        raise ValueError("kind must be in 0..4")
+    if kind < 0 or kind > 5:
+        raise ValueError("kind must be in 0..5")
     if (kind == 3 or kind == 4) and (a < 1 or b < 1 or (kind == 4 and c < 1)):
         raise ValueError("discrete noise needs positive integer parameters")
+    if kind == 5 and (a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS)):
+        raise ValueError("the dyadic discrete Laplace needs a in [1, 2^21)")
     cdef double* totals = <double*> malloc(K * sizeof(double))
+    cdef int64_t* dnoise = NULL
     if totals == NULL:
         raise MemoryError()
+    if kind == 5:
+        dnoise = <int64_t*> malloc(max(V * K, 1) * sizeof(int64_t))
+        if dnoise == NULL:
+            free(totals)
+            raise MemoryError()
+    cdef Bits src
     try:
         with bit_generator.lock, nogil:
+            _bits_init(&src, rng)
+            if kind == 5:
+                _fill_discrete_laplace_dyadic(rng, a, dnoise, V * K)
             for k in range(K):
                 totals[k] = beta_sum
             for w in range(V):
@@ -456,9 +599,11 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                     elif kind == 2:
                         x += scale * random_standard_normal(rng)
                     elif kind == 3:
-                        x += <double> _discrete_laplace(rng, a, b)
+                        x += <double> _discrete_laplace(&src, a, b)
                     elif kind == 4:
-                        x += <double> _discrete_gaussian(rng, a, b, c)
+                        x += <double> _discrete_gaussian(&src, a, b, c)
+                    elif kind == 5:
+                        x += <double> dnoise[w * K + k]
                     snapshot[w, k] = x
                     if x > 0:
                         totals[k] += x
@@ -478,6 +623,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                 word_mass[w] = m
     finally:
         free(totals)
+        free(dnoise)
 
 
 cdef inline int64_t _geometric_capped(bitgen_t* rng, double scale, int64_t cap) noexcept nogil:
@@ -689,3 +835,16 @@ def shuffle_segments(const int64_t[::1] ptr, int64_t[::1] values, object bit_gen
                 tmp = values[start + i]
                 values[start + i] = values[start + j]
                 values[start + j] = tmp
+
+
+def uniform_sum(Py_ssize_t n, object bit_generator):
+    """Sum of ``n`` uniform doubles drawn through the BitGenerator C API (``next_double``),
+    the way the sweep kernels draw: the raw throughput of a generator in a kernel loop
+    (bench/bench_private_gibbs.py)."""
+    cdef Py_ssize_t i
+    cdef double total = 0.0
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    with bit_generator.lock, nogil:
+        for i in range(n):
+            total += next_uniform(rng)
+    return total

@@ -63,6 +63,13 @@ def private_generator(random_state, owner):
     elif isinstance(random_state, (numbers.Integral, np.random.SeedSequence)) \
             and not isinstance(random_state, bool):
         check_random_state(random_state)          # same validation as everywhere
+        if isinstance(random_state, np.random.SeedSequence):
+            # a copy: spawning children from the generator must not advance the caller's
+            # SeedSequence (the same seed would give another model on the next fit)
+            random_state = np.random.SeedSequence(
+                random_state.entropy, spawn_key=random_state.spawn_key,
+                pool_size=random_state.pool_size,
+                n_children_spawned=random_state.n_children_spawned)
         gen = np.random.Generator(AESCounter(seed=random_state))
     else:
         gen = check_random_state(random_state)    # raises the usual TypeError

@@ -2,40 +2,59 @@
 the privacy guarantee; audit a trainer with membership inference.
 
     dptm                       # GibbsLDA on the embedded demo corpus
-    dptm fit --model hdp-lda --epsilon 1 --data docword.kos.txt.gz --vocab vocab.kos.txt
+    dptm fit --model vips --epsilon 4 --data texts.jsonl --save my_release
     dptm audit --model gibbs --shadows 16 --data texts.json -k 5
+
+``--epsilon`` is always the total epsilon of the release (at ``--delta``), except for the
+local models, where it is each client's per-word local epsilon. A private model is never
+seeded unless ``--seed`` is given (a labelled test mode); it prints its topics and its
+privacy report, never a metric of the private data nor a timing, and ``--save DIR``
+writes the publishable release.
 """
 import argparse
+import json
 import sys
 import time
+import warnings
 
 import numpy as np
+
+from . import __version__
 
 __all__ = ["main", "MODELS"]
 
 
-def _gibbs(a):
+# The non-private model is reproducible by default (it protects nothing a seed could expose).
+DEFAULT_NONPRIVATE_SEED = 2
+
+
+def _gibbs(a, seed=DEFAULT_NONPRIVATE_SEED):
     from .models.gibbs import GibbsLDA
-    return GibbsLDA(n_components=a.topics, max_iter=a.iterations or 200, random_state=a.seed,
-                    verbose=a.verbose)
+    return GibbsLDA(n_components=a.topics, max_iter=a.iterations or 200,
+                    random_state=a.seed if a.seed is not None else seed, verbose=a.verbose)
 
 
 def _hdp_lda(a, schedule="every", clip=50.0, beta=0.1):
     # HDP-LDA bounds the inherent privacy of sampling by clipping counts at C with a larger
     # beta (eps_I = 2 log(C / beta + 1)); CDP-LDA+ and Zhu et al. do not clip.
     from .models.private_gibbs import NoisyGibbsLDA
-    return NoisyGibbsLDA(n_components=a.topics, epsilon_per_iter=a.epsilon,
+    kw = {"mechanism": a.mechanism} if a.mechanism else {}
+    budget = ({"epsilon_per_iter": a.epsilon_per_iter} if a.epsilon_per_iter is not None
+              else {"target_epsilon": a.epsilon})
+    return NoisyGibbsLDA(n_components=a.topics, **budget,
                          clip=a.clip if a.clip is not None else clip,
-                         mechanism=a.mechanism or "laplace", noise_schedule=schedule,
+                         noise_schedule=schedule,
                          topic_word_prior=a.beta if a.beta is not None else beta,
                          max_iter=a.iterations or 100,
-                         target_delta=a.delta, random_state=a.seed, verbose=a.verbose)
+                         target_delta=a.delta, random_state=a.seed, verbose=a.verbose, **kw)
 
 
 def _sub_lda(a):
     from .models.private_gibbs import SubsampledGibbsLDA
-    return SubsampledGibbsLDA(n_components=a.topics, sample_rate=a.sample_rate,
-                              noise_multiplier=a.noise_multiplier, clip=a.clip,
+    budget = ({"noise_multiplier": a.noise_multiplier} if a.noise_multiplier is not None
+              else {"target_epsilon": a.epsilon})
+    return SubsampledGibbsLDA(n_components=a.topics, sample_rate=a.sample_rate, **budget,
+                              clip=a.clip if a.clip is not None else 50.0,
                               accounting=a.accounting or "sound", topic_word_prior=a.beta,
                               max_iter=a.iterations or 100, target_delta=a.delta,
                               random_state=a.seed, verbose=a.verbose)
@@ -64,8 +83,10 @@ def _olp_lda(a):
 
 def _topicdp(a):
     from .models.output import TopicDP
-    inner = _gibbs(a)
+    inner = _gibbs(a, seed=None)
+    inner.set_params(verbose=0)
     return TopicDP(inner, target_epsilon=a.epsilon, target_delta=a.delta, gamma=a.gamma,
+                   sensitivity=a.sensitivity, reference_X=getattr(a, "reference_X", None),
                    n_jobs=a.jobs, random_state=a.seed, verbose=a.verbose)
 
 
@@ -106,12 +127,20 @@ MODELS = {
 }
 
 
+LOCAL = ("lp-lda", "olp-lda")
+
+
+def _is_private(name):
+    return name != "gibbs"
+
+
 def _fit_model(model, name, X_train, a):
-    """Fit ``model``; local-DP models first simulate each client randomizing its document,
-    fdptm reads the documents' tokens (it selects its own vocabulary)."""
-    if name == "fdptm":
+    """Fit ``model``; local-DP models first simulate each client randomizing its document
+    (a fresh secret generator per client unless --seed); the vocabulary pipelines read the
+    documents' tokens."""
+    if a.documents is not None:
         return model.fit(a.documents[0])
-    if name in ("lp-lda", "olp-lda"):
+    if name in LOCAL:
         from .local import randomize_matrix
         from .accounting import flip_from_epsilon
         f = flip_from_epsilon(a.epsilon)
@@ -123,31 +152,83 @@ def _fit_model(model, name, X_train, a):
     return model.fit(X_train)
 
 
-def load_corpus(a):
-    """(X_train, X_test, vocabulary, name) from the command-line data options; for fdptm,
-    which selects its own vocabulary, also sets ``a.documents`` (token lists, same split)."""
+def _read_word_list(path):
+    from .datasets import load_text_lines
+    words = [w.strip() for w in load_text_lines(path) if w.strip()]
+    if not words:
+        raise ValueError(f"{path}: the public vocabulary file has no words")
+    if len(set(words)) != len(words):
+        raise ValueError(f"{path}: the public vocabulary file repeats words")
+    return words
+
+
+def load_corpus(a, audit=False):
+    """(X_train, X_test, vocabulary, name, provenance) from the command-line data options.
+
+    The vocabulary of a private model must not come from the private text: the embedded
+    demo corpus and a UCI vocab file are public vocabularies; on raw text a private model
+    uses ``--public-vocab FILE`` (declared public) or, by default, DP vocabulary selection
+    (``--vocab-epsilon``), composed with the model (then ``a.documents`` holds the token
+    lists of the split). The split is drawn from the secret generator for a private model
+    (from ``--seed`` in test mode). An audit (``audit=True``) simulates an experiment on
+    data the auditor holds: the vocabulary is built from the text."""
     from . import datasets, text
+    from ._random import private_generator
     from ._utils import check_random_state
+    private = _is_private(a.model) and not audit
+    a.documents = None
+    provenance = None
     if a.data == "demo":
         demo = datasets.load_demo_corpus()
         X, vocab, name = demo.X, demo.vocabulary, "embedded demo corpus"
+        provenance = "public (the embedded demo corpus' fixed vocabulary)"
     elif a.vocab is not None:
         X, vocab = datasets.load_uci_bow(a.data, a.vocab)
         name = a.data
+        provenance = f"public (given: {a.vocab})"
     else:
         docs = datasets.load_texts(a.data, key=a.text_key)
         if not docs:
             raise ValueError(f"{a.data}: no documents")
-        X, vocab = text.tokens_to_matrix(text.preprocess(docs), min_df=a.min_df)
+        tokens = text.preprocess(docs)
         name = a.data
+        if getattr(a, "public_vocab", None) is not None:
+            vocab = _read_word_list(a.public_vocab)
+            X, vocab = text.tokens_to_matrix(tokens, vocabulary=vocab)
+            provenance = f"public (given: {a.public_vocab})"
+        elif private and a.model not in LOCAL:
+            X, vocab = text.tokens_to_matrix(tokens, min_df=1)
+            a.documents = tokens              # the DP vocabulary stage selects the words
+        elif private:
+            raise ValueError(f"--model {a.model} is local DP: the clients need a public "
+                             "vocabulary; pass --public-vocab FILE (one word per line)")
+        else:
+            X, vocab = text.tokens_to_matrix(tokens, min_df=a.min_df)
     X = X.tocsr()
-    rng = check_random_state(a.seed)
+    a.reference_X = a.reference_tokens = None
+    if getattr(a, "reference_data", None) is not None:
+        # a public corpus over the same vocabulary (TopicDP samples its sensitivity on it)
+        if a.vocab is not None:
+            a.reference_X, ref_vocab = datasets.load_uci_bow(a.reference_data, a.vocab)
+        else:
+            ref_tokens = text.preprocess(datasets.load_texts(a.reference_data, key=a.text_key))
+            if a.documents is not None:
+                a.reference_tokens = ref_tokens
+            else:
+                a.reference_X, _ = text.tokens_to_matrix(ref_tokens, vocabulary=list(vocab))
+    if private and a.seed is None:
+        rng, _ = private_generator(None, "dptm fit")
+    else:
+        rng = check_random_state(a.seed if a.seed is not None else DEFAULT_NONPRIVATE_SEED)
     order = rng.permutation(X.shape[0])
     n_test = int(round(a.test_fraction * X.shape[0]))
-    if getattr(a, "model", None) == "fdptm":
-        tokens = text.matrix_to_tokens(X, vocab)
-        a.documents = ([tokens[i] for i in order[n_test:]], [tokens[i] for i in order[:n_test]])
-    return X[order[n_test:]], (X[order[:n_test]] if n_test else None), np.asarray(vocab), name
+    if a.model == "fdptm" and not audit and a.documents is None:
+        a.documents = text.matrix_to_tokens(X, vocab)      # fdptm selects its own words
+    if a.documents is not None:
+        a.documents = ([a.documents[i] for i in order[n_test:]],
+                       [a.documents[i] for i in order[:n_test]])
+    return (X[order[n_test:]], (X[order[:n_test]] if n_test else None), np.asarray(vocab),
+            name, provenance)
 
 
 def _perplexity(model, X):
@@ -158,33 +239,89 @@ def _perplexity(model, X):
     return perplexity(X[keep], model.transform(X[keep]), model.topic_word_)
 
 
+def _with_dp_vocabulary(model, a):
+    """Wrap a private model in DP vocabulary selection (papers/manzonelli2024), composed."""
+    from .pipeline import FullyPrivateTopicModel
+    from .vocab import DPVocabulary
+    if isinstance(model, FullyPrivateTopicModel):
+        return model
+    return FullyPrivateTopicModel(
+        DPVocabulary(target_epsilon=a.vocab_epsilon, target_delta=a.delta,
+                     max_contribution=a.max_doc_length),
+        model, reference_documents=a.reference_tokens, random_state=a.seed, verbose=a.verbose)
+
+
+def _release(model, vocab, provenance):
+    """The publishable release of a fitted model, its vocabulary's provenance stated."""
+    if hasattr(model, "vocabulary_stage_"):              # a vocabulary pipeline
+        return model.release()
+    release = model.release(vocabulary=list(vocab))
+    if release.privacy is not None and release.privacy.vocabulary is None and provenance:
+        from .accounting import PrivacyReport
+        state = release.privacy.to_state()
+        state["vocabulary"] = provenance
+        release.privacy = PrivacyReport.from_state(state)
+    return release
+
+
 def cmd_fit(a, out):
-    from .metrics import top_words, umass_coherence
-    X_train, X_test, vocab, name = load_corpus(a)
+    from .metrics import npmi_coherence, umass_coherence
+    X_train, X_test, vocab, name, provenance = load_corpus(a)
+    private = _is_private(a.model)
     model = MODELS[a.model][1](a)
-    print(f"dptm: {a.model} ({MODELS[a.model][0]}), K={a.topics}, on {name}: "
-          f"{X_train.shape[0]} training documents, {X_train.shape[1]} words, "
-          f"{int(X_train.sum())} tokens", file=out)
+    if a.documents is not None:
+        model = _with_dp_vocabulary(model, a)
+    result = {"model": a.model, "description": MODELS[a.model][0], "topics": a.topics}
+    if private:
+        # D, V and the token count of private data are not printed (the report lists what
+        # the guarantee treats as public); nor is the training time.
+        print(f"dptm: {a.model} ({MODELS[a.model][0]}), K={a.topics}, on {name}", file=out)
+    else:
+        print(f"dptm: {a.model} ({MODELS[a.model][0]}), K={a.topics}, on {name}: "
+              f"{X_train.shape[0]} training documents, {X_train.shape[1]} words, "
+              f"{int(X_train.sum())} tokens", file=out)
     start = time.perf_counter()
-    _fit_model(model, a.model, X_train, a)
-    print(f"trained in {time.perf_counter() - start:.2f} s\n", file=out)
-    if a.model == "fdptm":  # the released vocabulary is part of the output
-        vocab = model.vocabulary_
-        print(f"private vocabulary: {vocab.size} of {X_train.shape[1]} words released", file=out)
-        X_train = model.sanitize(a.documents[0])
-        X_test = model.sanitize(a.documents[1]) if X_test is not None else None
-    top_n = min(a.top_words, X_train.shape[1])
-    for k, words in enumerate(top_words(model.topic_word_, vocab, top_n)):
-        print(f"topic {k:2d}: {' '.join(words)}", file=out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")          # test mode and other caveats are shown
+        _fit_model(model, a.model, X_train, a)
+    if not private:
+        print(f"trained in {time.perf_counter() - start:.2f} s", file=out)
     print(file=out)
-    if X_test is not None and X_test.sum() > 0:
-        print(f"held-out perplexity ({X_test.shape[0]} documents): "
-              f"{_perplexity(getattr(model, 'model_', model), X_test):.2f}", file=out)
-    print(f"UMass coherence (top {top_n} words, training corpus): "
-          f"{umass_coherence(X_train, model.topic_word_, top_n=top_n):.3f}", file=out)
-    privacy = getattr(model, "privacy_", None)
-    print("\n" + (str(privacy) if privacy is not None else
-                  "privacy: none (non-private model; use a private --model to publish)"), file=out)
+    release = _release(model, vocab, provenance)
+    top_n = min(a.top_words, release.topic_word.shape[1])
+    words = release.top_words(top_n)
+    result["top_words"] = words
+    if hasattr(model, "vocabulary_stage_"):
+        print(f"private vocabulary: {len(release.vocabulary)} words released "
+              "(DP set union)", file=out)
+    for k, ws in enumerate(words):
+        print(f"topic {k:2d}: {' '.join(ws)}", file=out)
+    print(file=out)
+    if not private:
+        metrics = {}
+        if X_test is not None and X_test.sum() > 0:
+            metrics["heldout_perplexity"] = float(_perplexity(model, X_test))
+            print(f"held-out perplexity ({X_test.shape[0]} documents): "
+                  f"{metrics['heldout_perplexity']:.2f}", file=out)
+        if top_n >= 2:
+            metrics["umass"] = umass_coherence(X_train, model.topic_word_, top_n=top_n)
+            metrics["npmi"] = npmi_coherence(X_train, model.topic_word_, top_n=top_n)
+            print(f"coherence (top {top_n} words, training corpus): UMass {metrics['umass']:.3f} "
+                  f"(mean over word pairs), NPMI {metrics['npmi']:.3f}", file=out)
+        result["metrics"] = metrics
+        print("\nprivacy: none (non-private model; use a private --model to publish)", file=out)
+    else:
+        print("(no metric of the private data is printed for a private model: it would not be "
+              "covered by the guarantee; evaluate the release on public text, e.g. "
+              "dptm.Release.load(DIR).perplexity(X_public))", file=out)
+        print("\n" + str(release.privacy), file=out)
+        result["privacy"] = release.privacy.to_dict()
+    if a.save:
+        release.save(a.save)
+        result["release"] = a.save
+        print(f"\nrelease written to {a.save} (topics.npz + release.json): publish this, not "
+              "the fitted estimator", file=out)
+    a.result = result
     return model
 
 
@@ -201,7 +338,7 @@ def cmd_audit(a, out):
     """Membership-inference audit (LiRA) of a trainer on a corpus."""
     from .attacks import audit
     a.test_fraction = 0.0
-    X, _, _, name = load_corpus(a)
+    X, _, _, name, _ = load_corpus(a, audit=True)
     trainer = AUDIT_TRAINERS[a.model](a)
     print(f"dptm audit: {a.model} trainer, K={a.topics}, {a.shadows} shadow models on {name} "
           f"({X.shape[0]} documents)", file=out)
@@ -269,6 +406,9 @@ def _add_data_options(p):
                         "text: .json (list of texts, {key: [...]} or list of records), .jsonl, "
                         ".csv/.tsv (with a header), else one document per line (.gz allowed)")
     p.add_argument("--vocab", default=None, help="UCI vocab file for a docword --data")
+    p.add_argument("--public-vocab", default=None,
+                   help="raw text: a public vocabulary (one word per line); private models "
+                        "otherwise select their vocabulary with DP (--vocab-epsilon)")
     p.add_argument("--text-key", default="text",
                    help="field of JSON/JSONL records, or CSV column, holding the text")
     p.add_argument("--min-df", type=_POS_INT, default=1,
@@ -276,15 +416,20 @@ def _add_data_options(p):
     p.add_argument("-k", "--topics", type=_POS_INT, default=8)
     p.add_argument("--iterations", type=_POS_INT, default=None,
                    help="sweeps (Gibbs models) or epochs (vips); default per model")
-    p.add_argument("--seed", type=_int_type(0), default=2)
+    p.add_argument("--seed", type=_int_type(0), default=None,
+                   help="reproducible run; for a private model this is a TEST MODE (whoever "
+                        "knows the seed can subtract the noise): never for a published model")
     p.add_argument("-v", "--verbose", action="count", default=0)
 
 
 def _add_privacy_options(p):
     priv = p.add_argument_group("privacy (private models)")
     priv.add_argument("--epsilon", type=_POS_FLOAT, default=1.0,
-                      help="hdp-lda/zhu-lda: Laplace epsilon per sweep; vips: target total "
-                           "epsilon; lp-lda/olp-lda: local epsilon per word")
+                      help="total epsilon of the release at --delta (the noise is calibrated "
+                           "to it; a model with an inherent cost says the smallest reachable "
+                           "total); lp-lda/olp-lda: each client's local epsilon per word")
+    priv.add_argument("--epsilon-per-iter", type=_POS_FLOAT, default=None,
+                      help="hdp-lda/cdp-lda+/zhu-lda: Laplace epsilon per sweep instead of a total")
     priv.add_argument("--delta", type=_UNIT_OPEN, default=1e-5)
     priv.add_argument("--clip", type=_POS_FLOAT, default=None,
                       help="count clip C (Gibbs models; hdp-lda default 50)")
@@ -292,7 +437,8 @@ def _add_privacy_options(p):
                       help="topic-word prior (Gibbs models; hdp-lda default 0.1, others 1/K)")
     priv.add_argument("--mechanism", default=None,
                       choices=["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"])
-    priv.add_argument("--noise-multiplier", type=_POS_FLOAT, default=1.0, help="sub-lda Gaussian noise")
+    priv.add_argument("--noise-multiplier", type=_POS_FLOAT, default=None,
+                      help="sub-lda: Gaussian noise multiplier instead of a total epsilon")
     priv.add_argument("--sample-rate", type=_float_type(0.0, 1.0, high_open=False), default=0.5, help="sub-lda gamma")
     priv.add_argument("--accounting", default=None,
                       help="sub-lda: sound|paper; vips: rdp|zcdp-paper|advanced|linear")
@@ -304,11 +450,19 @@ def _add_privacy_options(p):
     priv.add_argument("--gamma", type=_UNIT_OPEN, default=0.1,
                       help="topicdp: failure probability of the sampled sensitivity (random DP)")
     priv.add_argument("--vocab-epsilon", type=_POS_FLOAT, default=1.0,
-                      help="fdptm: epsilon of the DP vocabulary selection (eps1; --epsilon is eps2)")
+                      help="raw text, private models (and fdptm): epsilon of the DP vocabulary "
+                           "selection, composed with the model's --epsilon")
+    priv.add_argument("--sensitivity", type=_POS_FLOAT, default=None,
+                      help="topicdp: a public bound on the sensitivity of the topic matrix "
+                           "(or give --reference-data)")
+    priv.add_argument("--reference-data", default=None,
+                      help="topicdp: a PUBLIC reference corpus (same format and vocabulary as "
+                           "--data) on which the sensitivity is sampled")
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="dptm", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"dptm {__version__}")
     sub = parser.add_subparsers(dest="command")
     fit = sub.add_parser("fit", help="train a topic model and report it (the default command)")
     fit.add_argument("--model", choices=sorted(MODELS), default="gibbs")
@@ -318,6 +472,11 @@ def build_parser():
     fit.add_argument("--top-words", type=_POS_INT, default=10)
     fit.add_argument("--jobs", type=_int_type(1, extra=(-1,)), default=None,
                      help="parallel model fits (topicdp); -1 = all cores")
+    fit.add_argument("--save", default=None, metavar="DIR",
+                     help="write the publishable release (topics, vocabulary, privacy report) "
+                          "to DIR")
+    fit.add_argument("--json", action="store_true",
+                     help="print the result (top words, privacy report, metrics) as JSON")
     _add_privacy_options(fit)
     aud = sub.add_parser("audit", help="membership-inference audit (online/offline LiRA)")
     aud.add_argument("--model", choices=sorted(AUDIT_TRAINERS), default="gibbs",
@@ -336,7 +495,7 @@ def main(argv=None, out=None):
     """Entry point of the ``dptm`` console script; returns the process exit code."""
     out = out or sys.stdout
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["fit"] + argv
     try:
         args = build_parser().parse_args(argv)
@@ -344,7 +503,12 @@ def main(argv=None, out=None):
         return exc.code if isinstance(exc.code, int) else 2
     try:
         if args.command == "fit":
-            cmd_fit(args, out)
+            if args.json:
+                import io
+                cmd_fit(args, io.StringIO())
+                print(json.dumps(args.result, indent=1, default=str), file=out)
+            else:
+                cmd_fit(args, out)
         elif args.command == "audit":
             cmd_audit(args, out)
     except (ValueError, TypeError, OSError, EOFError, MemoryError) as exc:

@@ -13,7 +13,10 @@ independently of the other bits. Equivalently each bit is flipped with probabili
 then the positions uniformly without replacement, so its cost is O(number of flips +
 number of words in the document) and it never materialises a dense V-vector unless the
 flips are dense. Nothing here needs the server: a client runs :func:`randomize` on its own
-machine with a seed of its own.
+machine. Its randomness is secret: every call draws from a fresh cryptographically secure
+generator keyed from the operating system (:func:`dptm._random.secret_generator`); whoever
+could replay a client's draws could undo its flips. A seed is a labelled test mode
+(:class:`~dptm.exceptions.SeededPrivacyWarning`).
 
 What the server sees: only the noisy V-bit presence vector. Word counts (how often a word
 occurs), word order and words outside the vocabulary are never sent.
@@ -36,7 +39,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._utils import check_probability, check_random_state
+from ._random import private_generator
+from ._utils import check_probability
 from .accounting.events import epsilon_from_flip, flip_from_epsilon
 
 __all__ = ["randomize", "randomize_matrix", "epsilon_from_f", "f_from_epsilon",
@@ -194,7 +198,9 @@ def randomize(doc, vocabulary, f, rng=None):
     f : float in (0, 1]
         Flip parameter; the local epsilon per word is ``log((1 - f/2) / (f/2))``.
     rng : None, int, SeedSequence or numpy.random.Generator
-        The client's own randomness.
+        None (default): a fresh secret generator for this call. Anything else is a test
+        mode (reproducible, :class:`~dptm.exceptions.SeededPrivacyWarning`): the flips can
+        be replayed by whoever knows the seed.
 
     Returns
     -------
@@ -211,13 +217,13 @@ def randomize(doc, vocabulary, f, rng=None):
     Examples
     --------
     >>> from dptm.local import randomize
-    >>> noisy = randomize(["vote", "senate", "vote"], ["poll", "senate", "vote"], f=0.2, rng=0)
+    >>> noisy = randomize(["vote", "senate", "vote"], ["poll", "senate", "vote"], f=0.2)
     >>> noisy.shape
     (1, 3)
     """
     f = check_probability(f, "f")
     ids, V = presence_bits(doc, vocabulary)
-    rng = check_random_state(rng)
+    rng, _ = private_generator(rng, "dptm.local.randomize")
     n_flips = int(rng.binomial(V, f / 2.0))
     flips = np.sort(rng.choice(V, size=n_flips, replace=False)) if n_flips else ids[:0]
     out = np.setxor1d(ids, flips, assume_unique=True).astype(np.int32)
@@ -259,6 +265,7 @@ def randomize_matrix(X, f, random_state=None):
         Counts or bits; only presence (non-zero) is used.
     f : float in (0, 1]
     random_state : None, int, SeedSequence or numpy.random.Generator
+        None (default): a fresh secret generator. Anything else: test mode (warned).
 
     Returns
     -------
@@ -284,7 +291,7 @@ def randomize_matrix(X, f, random_state=None):
     X.sum_duplicates()
     X.eliminate_zeros()
     X.sort_indices()
-    rng = check_random_state(random_state)
+    rng, _ = private_generator(random_state, "dptm.local.randomize_matrix")
     rows = np.repeat(np.arange(M, dtype=np.int64), np.diff(X.indptr))
     truth = rows * V + X.indices.astype(np.int64)
     flips = _bernoulli_positions(M * V, f / 2.0, rng)

@@ -14,9 +14,10 @@ value actually used, which is what the accountant must be told.
 Real-valued statistics get noise that is exact on a lattice: the statistic is rounded to a
 power-of-two grid g Z and g times an exact integer noise is added (:func:`lattice_gaussian`,
 :func:`lattice_laplace`), so every output is an exact multiple of g and no floating-point
-bit pattern depends on the input beyond the mechanism. Rounding can move a neighbour's
-statistic by up to g/2 per coordinate; :func:`lattice_rounding_slack` is what the
-sensitivity must grow by (the grid is fine: g <= scale / 4096).
+bit pattern depends on the input beyond the mechanism. Rounding can add up to g per
+coordinate to the difference of two neighbouring statistics (g/2 when each record's
+contribution is rounded instead); :func:`lattice_rounding_slack` is what the sensitivity
+must grow by (the grid is fine: g <= scale / 4096).
 
 Distributions (all centred at 0)
 --------------------------------
@@ -198,19 +199,26 @@ def round_to_lattice(x, granularity):
     return k * g
 
 
-def lattice_rounding_slack(granularity, n_coords, norm=2):
+def lattice_rounding_slack(granularity, n_coords, norm=2, rounded="statistic"):
     """How much rounding to the lattice can add to a sensitivity.
 
-    Neighbouring statistics that differ in ``n_coords`` coordinates differ after rounding
-    by at most their difference plus ``g/2`` per such coordinate: ``g/2 * sqrt(n_coords)``
-    in L2 (``norm=2``), ``g/2 * n_coords`` in L1 (``norm=1``)."""
+    ``rounded="statistic"``: neighbouring statistics a, b that differ in ``n_coords``
+    coordinates are each rounded; per coordinate ``|round(a) - round(b)| <= |a - b| + g``
+    (0.49 g and 0.51 g round to 0 and g), so the slack is ``g * sqrt(n_coords)`` in L2
+    (``norm=2``) and ``g * n_coords`` in L1 (``norm=1``).
+    ``rounded="contribution"``: each record's contribution is rounded before summing (the
+    sum is then exact on the lattice and neighbours differ by one rounded contribution):
+    ``g/2`` per coordinate, ``g/2 * sqrt(n_coords)`` in L2, ``g/2 * n_coords`` in L1."""
     g = check_positive(granularity, "granularity")
     if isinstance(n_coords, bool) or not isinstance(n_coords, (int, np.integer)) or n_coords < 0:
         raise ValueError(f"n_coords must be a non-negative integer, got {n_coords!r}")
+    if rounded not in ("statistic", "contribution"):
+        raise ValueError(f"rounded must be 'statistic' or 'contribution', got {rounded!r}")
+    per_coord = g if rounded == "statistic" else g / 2
     if norm == 2:
-        return g / 2 * math.sqrt(int(n_coords))
+        return per_coord * math.sqrt(int(n_coords))
     if norm == 1:
-        return g / 2 * int(n_coords)
+        return per_coord * int(n_coords)
     raise ValueError(f"norm must be 1 or 2, got {norm!r}")
 
 

@@ -12,10 +12,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._utils import check_random_state, spawn_generators
 from .accounting import ApproxDPEvent, ComposedEvent, PrivacyReport
 from .text import TextPreprocessor, tokens_to_matrix
-from .vocab import DPVocabulary
+from .vocab import DPVocabulary, _check_token_lists
 
 __all__ = ["FullyPrivateTopicModel"]
 
@@ -26,10 +25,13 @@ def _default_model():
                             target_delta=1e-5)
 
 
-def _seed(est, rng):
+def _seed(est, gen, seeded):
+    """A clone of the stage with its own randomness: the secret generator (None) unless the
+    pipeline is in test mode, where a seed drawn from the pipeline's seeded stream keeps a
+    test reproducible. A seed derived from the secret stream is never stored on a stage."""
     est = clone(est)
     if "random_state" in est.get_params(deep=False):
-        est.set_params(random_state=int(rng.integers(2**31 - 1)))
+        est.set_params(random_state=int(gen.integers(2**31 - 1)) if seeded else None)
     return est
 
 
@@ -50,8 +52,14 @@ class FullyPrivateTopicModel(BaseEstimator):
     preprocessor : callable or None, default=None
         Maps one document (str) to its tokens; ``dptm.text.TextPreprocessor()`` when None.
         Documents given as token lists are used as they are.
+    reference_documents : list of str or list of list of str, optional
+        A public reference corpus; sanitized over the private vocabulary and passed as
+        ``reference_X`` to a model stage that takes it (TopicDP's sensitivity sampling on
+        public data).
     random_state : None, int, SeedSequence or numpy.random.Generator
-        One child stream per stage (it replaces the stages' own ``random_state``).
+        None (default): every stage draws from the secret generator (the stages' own
+        ``random_state`` is replaced by None). Anything else is a labelled test mode: each
+        stage gets a seed drawn from it (``SeededPrivacyWarning``).
     verbose : int, default=0
 
     Attributes
@@ -98,27 +106,34 @@ class FullyPrivateTopicModel(BaseEstimator):
     >>> fdptm = FullyPrivateTopicModel(
     ...     DPVocabulary(target_epsilon=3, max_contribution=10),
     ...     PrivateOnlineLDA(n_components=2, max_doc_length=10, target_epsilon=3,
-    ...                      target_delta=1e-5), random_state=0).fit(docs)
+    ...                      target_delta=1e-5)).fit(docs)
     >>> fdptm.vocabulary_.tolist()
     ['election', 'flood', 'poll', 'rain', 'river', 'storm', 'vote', 'warning']
     """
 
-    def __init__(self, vocabulary=None, model=None, *, preprocessor=None, random_state=None,
-                 verbose=0):
+    def __init__(self, vocabulary=None, model=None, *, preprocessor=None,
+                 reference_documents=None, random_state=None, verbose=0):
         self.vocabulary = vocabulary
         self.model = model
         self.preprocessor = preprocessor
+        self.reference_documents = reference_documents
         self.random_state = random_state
         self.verbose = verbose
 
     # -- helpers ---------------------------------------------------------------------
-    def _tokens(self, documents):
+    def _tokens(self, documents, name="documents"):
+        import scipy.sparse as sp
         if isinstance(documents, (str, bytes)):
-            raise TypeError("documents must be a list of documents (str or token lists), not a "
+            raise TypeError(f"{name} must be a list of documents (str or token lists), not a "
                             "single string")
+        if sp.issparse(documents) or isinstance(documents, np.ndarray) \
+                or hasattr(documents, "iloc"):
+            raise TypeError(f"{name} must be a list of texts (str) or token lists (list of str), "
+                            f"got {type(documents).__name__}: a document-term matrix is not a "
+                            "token list")
         documents = list(documents)
         if not documents:
-            raise ValueError("documents is an empty corpus: it has 0 documents")
+            raise ValueError(f"{name} is an empty corpus: it has 0 documents")
         pre = self.preprocessor if self.preprocessor is not None else TextPreprocessor()
         if not callable(pre):
             raise TypeError(f"preprocessor must be callable, got {type(pre).__name__}")
@@ -126,10 +141,10 @@ class FullyPrivateTopicModel(BaseEstimator):
         for i, doc in enumerate(documents):
             if isinstance(doc, (str, bytes)):
                 out.append(list(pre(doc)))
-            elif isinstance(doc, (list, tuple, np.ndarray)):
-                out.append([str(t) for t in doc])
+            elif isinstance(doc, (list, tuple)):
+                out.append(_check_token_lists([doc], name=f"{name}[{i}]")[0])
             else:
-                raise TypeError(f"documents[{i}] must be a str or a list of tokens, got "
+                raise TypeError(f"{name}[{i}] must be a str or a list of str tokens, got "
                                 f"{type(doc).__name__}")
         return out
 
@@ -167,11 +182,12 @@ class FullyPrivateTopicModel(BaseEstimator):
             if users.ndim != 1 or users.shape[0] != len(tokens):
                 raise ValueError(f"users must have one id per document ({len(tokens)}), got "
                                  f"shape {users.shape}")
-        rng = check_random_state(self.random_state)
-        vocab_rng, model_rng = spawn_generators(rng, 2)
+        from ._random import private_generator
+        gen, seeded = private_generator(self.random_state, "FullyPrivateTopicModel")
+        self._seeded = seeded
 
         # stage 1: M1(PRE(D))
-        self.vocabulary_stage_ = _seed(vocab, vocab_rng).fit(tokens, users)
+        self.vocabulary_stage_ = _seed(vocab, gen, seeded).fit(tokens, users)
         words = self.vocabulary_stage_.vocabulary_
         if words.size == 0:
             raise ValueError(
@@ -185,7 +201,15 @@ class FullyPrivateTopicModel(BaseEstimator):
         X, _ = tokens_to_matrix(tokens, vocabulary=words)
 
         # stage 2: M2(SAN(PRE(D), S))
-        self.model_ = _seed(model, model_rng)
+        self.model_ = _seed(model, gen, seeded)
+        del gen
+        if self.reference_documents is not None:
+            if "reference_X" not in self.model_.get_params(deep=False):
+                raise ValueError("reference_documents is for a model stage with a reference_X "
+                                 f"parameter (TopicDP); {type(model).__name__} has none")
+            R, _ = tokens_to_matrix(self._tokens(self.reference_documents, "reference_documents"),
+                                    vocabulary=words)
+            self.model_.set_params(reference_X=R)
         params = inspect.signature(self.model_.fit).parameters
         if "groups" in params:
             self.model_.fit(X, groups=users)
@@ -214,8 +238,8 @@ class FullyPrivateTopicModel(BaseEstimator):
         return float(d)
 
     def _compose(self, vreport, mreport, per_document):
-        vev = vreport.event                       # ApproxDPEvent(eps1, delta1)
-        eps1, delta1 = vev.epsilon, vev.delta
+        delta1 = float(vreport.default_delta)
+        eps1 = float(vreport.epsilon(delta1))
         delta2 = self._model_delta(mreport)
         eps2 = float(mreport.epsilon(delta2))
         m_adj = mreport.adjacency
@@ -223,9 +247,9 @@ class FullyPrivateTopicModel(BaseEstimator):
         if m_adj == "word":
             # a token replacement changes one user's data: two add/remove steps for stage 1
             adjacency = "word"
-            notes.append(f"the model stage is only word-level private (one token replaced), so "
-                         f"the whole release is word-level: weaker than the document-level "
-                         f"guarantee papers/manzonelli2024 asks for")
+            notes.append("the model stage is only word-level private (one token replaced), so "
+                         "the whole release is word-level: weaker than the document-level "
+                         "guarantee papers/manzonelli2024 asks for")
         elif per_document:
             adjacency = "document"
             notes.append("users=None: every document is its own user, so both stages are "
@@ -247,20 +271,58 @@ class FullyPrivateTopicModel(BaseEstimator):
         m_event = ApproxDPEvent(eps2, delta2, label=f"stage 2: {type(self.model_).__name__} "
                                 f"(its sound epsilon at delta={delta2:.3g})")
         total_delta = v_event.delta + delta2
-        notes.append(f"basic (adaptive) composition of the two stages (papers/manzonelli2024 "
-                     f"Theorem 4.1); the model's own report: {mreport!r}")
+        notes.append("basic (adaptive) composition of the two stages (papers/manzonelli2024 "
+                     "Theorem 4.1)")
         notes.append("preprocessing and sanitization are per-document maps; empty documents "
-                     "after sanitization are kept (the document count is treated as public)")
+                     "after sanitization are kept")
+        # Every caveat of the stages is kept: their notes, their descriptions (paper modes),
+        # random DP, test mode and what they assume public.
+        notes.append(f"stage 1 release: {vreport.description}")
+        notes.extend(f"stage 1: {n}" for n in vreport.notes)
+        notes.append(f"stage 2 release: {mreport.description}")
+        notes.extend(f"stage 2: {n}" for n in mreport.notes)
         gamma = mreport.gamma
         if gamma is not None:
-            notes.append("the model stage is TopicDP: the whole release is (epsilon, delta, "
-                         "gamma)-random DP, not DP")
+            notes.append("the model stage is only (epsilon, delta, gamma)-random DP: the whole "
+                         "release is random DP, not DP")
+        caveat = ""
+        if "PAPER MODE" in mreport.description or "NOT DP" in mreport.description:
+            caveat = "PAPER MODE, NOT DP (see stage 2): "
+        elif any("NOT covered" in n for n in mreport.notes):
+            caveat = "partly unprotected (see the notes on what is NOT covered): "
+        public = list(dict.fromkeys(a for a in (*vreport.assumed_public, *mreport.assumed_public)
+                                    if not a.startswith("vocabulary")))
+        seeded = bool(self._seeded or vreport.seeded or mreport.seeded)
         return PrivacyReport(
             ComposedEvent((v_event, m_event)), adjacency,
-            description=(f"FDPTM: vocabulary of {self.vocabulary_.size} words and a "
+            description=(f"FDPTM: {caveat}vocabulary of {self.vocabulary_.size} words and a "
                          f"{self.topic_word_.shape[0]} x {self.topic_word_.shape[1]} topic-word "
                          "matrix"),
-            notes=notes, gamma=gamma, default_delta=min(total_delta, 0.5))
+            notes=notes, gamma=gamma, default_delta=min(total_delta, 0.5), seeded=seeded,
+            assumed_public=public, vocabulary=vreport.vocabulary)
+
+    def release(self):
+        """What to publish: a :class:`dptm.Release` with the topics over the DP-selected
+        vocabulary, the composed report (provenance "DP-selected (...)") and the public
+        hyperparameters. The fitted pipeline holds the private corpus's fits: not for
+        publication."""
+        from ._random import public_seed
+        from .release import Release, public_params
+        check_is_fitted(self, "vocabulary_")
+        prior = getattr(self.model_, "doc_topic_prior_", None)
+        if prior is None:
+            p = self.model_.get_params(deep=False).get("doc_topic_prior")
+            prior = p if p is not None else 1.0 / self.n_components_
+        seed = getattr(self.model_, "transform_seed_", None)
+        if seed is None:
+            seed = public_seed(None, False)
+        max_iter = getattr(self.model_, "transform_max_iter", 50)
+        return Release(self.topic_word_, components=self.components_, doc_topic_prior=prior,
+                       privacy=self.privacy_, vocabulary=list(self.vocabulary_),
+                       model=f"FullyPrivateTopicModel({type(self.model_).__name__})",
+                       hyperparameters=public_params(self.get_params(deep=False)),
+                       transform_seed=int(seed) % (1 << 63),
+                       transform_max_iter=max_iter if isinstance(max_iter, int) else 50)
 
     # -- use -------------------------------------------------------------------------
     def sanitize(self, documents):

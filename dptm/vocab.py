@@ -36,8 +36,12 @@ delta share of the threshold:
   candidates, so rho solves 1 - F(rho - 1) F(rho)^{t - 1} = delta (Laplace; delta/2 for
   Gaussian) at t = Delta_0, F the noise CDF. Carvalho et al.'s code uses the single-word
   value rho = 1 + b log(1/(2 delta)) without a cap; ``paper_threshold=True`` reproduces it,
-  and the report then states the delta that actually holds for the largest number of
-  distinct words any user contributed.
+  and the report then states the delta that actually holds for Delta_0 (the cap) exclusive
+  candidate words.
+
+Noise. The Laplace methods (the default) draw exact discrete Laplace noise on a fine
+power-of-two lattice from the secret generator (:mod:`dptm._random`); the Gaussian methods
+use a floating-point sampler and warn (``NotHardenedWarning``).
 
 The cut-off is Gamma = rho + ``alpha`` x (noise scale) (Gopi et al.; alpha = 3 in
 papers/manzonelli2024).
@@ -51,8 +55,12 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._utils import check_int, check_positive, check_probability, check_random_state
-from .accounting import ApproxDPEvent, PrivacyReport
+from ._utils import check_int, check_positive, check_probability
+from .accounting import ApproxDPEvent, ComposedEvent, LaplaceEvent, PrivacyReport
+
+# Public cap on the number of candidate words: the lattice's rounding slack is accounted
+# over this many coordinates.
+_MAX_CANDIDATES = 1 << 24
 
 __all__ = ["DPVocabulary", "analytic_gaussian_sigma", "policy_laplace_threshold",
            "policy_gaussian_threshold", "frequency_threshold"]
@@ -183,14 +191,36 @@ def _greedy_fill(gaps, budget=1.0):
 # The estimator
 # --------------------------------------------------------------------------------------
 def _check_token_lists(token_lists, name="token_lists"):
+    """A list of documents, each a list (or tuple) of str tokens; returned as lists.
+
+    A count matrix, an array or a list of strings is refused with a TypeError: printing a
+    row of counts as a "token" would release a vocabulary of numbers."""
+    import scipy.sparse as sp
     if isinstance(token_lists, (str, bytes)):
         raise TypeError(f"{name} must be a list of token lists, not a string")
+    if sp.issparse(token_lists) or isinstance(token_lists, np.ndarray) \
+            or hasattr(token_lists, "iloc"):
+        raise TypeError(f"{name} must be a list of token lists (list of list of str), got "
+                        f"{type(token_lists).__name__}: a document-term matrix is not a token "
+                        "list (tokenize the texts, e.g. with dptm.text.preprocess)")
+    try:
+        items = list(token_lists)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of token lists (list of list of str), got "
+                        f"{type(token_lists).__name__}") from None
     docs = []
-    for i, doc in enumerate(token_lists):
+    for i, doc in enumerate(items):
         if isinstance(doc, (str, bytes)):
             raise TypeError(f"{name}[{i}] is a string; each document must be a list of tokens "
                             "(use dptm.text.preprocess to tokenize text)")
-        docs.append([str(t) for t in doc])
+        if not isinstance(doc, (list, tuple)):
+            raise TypeError(f"{name}[{i}] must be a list of str tokens, got "
+                            f"{type(doc).__name__} (a count matrix is not a token list)")
+        for j, t in enumerate(doc):
+            if not isinstance(t, str):
+                raise TypeError(f"{name}[{i}][{j}] must be a str token, got "
+                                f"{type(t).__name__} {t!r:.40}")
+        docs.append(list(doc))
     if not docs:
         raise ValueError(f"{name} is an empty corpus: it has 0 documents")
     return docs
@@ -207,9 +237,9 @@ class DPVocabulary(BaseEstimator):
 "weighted_gaussian"}, default="frequency_laplace"
         See the module docstring. ``"frequency_laplace"`` is Carvalho et al. 2022, the
         mechanism papers/manzonelli2024 uses for FDPTM.
-    max_contribution : int >= 1 or None, default=100
-        Delta_0: each user contributes at most this many distinct words. None (no cap) is
-        only allowed with ``paper_threshold=True``.
+    max_contribution : int >= 1, default=100
+        Delta_0: each user contributes at most this many distinct words; the threshold's
+        delta is computed from it (never from the users of the data set).
     selection : {"frequent", "random"}, default="frequent"
         Which Delta_0 words a user with more contributes: its most frequent ones (counts in
         its own documents, ties broken at random) or a uniformly random subset (Gopi et
@@ -219,8 +249,11 @@ class DPVocabulary(BaseEstimator):
         Cut-off Gamma = rho + alpha x (noise scale).
     paper_threshold : bool, default=False
         Frequency methods only: use Carvalho et al.'s single-word threshold (see the module
-        docstring); the report then gives the delta that actually holds.
+        docstring); the report then gives the delta that actually holds for Delta_0
+        candidate words of the added user.
     random_state : None, int, SeedSequence or numpy.random.Generator
+        None (default): the user order, the subsets and the noise come from the secret
+        generator. Anything else is a labelled test mode (``SeededPrivacyWarning``).
 
     Attributes
     ----------
@@ -231,8 +264,12 @@ class DPVocabulary(BaseEstimator):
     cutoff_ : float
         Gamma.
     noise_scale_ : float
-        Laplace scale b or Gaussian sigma.
+        Laplace scale b or Gaussian sigma actually drawn.
+    lattice_granularity_ : float or None
+        g of the exact Laplace noise (None for the floating-point Gaussian methods).
     privacy_ : dptm.accounting.PrivacyReport
+        Its ``vocabulary`` field is the provenance string "DP-selected (epsilon=..,
+        delta=.., ...)".
 
     Privacy
     -------
@@ -279,18 +316,26 @@ class DPVocabulary(BaseEstimator):
         if self.paper_threshold and not frequency:
             raise ValueError("paper_threshold=True applies to the frequency_* methods only")
         if self.max_contribution is None:
-            if not self.paper_threshold:
-                raise ValueError("max_contribution must be an integer >= 1 (Delta_0); None is "
-                                 "only allowed with paper_threshold=True")
-            cap = None
-        else:
-            cap = check_int(self.max_contribution, "max_contribution", minimum=1)
+            raise ValueError(
+                "max_contribution must be an integer >= 1 (Delta_0, the per-user cap on distinct "
+                "words); the threshold's delta is computed from this cap (also with "
+                "paper_threshold=True), never from the users of the data set")
+        cap = check_int(self.max_contribution, "max_contribution", minimum=1)
         return eps, delta, cap
 
-    def _noise_and_threshold(self, eps, delta, cap, max_words):
+    def _noise_and_threshold(self, eps, delta, cap):
+        """(noise, scale, rho, true_delta, granularity, l1_sensitivity): all functions of
+        the public parameters. Laplace methods draw exact discrete Laplace noise on the
+        lattice g Z (g a power of two, at most scale / 2^39): the L1 sensitivity 1 grows by
+        the rounding slack g per coordinate over at most ``_MAX_CANDIDATES`` candidate
+        words, and rho by 2 g (rounding of the added user's weight, discrete tail)."""
         noise = "laplace" if self.method.endswith("laplace") else "gaussian"
+        g = None
+        sens = 1.0
         if noise == "laplace":
-            scale = 1.0 / eps
+            g = 2.0 ** math.ceil(math.log2(2.0 / eps * 2.0 ** -40))
+            sens = 1.0 + g * _MAX_CANDIDATES
+            scale = sens / eps
         else:
             scale = analytic_gaussian_sigma(eps, delta / 2.0)
         delta_thr = delta if noise == "laplace" else delta / 2.0
@@ -298,15 +343,17 @@ class DPVocabulary(BaseEstimator):
         if self.method.startswith("frequency"):
             if self.paper_threshold:
                 rho = _paper_frequency_threshold(noise, scale, delta)
-                t = max(1, max_words if cap is None else min(cap, max_words))
-                true_delta = (delta - delta_thr) + _true_delta_single(noise, scale, rho, t)
+                # every one of the added user's Delta_0 words is a candidate
+                true_delta = (delta - delta_thr) + _true_delta_single(noise, scale, rho, cap)
             else:
                 rho = frequency_threshold(noise, scale, delta_thr, cap)
         elif noise == "laplace":
-            rho = policy_laplace_threshold(eps, delta, cap)
+            rho = policy_laplace_threshold(1.0 / scale, delta, cap)
         else:
             rho = policy_gaussian_threshold(scale, delta, cap)
-        return noise, scale, rho, true_delta
+        if g is not None:
+            rho += 2.0 * g
+        return noise, scale, rho, true_delta, g, sens
 
     def fit(self, token_lists, users=None):
         """Select the vocabulary.
@@ -314,7 +361,8 @@ class DPVocabulary(BaseEstimator):
         Parameters
         ----------
         token_lists : list of list of str
-            One token list per document (e.g. from :func:`dptm.text.preprocess`).
+            One token list per document (e.g. from :func:`dptm.text.preprocess`). A count
+            matrix is refused (TypeError).
         users : array-like of shape (n_docs,), optional
             The user (author) of each document; each document is its own user when None.
 
@@ -322,6 +370,11 @@ class DPVocabulary(BaseEstimator):
         -------
         self
         """
+        import warnings
+
+        from ._random import private_generator
+        from .exceptions import NotHardenedWarning
+
         eps, delta, cap = self._check_params()
         docs = _check_token_lists(token_lists)
         n_docs = len(docs)
@@ -333,7 +386,6 @@ class DPVocabulary(BaseEstimator):
                 raise ValueError(f"users must have one id per document ({n_docs}), got shape "
                                  f"{u.shape}")
             _, uidx = np.unique(u, return_inverse=True)
-        rng = check_random_state(self.random_state)
 
         # words -> ids; per-user distinct words with their counts in the user's documents
         index = {}
@@ -346,26 +398,34 @@ class DPVocabulary(BaseEstimator):
         if len(index) == 0:
             raise ValueError("token_lists has no tokens: every document is empty")
         n_words = len(index)
+        if n_words > _MAX_CANDIDATES:
+            raise ValueError(f"token_lists has {n_words} distinct words, more than the "
+                             f"{_MAX_CANDIDATES} the exact noise's accounting allows")
+        noise, scale, rho, true_delta, g, sens = self._noise_and_threshold(eps, delta, cap)
+        if noise == "gaussian":
+            warnings.warn(f"DPVocabulary(method={self.method!r}) draws floating-point Gaussian noise "
+                          "(not hardened: its tails are not exact); the Laplace methods draw exact "
+                          "discrete noise", NotHardenedWarning, stacklevel=2)
+        # One secret stream per fit (user order, tie-breaks, subsets, noise); not kept.
+        gen, seeded = private_generator(self.random_state, "DPVocabulary")
         key = np.asarray(tok_user, dtype=np.int64) * n_words + np.asarray(tok_word, dtype=np.int64)
         ukey, counts = np.unique(key, return_counts=True)
         kuser, kword = ukey // n_words, ukey % n_words
         bounds = np.searchsorted(kuser, np.arange(int(uidx.max()) + 2 if n_docs else 1))
         users_present = np.flatnonzero(np.diff(bounds) > 0)
-        max_words = int(np.diff(bounds).max())
 
-        noise, scale, rho, true_delta = self._noise_and_threshold(eps, delta, cap, max_words)
         gamma_cut = rho + float(self.alpha) * scale
         H = np.zeros(n_words)
         candidate = np.zeros(n_words, dtype=bool)
         method = self.method
-        for user in rng.permutation(users_present):
+        for user in gen.permutation(users_present):
             lo, hi = bounds[user], bounds[user + 1]
             w, c = kword[lo:hi], counts[lo:hi]
-            if cap is not None and w.size > cap:
+            if w.size > cap:
                 if self.selection == "random":
-                    pick = rng.choice(w.size, size=cap, replace=False)
+                    pick = gen.choice(w.size, size=cap, replace=False)
                 else:
-                    order = rng.permutation(w.size)
+                    order = gen.permutation(w.size)
                     pick = order[np.argsort(-c[order], kind="stable")[:cap]]
                 w, c = w[pick], c[pick]
             candidate[w] = True
@@ -373,7 +433,7 @@ class DPVocabulary(BaseEstimator):
                 H[w] += 1.0 / math.sqrt(w.size)
                 continue
             if method.startswith("frequency"):
-                order = rng.permutation(w.size)                   # random tie-break
+                order = gen.permutation(w.size)                   # random tie-break
                 order = order[np.argsort(-c[order], kind="stable")]
                 w = w[order]
             gaps = gamma_cut - H[w]
@@ -389,44 +449,60 @@ class DPVocabulary(BaseEstimator):
                 H[w] += _greedy_fill(gaps)
 
         cand = np.flatnonzero(candidate)
-        if noise == "laplace":
-            z = rng.laplace(0.0, scale, size=cand.size) if _mech() is None else \
-                _mech().laplace_noise((cand.size,), scale, rng)
-        else:
-            z = rng.normal(0.0, scale, size=cand.size) if _mech() is None else \
-                _mech().gaussian_noise((cand.size,), scale, rng)
-        released = cand[H[cand] + np.asarray(z) > rho]
+        noisy, eff = _noisy_weights(H[cand], noise, scale, g, gen)
+        del gen
+        released = cand[noisy > rho]
         self.vocabulary_ = np.array(sorted(words[released].tolist()), dtype=str)
         self.threshold_ = float(rho)
         self.cutoff_ = float(gamma_cut)
-        self.noise_scale_ = float(scale)
-        self.privacy_ = self._report(eps, delta, true_delta, cap, users is None)
+        self.noise_scale_ = float(eff)
+        self.lattice_granularity_ = g
+        self.privacy_ = self._report(eps, delta, true_delta, cap, users is None, sens, seeded)
         return self
 
-    def _report(self, eps, delta, true_delta, cap, per_document):
+    def _report(self, eps, delta, true_delta, cap, per_document, sens, seeded):
         adjacency = "document" if per_document else "user"
         noise = "Laplace" if self.method.endswith("laplace") else "Gaussian"
         notes = [
             f"{_CITATION[self.method]}: weighted histogram with per-user budget 1, "
             f"{noise} noise scale {self.noise_scale_:.6g}, threshold rho={self.threshold_:.6g}, "
             f"cut-off Gamma={self.cutoff_:.6g} (alpha={self.alpha:g})",
-            ("no per-user cap" if cap is None else
-             f"each user contributes at most Delta_0={cap} distinct words "
-             f"({'its most frequent' if self.selection == 'frequent' else 'a uniform random subset'})"),
+            f"each user contributes at most Delta_0={cap} distinct words "
+            f"({'its most frequent' if self.selection == 'frequent' else 'a uniform random subset'})",
             "released words are sorted alphabetically; weights and counts are not released",
         ]
+        if self.lattice_granularity_ is not None:
+            notes.append(
+                f"exact discrete Laplace noise on the lattice g Z, g = "
+                f"2^{int(math.log2(self.lattice_granularity_))}; L1 sensitivity 1 + g x "
+                f"{_MAX_CANDIDATES} (rounding slack over at most that many candidate words), rho "
+                "raised by 2 g")
+        else:
+            notes.append("floating-point Gaussian sampler: not hardened")
         if per_document:
             notes.append("users=None: each document is its own user (document adjacency)")
         if self.paper_threshold:
             notes.append(
                 f"paper_threshold=True: Carvalho et al.'s single-word threshold; it was claimed "
-                f"to give delta={delta:g}, but with every word of the added user a candidate the "
-                f"delta that holds for this data is {true_delta:.3g} (reported below)")
-        event = ApproxDPEvent(eps, min(true_delta, 1.0 - 1e-12),
-                              label=f"DP vocabulary ({self.method})")
-        return PrivacyReport(event, adjacency, notes=notes, default_delta=min(true_delta, 0.5),
-                             description=f"vocabulary of {self.vocabulary_.size} words "
-                                         "(DP set union)")
+                f"to give delta={delta:g}, but with all Delta_0={cap} words of the added user "
+                f"candidates the delta that holds is {true_delta:.3g} (reported below)")
+        true_delta = min(true_delta, 1.0 - 1e-12)
+        if self.lattice_granularity_ is not None:
+            # epsilon from the noise actually drawn, delta from the threshold
+            event = ComposedEvent((
+                LaplaceEvent(self.noise_scale_, sensitivity=sens, discrete=True,
+                             label=f"DP vocabulary noise ({self.method})"),
+                ApproxDPEvent(0.0, true_delta, label="DP vocabulary threshold rho: a word only "
+                              "the added user has passes with probability <= delta")))
+        else:
+            event = ApproxDPEvent(eps, true_delta, label=f"DP vocabulary ({self.method}, "
+                                  f"Gaussian sigma={self.noise_scale_:.6g}, not hardened)")
+        return PrivacyReport(
+            event, adjacency, notes=notes, default_delta=min(true_delta, 0.5),
+            description=f"vocabulary of {self.vocabulary_.size} words (DP set union)",
+            seeded=seeded,
+            vocabulary=f"DP-selected (epsilon={eps:g}, delta={true_delta:.3g}, {adjacency}-level "
+                       f"DP set union, {self.method})")
 
     def transform(self, token_lists):
         """Keep only the released words in each token list (the SAN step of FDPTM)."""
@@ -438,11 +514,14 @@ class DPVocabulary(BaseEstimator):
         return self.fit(token_lists, users).transform(token_lists)
 
 
-def _mech():
-    try:
-        from . import mechanisms
-        if hasattr(mechanisms, "laplace_noise") and hasattr(mechanisms, "gaussian_noise"):
-            return mechanisms
-    except ImportError:
-        pass
-    return None
+def _noisy_weights(weights, noise, scale, granularity, gen):
+    """``(noisy, effective_scale)``: the candidate words' weights plus the selection noise.
+
+    Laplace: the weights rounded to the lattice g Z plus g times exact discrete
+    Laplace(scale / g) noise (every value an exact multiple of g). Gaussian: floating-point
+    N(0, scale^2) (not hardened)."""
+    from .mechanisms import gaussian_noise, lattice_laplace
+    if noise == "laplace":
+        out, _, eff = lattice_laplace(weights, scale, gen, granularity=granularity)
+        return out, eff
+    return np.asarray(weights, dtype=np.float64) + gaussian_noise(np.shape(weights), scale, gen), scale

@@ -1,15 +1,17 @@
-"""The ``dptm`` command: the main job on the embedded corpus, every model, data files,
-errors."""
+"""The ``dptm`` command: the main job on the embedded corpus, every model, what a private
+model prints and publishes, data files, errors."""
 import gzip
 import io
 import json
+import re
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
+from dptm import Release
 from dptm.cli import MODELS, main
+from dptm.exceptions import SeededPrivacyWarning
 
 
 def run(*argv):
@@ -18,21 +20,132 @@ def run(*argv):
     return code, out.getvalue()
 
 
+def _topics(out):
+    return [line.split(":", 1)[1].split() for line in out.splitlines() if line.startswith("topic ")]
+
+
 def test_main_job_on_demo_corpus():
     code, out = run()
     assert code == 0
     assert "embedded demo corpus" in out
-    topics = [line for line in out.splitlines() if line.startswith("topic ")]
-    assert len(topics) == 8 and all(len(t.split(":")[1].split()) == 10 for t in topics)
-    assert "held-out perplexity" in out and "UMass coherence" in out
+    topics = _topics(out)
+    assert len(topics) == 8 and all(len(t) == 10 for t in topics)
+    # the 8 planted themes are recovered: no word is a top-3 word of two topics
+    tops = [w for t in topics for w in t[:3]]
+    assert len(set(tops)) == len(tops)
+    assert re.search(r"held-out perplexity \(80 documents\): \d+\.\d\d", out)
+    assert re.search(r"UMass -?\d\.\d{3} \(mean over word pairs\), NPMI -?\d\.\d{3}", out)
     assert "privacy: none" in out
 
 
-@pytest.mark.parametrize("model", sorted(set(MODELS) - {"gibbs"}))
-def test_every_private_model_prints_its_privacy_report(model):
-    code, out = run("fit", "--model", model, "--iterations", "3", "-k", "4")
+# Per model: arguments giving a quick run, and the epsilon the report may not exceed.
+PRIVATE = {
+    "hdp-lda": (["--epsilon-per-iter", "1"], None),
+    "cdp-lda+": (["--epsilon-per-iter", "1"], None),
+    "zhu-lda": (["--epsilon-per-iter", "1"], None),
+    "sub-lda": (["--noise-multiplier", "2"], None),
+    "vips": (["--epsilon", "4"], 4.0),
+    "lp-lda": (["--epsilon", "3"], None),
+    "olp-lda": (["--epsilon", "3"], None),
+    "topicdp": (["--epsilon", "2", "--sensitivity", "0.05"], 2.0),
+    "fdptm": (["--epsilon", "3", "--vocab-epsilon", "1"], 4.0),
+}
+
+
+def test_every_private_model_is_listed():
+    assert set(PRIVATE) == set(MODELS) - {"gibbs"}
+
+
+@pytest.mark.parametrize("model", sorted(PRIVATE))
+def test_private_model_prints_exactly_what_it_publishes(model, tmp_path):
+    args, eps_max = PRIVATE[model]
+    save = tmp_path / "release"
+    code, out = run("fit", "--model", model, "--iterations", "3", "-k", "4", *args,
+                    "--save", str(save))
     assert code == 0, out
-    assert "Privacy report" in out and "adjacency" in out and "epsilon =" in out
+    release = Release.load(str(save))
+    # the printed report and topics are those of the saved release, character for character
+    assert str(release.privacy) in out
+    assert _topics(out) == release.top_words(10)
+    # no metric of the private data, no timing, no count of the training data
+    for leak in ("perplexity", "coherence", "trained in", "tokens", "training documents"):
+        assert leak not in out.split("Privacy report")[0].replace("perplexity(X_public)", "")
+    assert not str(release.privacy).startswith("TEST MODE")
+    if eps_max is not None:
+        assert release.privacy.epsilon(release.privacy.default_delta) <= eps_max * (1 + 1e-9)
+
+
+def test_seed_puts_a_private_model_in_test_mode():
+    with pytest.warns(SeededPrivacyWarning):
+        code, out = run("fit", "--model", "hdp-lda", "--epsilon-per-iter", "1", "--iterations", "2",
+                        "-k", "3", "--seed", "4")
+    assert code == 0
+    report = out[out.index("TEST MODE"):]
+    assert report.splitlines()[1] == "Privacy report"
+
+
+@pytest.fixture
+def raw_text(tmp_path):
+    path = tmp_path / "notes.txt"
+    docs = (["storm flood rain warning river", "election vote poll candidate",
+             "flood rain river dam", "vote poll senate candidate"] * 120
+            + ["zyxwv unique secret words here"])
+    path.write_text("\n".join(docs))
+    return path
+
+
+def test_private_model_on_raw_text_uses_a_dp_vocabulary(raw_text, tmp_path):
+    save = tmp_path / "rel"
+    code, out = run("fit", "--model", "vips", "--epsilon", "1", "--data", str(raw_text),
+                    "-k", "2", "--iterations", "3", "--save", str(save))
+    assert code == 0, out
+    release = Release.load(str(save))
+    vocabulary = set(release.vocabulary)
+    assert release.vocabulary_provenance.startswith("DP-selected")
+    assert not {"zyxwv", "unique", "secret", "words"} & vocabulary
+    assert all(set(t) <= vocabulary for t in _topics(out))
+    assert "assumed public" in out and "vocabulary : DP-selected" in out
+
+
+def test_public_vocabulary_file(raw_text, tmp_path):
+    vocab = tmp_path / "public_words.txt"
+    vocab.write_text("flood\nrain\nriver\nvote\npoll\ncandidate\n")
+    save = tmp_path / "rel"
+    code, out = run("fit", "--model", "vips", "--epsilon", "2", "--data", str(raw_text),
+                    "--public-vocab", str(vocab), "-k", "2", "--iterations", "2",
+                    "--save", str(save))
+    assert code == 0, out
+    release = Release.load(str(save))
+    assert release.vocabulary == ["flood", "rain", "river", "vote", "poll", "candidate"]
+    assert release.privacy.vocabulary == f"public (given: {vocab})"
+
+
+def test_local_models_need_a_public_vocabulary_on_raw_text(raw_text, capsys):
+    code, _ = run("fit", "--model", "lp-lda", "--data", str(raw_text))
+    assert code == 2
+    assert "--public-vocab" in capsys.readouterr().err
+
+
+def test_unreachable_total_explains_the_smallest_one(capsys):
+    code, _ = run("fit", "--model", "hdp-lda", "--epsilon", "8")
+    assert code == 2
+    err = capsys.readouterr().err
+    m = re.search(r"smallest reachable total is ([\d.]+)", err)
+    assert m and float(m.group(1)) > 8 and "lower clip or max_iter" in err
+
+
+def test_json_and_version(capsys):
+    code, out = run("fit", "--json", "--iterations", "20")
+    assert code == 0
+    result = json.loads(out)
+    assert result["model"] == "gibbs" and len(result["top_words"]) == 8
+    assert set(result["metrics"]) == {"heldout_perplexity", "umass", "npmi"}
+    code, out = run("fit", "--model", "vips", "--json", "--iterations", "2", "-k", "3")
+    result = json.loads(out)
+    assert "metrics" not in result and result["privacy"]["adjacency"] == "document"
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert re.match(r"dptm \d+\.\d+", capsys.readouterr().out)
 
 
 def test_uci_and_json_inputs(tmp_path):
@@ -69,7 +182,7 @@ def test_python_dash_m_entry_point():
 def test_audit_command_prints_attack_table_and_privacy(tmp_path):
     save = tmp_path / "lira.npz"
     code, out = run("audit", "--model", "hdp-lda", "--shadows", "4", "--iterations", "5",
-                    "-k", "4", "--save", str(save))
+                    "-k", "4", "--epsilon-per-iter", "1", "--save", str(save))
     assert code == 0, out
     assert "LiRA online (zeta)" in out and "LiRA offline (zeta)" in out and "AUC" in out
     assert "Privacy report" in out

@@ -10,6 +10,9 @@ from dptm.vocab import (DPVocabulary, _greedy_fill, _l2_step, _water_fill,
                         analytic_gaussian_sigma, frequency_threshold, policy_gaussian_threshold,
                         policy_laplace_threshold)
 
+pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
+              pytest.mark.filterwarnings("ignore::dptm.exceptions.NotHardenedWarning")]
+
 METHODS = ["frequency_laplace", "frequency_gaussian", "policy_laplace", "policy_gaussian",
            "weighted_gaussian"]
 
@@ -138,15 +141,25 @@ def test_a_single_users_words_are_released_with_probability_at_most_delta(method
         assert p0 == pytest.approx(delta, rel=1e-6)
 
 
-def test_paper_threshold_reports_the_delta_that_holds():
-    docs = _corpus_with_private_user(n_secret=20) * 1
-    v = DPVocabulary(1.0, 1e-3, paper_threshold=True, max_contribution=None,
-                     random_state=0).fit(docs)
-    ev = v.privacy_.event
+def test_paper_threshold_reports_the_delta_that_holds_for_the_cap():
+    # The delta is computed from the cap Delta_0 = 20, never from the users of the data:
+    # a corpus whose largest user has 3 words and one whose largest has 50 give the same
+    # report (it used to report 0.00137 for the first and 0.0188 for a 50-word user).
+    small = _corpus_with_private_user(n_secret=3)
+    large = _corpus_with_private_user(n_secret=50)
+    reports = [DPVocabulary(1.0, 1e-3, paper_threshold=True, max_contribution=20,
+                            random_state=0).fit(d) for d in (small, large)]
+    v = reports[0]
+    thr = v.privacy_.event.events[1]
     b = v.noise_scale_
-    exact = 1 - (1 - _laplace_sf(v.threshold_ - 1, b)) * (1 - _laplace_sf(v.threshold_, b)) ** 19
-    assert ev.delta == pytest.approx(exact, rel=1e-9) and ev.delta > 1e-3
+    rho = v.threshold_ - 2 * v.lattice_granularity_
+    exact = 1 - (1 - _laplace_sf(rho - 1, b)) * (1 - _laplace_sf(rho, b)) ** 19
+    assert thr.delta == pytest.approx(exact, rel=1e-9) and thr.delta > 1e-3
     assert "paper_threshold=True" in str(v.privacy_)
+    assert v.privacy_.to_dict() | {"description": ""} == \
+        reports[1].privacy_.to_dict() | {"description": ""}
+    with pytest.raises(ValueError, match="max_contribution.*cap"):
+        DPVocabulary(1.0, 1e-3, paper_threshold=True, max_contribution=None).fit(small)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -209,6 +222,17 @@ def test_bad_inputs():
         DPVocabulary().fit([["a"], ["b"]], users=[1])
 
 
+@pytest.mark.parametrize("bad", [np.eye(3, dtype=int), np.array([["a", "b"]]),
+                                 [[1, 2], [3]], [np.array(["a", "b"])], [["a", None]],
+                                 [{"a": 1}], 42])
+def test_a_count_matrix_is_not_a_token_list(bad):
+    import scipy.sparse as sp
+    with pytest.raises(TypeError, match="token"):
+        DPVocabulary(max_contribution=3).fit(bad)
+    with pytest.raises(TypeError, match="token"):
+        DPVocabulary(max_contribution=3).fit(sp.csr_matrix(np.eye(3)))
+
+
 # ----------------------------------------------------------------------------- real data
 def test_vocabulary_grows_with_epsilon_on_tweetrumors(tweetrumors):
     docs = [t.split() for t in tweetrumors]
@@ -242,3 +266,89 @@ def test_reuters_c50_with_authors(reuters_c50):
             n_authors[w] = n_authors.get(w, 0) + 1
     # every released word is used by many authors, none by a single one
     assert min(n_authors[w] for w in v.vocabulary_) >= 10
+
+
+# ----------------------------------------------------------------------------- the noise
+def _one_word_corpus(n_users):
+    """``n_users`` users who each wrote only "w", plus filler users of other words."""
+    return [["w"]] * n_users + [["x%d" % i] for i in range(3)]
+
+
+def _pass_rates(n_users, runs, eps=1.0, delta=0.5 * math.exp(-10)):
+    docs = _one_word_corpus(n_users)
+    out = np.empty(runs, dtype=np.int64)
+    for i in range(runs):
+        v = DPVocabulary(eps, delta, max_contribution=1).fit(docs)
+        out[i] = "w" in v.vocabulary_
+    return out, v
+
+
+def test_noise_against_the_ledger_and_empirical_epsilon(monkeypatch):
+    """Epsilon side of the DP set union. With one word per user and Delta_0 = 1 the weight
+    of "w" is exactly the number of its users (10 or 11, below the cut-off), so it passes
+    rho with probability P(noise > rho - H). (1) Each pass rate matches the probability
+    computed from the scale recorded in the report's Laplace event (binomial test, false
+    alarm 1e-6 each). (2) The neighbours H = 10 / 11 (one user added) are the worst case:
+    the Clopper-Pearson lower bound on epsilon (confidence 0.999) stays below the claimed
+    epsilon = 1, and (3) exceeds it when the noise is halved with the report unchanged."""
+    from dptm import vocab
+    from dptm.testing import epsilon_lower_bound
+    runs = 3000
+    hits10, v = _pass_rates(10, runs)
+    hits11, _ = _pass_rates(11, runs)
+    noise_ev, thr_ev = v.privacy_.event.events
+    assert noise_ev.discrete and noise_ev.scale == v.noise_scale_
+    assert noise_ev.epsilon == pytest.approx(1.0, rel=1e-9)
+    g = v.lattice_granularity_
+    b = noise_ev.scale
+
+    def p_pass(h):        # discrete Laplace on g Z: P(g k > rho - h), k >= m
+        m = math.floor((v.threshold_ - h) / g) + 1
+        return math.exp(-m * g / b) / (1 + math.exp(-g / b))
+
+    for hits, h in ((hits10, 10), (hits11, 11)):
+        assert stats.binomtest(int(hits.sum()), runs, p_pass(h)).pvalue > 1e-6
+    assert math.exp(0.999) < p_pass(11) / p_pass(10) <= math.exp(noise_ev.epsilon)
+    bound = epsilon_lower_bound(hits11, hits10, confidence=0.999)
+    assert bound < noise_ev.epsilon
+    # positive control: half the noise, same report -> the tester sees epsilon ~ 2
+    real = vocab._noisy_weights
+    monkeypatch.setattr(vocab, "_noisy_weights",
+                        lambda w, noise, scale, g, gen: real(w, noise, scale / 2, g / 2, gen))
+    half10, _ = _pass_rates(10, runs)
+    half11, _ = _pass_rates(11, runs)
+    assert epsilon_lower_bound(half11, half10, confidence=0.999) > noise_ev.epsilon
+
+
+def test_selection_noise_lies_on_the_lattice_whatever_the_weights():
+    from dptm.vocab import _noisy_weights
+    rng = np.random.default_rng(0)
+    w = np.concatenate([np.zeros(200), rng.random(200) * 1e-9, rng.random(200) * 7.123456789])
+    g = 2.0 ** -40
+    out, eff = _noisy_weights(w, "laplace", 1.0, g, rng)
+    k = out / g
+    assert np.array_equal(k, np.rint(k)) and eff >= 1.0
+
+
+def test_two_default_fits_draw_different_noise():
+    # 40 words each right at the threshold: each passes with probability about 1/2, so two
+    # secret-generator fits give the same vocabulary with probability about 2^-40.
+    docs = [[f"w{j}"] for j in range(40) for _ in range(11)]
+    a = DPVocabulary(1.0, 0.5 * math.exp(-10), max_contribution=1).fit(docs)
+    b = DPVocabulary(1.0, 0.5 * math.exp(-10), max_contribution=1).fit(docs)
+    assert a.vocabulary_.tolist() != b.vocabulary_.tolist()
+    assert a.random_state is None and not a.privacy_.seeded
+
+
+def test_lattice_accounting_of_the_laplace_threshold():
+    # exact noise on g Z: the sensitivity grows by g per possible candidate word and rho by
+    # 2 g (the added user's rounded weight, the discrete tail); both are recorded
+    from dptm.vocab import _MAX_CANDIDATES
+    v = DPVocabulary(1.0, 1e-5, max_contribution=4).fit(_corpus_with_private_user())
+    g = v.lattice_granularity_
+    noise_ev, thr_ev = v.privacy_.event.events
+    assert noise_ev.sensitivity == 1.0 + g * _MAX_CANDIDATES and g * _MAX_CANDIDATES < 1e-4
+    rho = frequency_threshold("laplace", noise_ev.sensitivity / 1.0, 1e-5, 4)
+    assert abs((v.threshold_ - rho) - 2 * g) < 1e-14
+    assert thr_ev.epsilon == 0.0 and thr_ev.delta == 1e-5
+    assert v.privacy_.epsilon(1e-5) == pytest.approx(1.0, rel=1e-9)

@@ -12,6 +12,8 @@ from dptm.models.svi import PrivateOnlineLDA
 from dptm.pipeline import FullyPrivateTopicModel
 from dptm.vocab import DPVocabulary
 
+pytestmark = pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning")
+
 DOCS = (["storm flood rain warning river", "election vote poll candidate",
          "flood rain river dam", "vote poll senate candidate"] * 150
         + ["zyxwv unique secret words here"])
@@ -68,8 +70,10 @@ def test_topicdp_model_is_user_level_random_dp():
     users = np.arange(len(DOCS)) % 150
     dp = TopicDP(NMF(2, max_iter=100, init="nndsvda"), target_epsilon=3.0, target_delta=1e-5,
                  gamma=0.5)
+    public = ["storm rain flood river", "vote poll candidate senate"] * 40   # public corpus
     f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), dp,
-                               random_state=0).fit(DOCS, users=users)
+                               reference_documents=public, random_state=0).fit(DOCS, users=users)
+    assert f.model_.reference_X.shape == (80, f.vocabulary_.size)
     rep = f.privacy_
     assert rep.adjacency == "user" and rep.gamma == 0.5
     v_event, _ = rep.event.events
@@ -120,6 +124,63 @@ def test_errors():
         FullyPrivateTopicModel(DPVocabulary(3.0, max_contribution=10), vips()).fit(DOCS, users=[1])
     with pytest.raises(ValueError, match="empty corpus"):
         FullyPrivateTopicModel().fit([])
+    with pytest.raises(ValueError, match="reference_X"):
+        FullyPrivateTopicModel(DPVocabulary(3.0, max_contribution=10), vips(),
+                               reference_documents=DOCS[:5]).fit(DOCS)
+
+
+@pytest.mark.parametrize("bad", [np.eye(4, dtype=int), [[1, 2], [3]], [np.array(["a", "b"])]])
+def test_a_count_matrix_is_not_a_corpus(bad):
+    import scipy.sparse as sp
+    with pytest.raises(TypeError, match="token|str"):
+        FullyPrivateTopicModel(DPVocabulary(3.0, max_contribution=10), vips()).fit(bad)
+    with pytest.raises(TypeError, match="token"):
+        FullyPrivateTopicModel().fit(sp.csr_matrix(np.eye(4)))
+
+
+def test_report_keeps_every_caveat_of_its_stages():
+    # The keyword ids of TopicDP(output="keywords") come from the non-private fit: the
+    # pipeline must keep saying so, and must not claim DP for a paper-mode stage.
+    kw = TopicDP(NMF(2, max_iter=100, init="nndsvda"), target_epsilon=3.0, target_delta=1e-5,
+                 output="keywords", n_top_topics=2, n_top_words=3, sensitivity=0.05)
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), kw).fit(DOCS)
+    text = str(f.privacy_)
+    assert "NOT covered" in text and "partly unprotected" in f.privacy_.description
+    assert f.privacy_.vocabulary.startswith("DP-selected (epsilon=3")
+    paper = TopicDP(NMF(2, max_iter=100, init="nndsvda"), target_epsilon=3.0, target_delta=1e-5,
+                    gamma=0.5, sensitivity="sample-private")
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), paper).fit(DOCS)
+    assert "NOT DP" in f.privacy_.description and "Delta_s is revealed" in str(f.privacy_)
+    assert f.privacy_.gamma == 0.5
+
+
+def _topicdp(**kw):
+    return TopicDP(NMF(2, max_iter=100, init="nndsvda", random_state=0), target_epsilon=3.0,
+                   target_delta=1e-5, sensitivity=0.05, **kw)
+
+
+def test_stages_draw_from_the_secret_generator_and_release_has_provenance(tmp_path):
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10, random_state=3),
+                               _topicdp(random_state=4)).fit(DOCS)
+    # the stage's own seed is replaced by None (secret), nothing seeded is reported
+    assert f.vocabulary_stage_.random_state is None and f.model_.random_state is None
+    assert not f.privacy_.seeded
+    blob = pickle.dumps(f)
+    for secret in (b"AESCounter", b"SeedSequence", b"PCG64"):
+        assert secret not in blob
+    rel = f.release()
+    assert rel.vocabulary == f.vocabulary_.tolist()
+    assert rel.vocabulary_provenance.startswith("DP-selected")
+    from dptm.release import Release
+    assert Release.load(rel.save(tmp_path / "r")) == rel
+    g = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10),
+                               _topicdp()).fit(DOCS)
+    if f.topic_word_.shape == g.topic_word_.shape:     # fresh noise in every unclamped entry
+        both = (f.components_ > 0) & (g.components_ > 0)
+        assert both.any() and np.all(f.components_[both] != g.components_[both])
+    seeded = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), _topicdp(),
+                                    random_state=1).fit(DOCS)
+    assert seeded.privacy_.seeded and str(seeded.privacy_).startswith("TEST MODE")
 
 
 def test_tweetrumors_end_to_end(tweetrumors):

@@ -25,6 +25,9 @@ P_CHI2 = 1e-6
 
 
 # ------------------------------------------------------------------ epsilon <-> f
+pytestmark = pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning")
+
+
 @pytest.mark.parametrize("f", [1e-6, 0.01, 0.2, 0.5, 0.9, 1.0])
 def test_epsilon_from_f_closed_form(f):
     eps = math.log((1 - f / 2) / (f / 2))

@@ -48,6 +48,17 @@ def test_seed_value_is_not_printed_in_the_warning():
     assert "123456789" not in str(rec[0].message)
 
 
+def test_seed_sequence_of_the_caller_is_not_advanced():
+    seed = np.random.SeedSequence(42)
+    draws = []
+    for _fit in range(2):
+        with pytest.warns(SeededPrivacyWarning):
+            gen, seeded = private_generator(seed, "Model")
+        draws.append(gen.spawn(1)[0].random(3))
+    assert seed.n_children_spawned == 0
+    assert np.array_equal(draws[0], draws[1])      # same seed, same children, every fit
+
+
 def test_given_generator_is_used_as_is_in_test_mode():
     gen = np.random.default_rng(1)
     with pytest.warns(SeededPrivacyWarning):
@@ -139,8 +150,16 @@ def test_lattice_laplace_scale():
 def test_round_to_lattice_and_slack():
     g = 2.0 ** -3
     assert np.array_equal(mechanisms.round_to_lattice([0.06, 0.07, -1.01], g), [0.0, 0.125, -1.0])
-    assert mechanisms.lattice_rounding_slack(g, 16) == pytest.approx(g / 2 * 4)
-    assert mechanisms.lattice_rounding_slack(g, 16, norm=1) == pytest.approx(g / 2 * 16)
+    # rounding the statistic: 0.49 g and 0.51 g are 0.02 g apart but round to 0 and g
+    a, b = np.array([0.49 * g]), np.array([0.51 * g])
+    moved = np.abs(mechanisms.round_to_lattice(a, g) - mechanisms.round_to_lattice(b, g)) - np.abs(a - b)
+    assert moved[0] <= mechanisms.lattice_rounding_slack(g, 1) and moved[0] > g / 2
+    assert mechanisms.lattice_rounding_slack(g, 16) == pytest.approx(g * 4)
+    assert mechanisms.lattice_rounding_slack(g, 16, norm=1) == pytest.approx(g * 16)
+    # rounding each contribution: half of that
+    assert mechanisms.lattice_rounding_slack(g, 16, rounded="contribution") == pytest.approx(g / 2 * 4)
+    with pytest.raises(ValueError, match="rounded"):
+        mechanisms.lattice_rounding_slack(g, 4, rounded="sum")
     with pytest.raises(ValueError, match="granularity"):
         mechanisms.round_to_lattice([1.0], 0.3)
     with pytest.raises(ValueError, match="finite"):
@@ -158,3 +177,44 @@ def test_secret_generator_does_not_pickle_into_a_model_by_accident():
     gen = secret_generator()
     clone = pickle.loads(pickle.dumps(gen))
     assert np.array_equal(gen.random(3), clone.random(3))
+
+
+def _binned_chisquare(draws, pmf_at, support):
+    """p-value of a chi-square test of integer draws against a pmf, cells merged so each
+    expects >= 20 draws."""
+    pmf = pmf_at(support)
+    expected = pmf / pmf.sum() * draws.size
+    observed = np.bincount(np.clip(draws - support[0], 0, support.size - 1), minlength=support.size)
+    cells_o, cells_e, acc_o, acc_e = [], [], 0, 0.0
+    for o, e in zip(observed, expected):
+        acc_o += o
+        acc_e += e
+        if acc_e >= 20:
+            cells_o.append(acc_o)
+            cells_e.append(acc_e)
+            acc_o, acc_e = 0, 0.0
+    cells_o[-1] += acc_o
+    cells_e[-1] += acc_e
+    return stats.chisquare(cells_o, np.asarray(cells_e) * sum(cells_o) / sum(cells_e)).pvalue
+
+
+@pytest.mark.parametrize("sigma", [1.3, 100.7, 1000.1, 7000.3])
+def test_discrete_gaussian_exact_at_non_integer_variances(sigma):
+    # sigma^2 = p/q with q > 1: the acceptance test's numerator exceeds 2^64 for large
+    # draws and must be divided in 128 bits (a 64-bit truncation inflated the standard
+    # deviation by up to 25%). Chi-square against the exact pmf, false-alarm rate 1e-6.
+    p, q, t, eff = mechanisms.discrete_gaussian_parameters(sigma)
+    draws = mechanisms.discrete_gaussian_noise(60000, sigma, np.random.default_rng(11))
+    assert abs(draws.std() / eff - 1) < 0.015
+    m = int(7 * eff) + 2
+    support = np.arange(-m, m + 1)
+    pval = _binned_chisquare(draws, lambda x: mechanisms.discrete_gaussian_pmf(x, eff, support=support),
+                             support)
+    assert pval > 1e-6
+
+
+def test_lattice_gaussian_at_a_non_integer_lattice_variance():
+    # sigma / g = 1.7 * 2^12 / 1 is not an integer's square root: q > 1 in the sampler
+    rng = np.random.default_rng(12)
+    out, g, eff = mechanisms.lattice_gaussian(np.zeros(50000), 1.7, rng)
+    assert abs(out.std() / eff - 1) < 0.015

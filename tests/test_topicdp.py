@@ -14,9 +14,21 @@ from sklearn.decomposition import NMF, LatentDirichletAllocation, TruncatedSVD
 from dptm import GibbsLDA
 from dptm.accounting import calibrate_gaussian, dp_to_rdp
 from dptm.datasets import make_lda_corpus
+from dptm.mechanisms import discrete_gaussian_pmf, round_to_lattice
 from dptm.models.output import (TopicDP, aligned_frobenius, block_distance, gaussian_sigma,
                                 keyword_block, mvg_sigma, sample_sensitivities,
                                 sensitivity_sample_size, topic_word_matrix)
+
+
+pytestmark = pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """A public reference corpus over the same 40 columns (another draw of the generator)."""
+    X, _, _ = make_lda_corpus(120, 40, 3, doc_length=60, doc_topic_prior=0.1,
+                              topic_word_prior=0.05, random_state=2)
+    return X
 
 
 @pytest.fixture(scope="module")
@@ -195,9 +207,10 @@ def test_sampling_is_reproducible_for_any_n_jobs(corpus):
                                        LatentDirichletAllocation(3, max_iter=3),
                                        GibbsLDA(3, max_iter=20)],
                          ids=["NMF", "TruncatedSVD", "LDA", "dptm-GibbsLDA"])
-def test_runs_with_sklearn_models(corpus, estimator):
+def test_runs_with_sklearn_models(corpus, reference, estimator):
     X, _ = corpus
-    dp = TopicDP(estimator, target_epsilon=3.0, gamma=0.4, random_state=0).fit(X)
+    dp = TopicDP(estimator, target_epsilon=3.0, gamma=0.4, reference_X=reference,
+                 random_state=0).fit(X)
     assert dp.n_samples_ == 13 and dp.order_statistic_ == 13
     assert dp.sensitivity_ == dp.sensitivity_samples_[-1] > 0
     assert dp.topic_word_.shape == (3, X.shape[1])
@@ -211,9 +224,9 @@ def test_runs_with_sklearn_models(corpus, estimator):
     np.testing.assert_allclose(theta.sum(axis=1), 1.0)
 
 
-def test_same_seed_same_release_for_any_n_jobs(corpus):
+def test_same_seed_same_release_for_any_n_jobs(corpus, reference):
     X, _ = corpus
-    kw = dict(target_epsilon=2.0, gamma=0.5, random_state=11)
+    kw = dict(target_epsilon=2.0, gamma=0.5, random_state=11, reference_X=reference)
     est = LatentDirichletAllocation(3, max_iter=3)
     a = TopicDP(est, n_jobs=1, **kw).fit(X)
     b = TopicDP(est, n_jobs=2, **kw).fit(X)
@@ -223,9 +236,9 @@ def test_same_seed_same_release_for_any_n_jobs(corpus):
     assert not np.array_equal(a.topic_word_, c.topic_word_)
 
 
-def test_shared_seed_isolates_the_user_effect(corpus):
+def test_shared_seed_isolates_the_user_effect(corpus, reference):
     X, _ = corpus
-    kw = dict(target_epsilon=2.0, gamma=0.5, random_state=5)
+    kw = dict(target_epsilon=2.0, gamma=0.5, random_state=5, reference_X=reference)
     est = LatentDirichletAllocation(3, max_iter=10)
     shared = TopicDP(est, refit_seed="shared", **kw).fit(X)
     indep = TopicDP(est, **kw).fit(X)
@@ -246,29 +259,46 @@ class FixedTopics(BaseEstimator):
 
 
 def test_noise_has_the_stated_scale(corpus):
-    # entries far above the noise: nothing is clamped, so released - true is the noise
-    X, topics = corpus
-    W = (topics + 0.02) / (topics + 0.02).sum(axis=1, keepdims=True)
-    dp = TopicDP(FixedTopics(W), target_epsilon=5.0, target_delta=1e-4, sensitivity=1e-4,
+    # Noise against the ledger: a data-independent 3 x 2000 "model" with entries far above
+    # the noise (nothing clamped). released - round(true) is g times the integer noise; its
+    # distribution is tested against the discrete Gaussian whose sigma is read from the
+    # recorded event (chi-square over 25 equiprobable cells, false-alarm rate 1e-6), and its
+    # variance against sigma^2 (two-sided chi-square, 1e-6).
+    X, _ = corpus
+    rng = np.random.default_rng(0)
+    W = rng.dirichlet(np.full(2000, 50.0), size=3)
+    dp = TopicDP(FixedTopics(W), target_epsilon=5.0, target_delta=1e-4, sensitivity=1e-6,
                  calibration="renyi", random_state=2).fit(X)
-    sigma = dp.noise_scale_
-    # papers/wang2022: sigma_R^2 = alpha Delta_s^2 / (2 eps_R), alpha = 2
-    assert sigma == pytest.approx(math.sqrt(2 * 1e-4 ** 2 / (2 * dp.eps_renyi_)))
-    tight = TopicDP(FixedTopics(W), target_epsilon=5.0, target_delta=1e-4, sensitivity=1e-4,
-                    random_state=2).fit(X)
-    assert tight.noise_scale_ == pytest.approx(calibrate_gaussian(5.0, 1e-4) * 1e-4)
-    assert sigma < W.min() / 10
+    ev = dp.privacy_.event
+    g = dp.lattice_granularity_
+    assert ev.discrete and ev.sigma == dp.noise_scale_
+    # papers/wang2022: sigma_R^2 = alpha Delta^2 / (2 eps_R), alpha = 2, Delta including the
+    # lattice's rounding slack g sqrt(m V); the event's sigma is the sampled (effective) one
+    assert ev.sensitivity == pytest.approx(1e-6 + g * math.sqrt(W.size), rel=1e-12)
+    # ... rounded up to a whole number of lattice steps (sigma / g an integer in [8192, 16384))
+    sigma_r = math.sqrt(2 * ev.sensitivity ** 2 / (2 * dp.eps_renyi_))
+    assert sigma_r <= ev.sigma < sigma_r + g and 16384 > ev.sigma / g == int(ev.sigma / g) >= 8192
     assert np.all(dp.components_ > 0)
     rows, cols = aligned_rows(W, dp.components_)
-    resid = (dp.components_[cols] - W[rows]).ravel()
-    n = resid.size
-    stat = (resid ** 2).sum() / sigma ** 2            # chi-square with n degrees of freedom
-    p = 2 * min(stats.chi2.cdf(stat, n), stats.chi2.sf(stat, n))
-    assert p > 1e-4
-    assert abs(resid.mean()) < 5 * sigma / math.sqrt(n)
-    # a data-independent model has sampled sensitivity 0 (floored): noise vanishes
-    dp0 = TopicDP(FixedTopics(W), gamma=0.5, random_state=0).fit(X)
-    assert dp0.sensitivity_ == 0.0 and dp0.noise_scale_ < 1e-9
+    k = (dp.components_[cols] - round_to_lattice(W[rows], g)) / g
+    assert np.array_equal(k, np.rint(k))
+    k = k.ravel()
+    s_units = ev.sigma / g
+    stat = (k ** 2).sum() / s_units ** 2              # ~ chi-square with n degrees of freedom
+    assert 2 * min(stats.chi2.cdf(stat, k.size), stats.chi2.sf(stat, k.size)) > 1e-6
+    edges = stats.norm.ppf(np.linspace(0, 1, 26)[1:-1]) * s_units
+    support = np.arange(-int(12 * s_units), int(12 * s_units) + 1)
+    pmf = discrete_gaussian_pmf(support, s_units, support=support)
+    expected = np.bincount(np.searchsorted(edges, support), weights=pmf, minlength=25)
+    observed = np.bincount(np.searchsorted(edges, k), minlength=25)
+    assert stats.chisquare(observed, expected / expected.sum() * k.size).pvalue > 1e-6
+    tight = TopicDP(FixedTopics(W), target_epsilon=5.0, target_delta=1e-4, sensitivity=1e-6,
+                    random_state=2).fit(X)
+    sigma_t = calibrate_gaussian(5.0, 1e-4) * tight.privacy_.event.sensitivity
+    assert sigma_t <= tight.noise_scale_ < sigma_t + tight.lattice_granularity_
+    # a data-independent model has sampled sensitivity 0 (the paper's mode): floored at 1e-9
+    dp0 = TopicDP(FixedTopics(W), gamma=0.5, sensitivity="sample-private", random_state=0).fit(X)
+    assert dp0.sensitivity_ == 1e-9 and "floored" in str(dp0.privacy_)
 
 
 def aligned_rows(A, B):
@@ -280,23 +310,29 @@ def aligned_rows(A, B):
 def test_laplace_baseline_is_pure_dp_with_global_sensitivity(corpus):
     X, _ = corpus
     dp = TopicDP(nmf(), target_epsilon=2.0, mechanism="laplace", random_state=0).fit(X)
-    assert dp.noise_scale_ == pytest.approx(2 * 3 / 2.0)
+    ev = dp.privacy_.event
+    # L1 sensitivity 2m plus the lattice's rounding slack g per released coordinate (<= 0.1%)
+    assert ev.sensitivity == 6.0 + dp.lattice_granularity_ * 3 * X.shape[1]
+    assert ev.sensitivity < 6.0 * (1 + 1e-3) and ev.discrete
+    assert dp.noise_scale_ == pytest.approx(ev.sensitivity / 2.0, rel=1e-6)
     assert dp.sensitivity_ is None and dp.privacy_.gamma is None
-    assert dp.privacy_.epsilon(0.0) == pytest.approx(2.0)
+    assert dp.privacy_.epsilon(0.0) == pytest.approx(2.0, rel=1e-6)
 
 
 def test_mvg_baseline_uses_the_sampled_sensitivity(corpus):
     X, _ = corpus
-    dp = TopicDP(nmf(), target_epsilon=2.0, mechanism="mvg", release="keywords",
+    dp = TopicDP(nmf(), target_epsilon=2.0, mechanism="mvg", output="keywords",
                  n_top_topics=3, n_top_words=3, sensitivity=0.01, random_state=0).fit(X)
-    assert dp.noise_scale_ == pytest.approx(mvg_sigma((3, 3), 0.01, 2.0, 1e-4))
-    assert dp.privacy_.gamma == 0.1
+    slack = dp.lattice_granularity_ * 3
+    sigma = mvg_sigma((3, 3), 0.01 + slack, 2.0, 1e-4)
+    assert sigma <= dp.noise_scale_ < sigma + dp.lattice_granularity_
+    assert dp.privacy_.gamma is None          # a given bound: no sampling, no gamma
 
 
-def test_keyword_release_states_the_unprotected_ids(corpus):
+def test_keyword_release_states_the_unprotected_ids(corpus, reference):
     X, _ = corpus
-    dp = TopicDP(nmf(), target_epsilon=3.0, gamma=0.4, release="keywords", n_top_topics=2,
-                 n_top_words=5, random_state=0).fit(X)
+    dp = TopicDP(nmf(), target_epsilon=3.0, gamma=0.4, output="keywords", n_top_topics=2,
+                 n_top_words=5, reference_X=reference, random_state=0).fit(X)
     assert dp.keyword_ids_.shape == (2, 5) and dp.keyword_weights_.shape == (2, 5)
     assert dp.topic_word_.shape == (2, X.shape[1])
     for i in range(2):
@@ -317,12 +353,16 @@ def test_pickle_round_trip(corpus):
     (dict(target_epsilon=0), "target_epsilon"), (dict(target_epsilon=-1), "target_epsilon"),
     (dict(target_delta=1.0), "target_delta"), (dict(target_delta=0), "target_delta"),
     (dict(gamma=1.0), "gamma"), (dict(mechanism="exp"), "mechanism"),
-    (dict(release="top"), "release"), (dict(calibration="x"), "calibration"),
+    (dict(output="top"), "output"), (dict(calibration="x"), "calibration"),
+    (dict(sensitivity="sample"), "sensitivity"), (dict(max_refits=0), "max_refits"),
+    (dict(sensitivity=0.1, reference_X=np.ones((3, 40))), "not both"),
+    (dict(sensitivity="sample-private", reference_X=np.ones((3, 40))), "reference_X"),
     (dict(refit_seed="x"), "refit_seed"), (dict(n_top_words=0), "n_top_words"),
     (dict(calibration="renyi", renyi_order=1.0), "renyi_order"), (dict(sensitivity=-1.0), "sensitivity"),
 ])
 def test_bad_parameters(corpus, params, match):
     X, _ = corpus
+    params = {"sensitivity": 0.1, **params}
     with pytest.raises(ValueError, match=match):
         TopicDP(nmf(), **params).fit(X)
 
@@ -330,18 +370,22 @@ def test_bad_parameters(corpus, params, match):
 def test_bad_inputs(corpus):
     X, _ = corpus
     with pytest.raises(ValueError, match="groups"):
-        TopicDP(nmf(), gamma=0.5).fit(X, groups=np.zeros(3))
+        TopicDP(nmf(), gamma=0.5, sensitivity=0.1).fit(X, groups=np.zeros(3))
     with pytest.raises(ValueError, match="at least 2 users"):
-        TopicDP(nmf(), gamma=0.5).fit(X, groups=np.zeros(X.shape[0]))
+        TopicDP(nmf(), gamma=0.5, sensitivity="sample-private").fit(X, groups=np.zeros(X.shape[0]))
+    with pytest.raises(ValueError, match="reference_X has 5 columns"):
+        TopicDP(nmf(), reference_X=np.ones((4, 5))).fit(X)
+    with pytest.raises(ValueError, match="reference_groups"):
+        TopicDP(nmf(), reference_X=X, reference_groups=np.zeros(X.shape[0])).fit(X)
     with pytest.raises(TypeError, match="estimator"):
-        TopicDP(object()).fit(X)
+        TopicDP(object(), sensitivity=0.1).fit(X)
 
     class NoTopics(BaseEstimator):
         def fit(self, X, y=None):
             return self
 
     with pytest.raises(TypeError, match="topic-word"):
-        TopicDP(NoTopics(), gamma=0.5).fit(X)
+        TopicDP(NoTopics(), gamma=0.5, sensitivity=0.1).fit(X)
 
 
 def test_reuters_c50_user_level(reuters_c50):
@@ -353,9 +397,9 @@ def test_reuters_c50_user_level(reuters_c50):
         [texts[i] for i in keep])
     groups = authors[keep]
     dp = TopicDP(NMF(4, max_iter=100, init="nndsvda"), target_epsilon=5.0, gamma=0.4,
-                 random_state=0).fit(X, groups=groups)
-    assert dp.privacy_.adjacency == "user" and "8 users" in str(dp.privacy_)
+                 sensitivity="sample-private", random_state=0).fit(X, groups=groups)
+    assert dp.privacy_.adjacency == "user" and "NOT DP" in str(dp.privacy_)
     # removing a whole author moves the topics more than removing one of its documents
     per_doc = TopicDP(NMF(4, max_iter=100, init="nndsvda"), target_epsilon=5.0, gamma=0.4,
-                      random_state=0).fit(X)
+                      sensitivity="sample-private", random_state=0).fit(X)
     assert np.median(dp.sensitivity_samples_) > np.median(per_doc.sensitivity_samples_)

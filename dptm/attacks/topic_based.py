@@ -80,7 +80,9 @@ def topic_based_attack(trace, *, true_words=None, smoothing=None):
         ``{"snapshots": [V x K arrays or None] * T, "topics": (T, n_tokens) ints}``; an
         iteration whose snapshot is None carries no evidence and is skipped.
     true_words : array of int (n_tokens,), optional
-        Ground truth, to score the attack (``Corpus.from_matrix(X).word_ids[tokens]``).
+        Ground truth, to score the attack: ``trace_["words"]`` of a fitted private model
+        (whose traced positions follow its secret visiting order), or
+        ``Corpus.from_matrix(X).word_ids[tokens]`` for :func:`record_gibbs_trace`.
     smoothing : float, optional
         Pseudo-count added to the clamped counts, max(s, 0) + smoothing, so that a zero count
         does not veto a word. Default: the model's ``topic_word_prior_`` (0.01 for a dict).

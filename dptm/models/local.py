@@ -254,12 +254,18 @@ def _local_report(f, n_words, neighbouring, description, extra_notes=()):
         "(pure, delta = 0)",
         "the server sees only each client's noisy V-bit word-presence vector: no word counts, "
         "no word order, no out-of-vocabulary words; every document is randomized once",
-        "estimation, reconstruction and Gibbs sampling are post-processing of the noisy vectors",
+        "estimation, reconstruction and Gibbs sampling are post-processing of the noisy vectors: "
+        "the server's random_state only seeds that post-processing and is not secret (knowing it "
+        "reveals nothing beyond the noisy vectors); the clients' randomizer draws from a secret "
+        "generator (dptm.local.randomize)",
         "a user who sends k documents gets k times these epsilons (composition); not covered here",
     ) + tuple(extra_notes)
     claim = PaperClaim("Zhao et al. 2021 (LP-LDA), Theorem 4: per-word privacy level of Figs. 6-9",
                        "zhao2021_local_epsilon", {"f": f})
-    return PrivacyReport(event, "local", description=description, notes=notes, paper_claim=claim)
+    return PrivacyReport(event, "local", description=description, notes=notes, paper_claim=claim,
+                         vocabulary="public (given)",
+                         assumed_public=(f"vocabulary (V = {n_words} words), shared by the server "
+                                         "and the clients",))
 
 
 # ---------------------------------------------------------------------------- LP-LDA

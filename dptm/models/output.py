@@ -12,8 +12,8 @@ many (epsilon, gamma, size) settings: :func:`sensitivity_sample_size`,
 :func:`topic_word_matrix`, :func:`aligned_frobenius`, :func:`sample_sensitivities`,
 :func:`gaussian_sigma`, :func:`mvg_sigma`.
 """
+import functools
 import math
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,17 +26,21 @@ from .._utils import (check_count_matrix, check_int, check_positive, check_proba
                       check_random_state, spawn_generators)
 from ..accounting import (ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyReport,
                           calibrate_gaussian, dp_to_rdp)
+from ..mechanisms import (gaussian_noise, laplace_noise, lattice_gaussian, lattice_granularity,
+                          lattice_laplace, lattice_rounding_slack)
 
 __all__ = [
     "TopicDP", "sensitivity_sample_size", "topic_word_matrix", "topic_weights",
     "aligned_frobenius", "keyword_block", "block_distance", "sample_sensitivities",
-    "gaussian_sigma", "mvg_sigma", "laplace_scale",
+    "gaussian_sigma", "mvg_sigma", "laplace_scale", "rounding_slack",
 ]
 
-_MECHANISMS = ("gaussian", "laplace", "mvg")
+_MECHANISMS = ("gaussian", "laplace", "mvg", "gaussian-float", "laplace-float")
 _RELEASES = ("full", "keywords")
 _CALIBRATIONS = ("renyi", "gaussian")
 _REFIT_SEEDS = ("independent", "shared")
+# verbose=None prints progress when sensitivity sampling is estimated to take this long
+_PROGRESS_AFTER_SECONDS = 60.0
 
 
 # --------------------------------------------------------------------------------------
@@ -202,7 +206,8 @@ def block_distance(W_ref, topics, word_ids, W_other):
 def _with_seed(estimator, seed):
     est = clone(estimator)
     if "random_state" in est.get_params(deep=False):
-        est.set_params(random_state=seed)
+        # scikit-learn estimators take seeds below 2^32
+        est.set_params(random_state=None if seed is None else int(seed) % (2**31 - 1))
     return est
 
 
@@ -247,7 +252,7 @@ def _group_index(groups, n_docs):
 
 
 def sample_sensitivities(estimator, X, reference, n_samples, *, groups=None, distance=None,
-                         seeds=None, random_state=None, n_jobs=None, verbose=0):
+                         seeds=None, random_state=None, n_jobs=None, verbose=0, progress=None):
     """Distances between ``reference`` and refits on the data minus one random user.
 
     For i = 1..``n_samples``: draw a user uniformly at random (with replacement across
@@ -260,7 +265,7 @@ def sample_sensitivities(estimator, X, reference, n_samples, *, groups=None, dis
     estimator : unfitted estimator with ``fit(X)``
     X : {array-like, sparse matrix} (n_docs, n_words)
     reference : ndarray (K, V)
-        Topic-word matrix of the model fitted on all of X (the one to be released).
+        Topic-word matrix of the model fitted on all of X.
     n_samples : int
     groups : array-like (n_docs,), optional
         User id of each document; each document is its own user when None.
@@ -274,6 +279,8 @@ def sample_sensitivities(estimator, X, reference, n_samples, *, groups=None, dis
         Draws the users (and the seeds when ``seeds`` is None).
     n_jobs : int, optional
         joblib workers; results do not depend on it.
+    progress : callable, optional
+        ``progress(done, total)`` after each chunk of refits (about 20 chunks).
 
     Returns
     -------
@@ -300,10 +307,16 @@ def sample_sensitivities(estimator, X, reference, n_samples, *, groups=None, dis
     distance = _FullDistance() if distance is None else distance
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-    tasks = (delayed(_refit_distance)(estimator, X, np.flatnonzero(gidx != u), s, distance,
-                                      reference)
-             for u, s in zip(users, seeds))
-    out = Parallel(n_jobs=n_jobs, verbose=max(0, int(verbose) - 1) * 10)(tasks)
+    chunk = n_samples if progress is None else max(1, -(-n_samples // 20))
+    out = []
+    with Parallel(n_jobs=n_jobs, verbose=max(0, int(verbose) - 1) * 10) as parallel:
+        for lo in range(0, n_samples, chunk):
+            part = range(lo, min(n_samples, lo + chunk))
+            out.extend(parallel(
+                delayed(_refit_distance)(estimator, X, np.flatnonzero(gidx != users[i]),
+                                         seeds[i], distance, reference) for i in part))
+            if progress is not None:
+                progress(len(out), n_samples)
     return np.asarray(out, dtype=np.float64), users
 
 
@@ -341,8 +354,15 @@ def gaussian_sigma(sensitivity, epsilon, delta, calibration="renyi", renyi_order
                 "target_epsilon, another renyi_order, or calibration='gaussian'")
         return math.sqrt(alpha * sensitivity ** 2 / (2.0 * eps_r)), eps_r
     if calibration == "gaussian":
-        return calibrate_gaussian(epsilon, delta) * sensitivity, None
+        return _noise_multiplier(float(epsilon), float(delta)) * sensitivity, None
     raise ValueError(f"calibration must be one of {_CALIBRATIONS}, got {calibration!r}")
+
+
+@functools.lru_cache(maxsize=256)
+def _noise_multiplier(epsilon, delta):
+    """sigma / sensitivity of the tight Gaussian calibration (a function of public
+    parameters only; cached: the root-find costs ~30 ms)."""
+    return calibrate_gaussian(epsilon, delta)
 
 
 def laplace_scale(n_rows, epsilon):
@@ -382,121 +402,174 @@ def mvg_sigma(shape, sensitivity, epsilon, delta, sup_norm=None):
     return math.sqrt(math.sqrt(m * n) / bound)
 
 
-def _noise(kind, shape, scale, rng):
-    """Noise draws through dptm.mechanisms when available (the package's one source)."""
-    try:
-        from .. import mechanisms
-        fn = mechanisms.gaussian_noise if kind == "gaussian" else mechanisms.laplace_noise
-    except (ImportError, AttributeError):  # pragma: no cover - mechanisms not there yet
-        fn = None
-    if fn is not None:
-        return np.asarray(fn(shape, scale, rng), dtype=np.float64)
-    if kind == "gaussian":  # pragma: no cover
-        return rng.normal(0.0, scale, size=shape)
-    return rng.laplace(0.0, scale, size=shape)  # pragma: no cover
+def rounding_slack(granularity, n_coords, norm=2):
+    """How far rounding to the lattice g Z can move a sensitivity: each coordinate of two
+    neighbouring statistics is rounded separately, so their difference can grow by up to
+    g on each of ``n_coords`` coordinates (:func:`dptm.mechanisms.lattice_rounding_slack`
+    with ``rounded="statistic"``): ``g sqrt(n_coords)`` in L2, ``g n_coords`` in L1."""
+    return lattice_rounding_slack(granularity, int(n_coords), norm=norm, rounded="statistic")
+
+
+def _lattice_gaussian_calibration(sensitivity, sigma_of, n_coords):
+    """(sigma, g, total_sensitivity): the smallest fixed point of sigma >= sigma_of(Delta +
+    slack(g)) with the recorded sensitivity covering the rounding of all ``n_coords``
+    released coordinates.
+
+    g is the finest grid the exact sampler supports (sigma / g in [8192, 16384)) and sigma
+    is rounded up to a whole number of steps, so the variance in lattice units is an exact
+    integer (the sampler then needs no rational approximation)."""
+    total = sensitivity
+    for _ in range(200):
+        sigma = sigma_of(total)
+        g = lattice_granularity(sigma) / 2.0
+        sigma = g * math.ceil(sigma / g)
+        need = sensitivity + rounding_slack(g, n_coords)
+        if need <= total:
+            return sigma, g, total
+        total = need
+    raise ValueError(
+        f"the lattice rounding of {n_coords} released values needs more noise than the "
+        "calibration can absorb at this epsilon; release fewer values (output='keywords') or "
+        "raise target_epsilon")
+
+
+def _lattice_laplace_granularity(l1_sensitivity, n_coords, scale):
+    """A power of two g with rounding slack g * n_coords <= 1e-3 x the L1 sensitivity and at
+    most scale / 4096 (the noise is resolved finely), as coarse as the exact discrete
+    Laplace allows (scale / g <= 2^40)."""
+    g = 2.0 ** math.floor(math.log2(min(1e-3 * l1_sensitivity / max(n_coords, 1),
+                                        scale / 4096.0)))
+    if scale / g > 2.0 ** 40:
+        raise ValueError(f"{n_coords} released values are too many for the exact Laplace "
+                         "baseline at this epsilon")
+    return g
 
 
 # --------------------------------------------------------------------------------------
 # The estimator
 # --------------------------------------------------------------------------------------
+_SENSITIVITY_HELP = (
+    "TopicDP needs a sensitivity that does not depend on the private data: pass "
+    "sensitivity=<a public bound> (a float: the largest aligned Frobenius change of the "
+    "released matrix when one user is removed), or reference_X=<a public reference corpus with "
+    "the same columns> to sample the sensitivity on public data (papers/wang2022 Algorithm 1 "
+    "run offline). sensitivity='sample-private' reproduces the paper, which samples it on the "
+    "private data: the noise scale then depends on the private data and the release is NOT DP")
+
+
 class TopicDP(BaseEstimator):
     """Model-agnostic differentially private topic release (TopicDP, papers/wang2022).
 
-    Fits ``estimator`` on all the data, samples the sensitivity of its topic-word matrix to
-    the removal of one user (Algorithm 1), and releases that matrix with noise calibrated
-    to the sampled sensitivity (Algorithm 2). Works with any estimator that exposes a
-    topic-word matrix after ``fit(X)``: dptm models, scikit-learn's
-    ``LatentDirichletAllocation``, ``NMF``, ``TruncatedSVD`` (LSI; |components_| is used).
+    Fits ``estimator`` on all the data and releases its topic-word matrix with noise
+    calibrated to a sensitivity (Algorithm 2). The sensitivity must not depend on the
+    private data: it is a public bound (``sensitivity=``) or it is sampled, as in the
+    paper's Algorithm 1, on a **public reference corpus** (``reference_X=``). The paper
+    samples it on the private data itself; that is kept only as a labelled mode
+    (``sensitivity="sample-private"``), because the noise scale then reveals the data
+    (from the report alone, "target user in" vs "out" was told apart 40 of 40 times). Works
+    with any estimator exposing a topic-word matrix after ``fit(X)``: dptm models,
+    scikit-learn's ``LatentDirichletAllocation``, ``NMF``, ``TruncatedSVD`` (|components_|).
 
     Parameters
     ----------
     estimator : estimator, default=None
         The (unfitted) topic model; ``LatentDirichletAllocation(n_components=10)`` when None.
-        It is cloned; its ``random_state`` (if any) is replaced by child seeds of
-        ``random_state``.
+        It is cloned; its ``random_state`` (if any) is replaced by fresh seeds (the model's
+        randomness is not part of the mechanism: it only has to be independent of the noise).
     target_epsilon : float > 0, default=1.0
     target_delta : float in (0, 1), default=1e-4
     gamma : float in (0, 1), default=0.1
-        Confidence of random DP: the (epsilon, delta) guarantee holds with probability
-        >= 1 - gamma over neighbouring data sets. Sets the number of refits h (285 for
-        0.1, 61 for 0.2, 24 for 0.3) through :func:`sensitivity_sample_size`.
-    mechanism : {"gaussian", "laplace", "mvg"}, default="gaussian"
-        ``"gaussian"``: TopicDP. ``"laplace"``: the paper's baseline, Laplace noise with
-        global L1 sensitivity 2m (m released rows; assumes each released row is a
-        probability vector over fixed columns) - pure epsilon-DP, no sampling needed.
-        ``"mvg"``: the MVG mechanism (Chanyaswad et al. 2018) with the sampled sensitivity.
-    release : {"full", "keywords"}, default="full"
-        ``"full"``: the whole K x V topic-word matrix is perturbed and released, and the
-        sensitivity is sampled on it. ``"keywords"``: the paper's m x n release - the top
-        ``n_top_topics`` topics and their top ``n_top_words`` words; the *values* are
-        perturbed (sensitivity sampled on that block at fixed word ids) but the word ids
-        are chosen from the non-private model and released as they are: they are NOT
-        covered by the guarantee (papers/wang2022 does not account for them).
+        Confidence of random DP when the sensitivity is sampled: h = 285 refits for 0.1, 61
+        for 0.2, 24 for 0.3, 1305 for 0.05 (:func:`sensitivity_sample_size`).
+    mechanism : {"gaussian", "laplace", "mvg", "gaussian-float", "laplace-float"}, \
+default="gaussian"
+        ``"gaussian"``: TopicDP, exact discrete Gaussian noise on a power-of-two lattice
+        (the recorded sensitivity includes the rounding slack). ``"laplace"``: the paper's
+        baseline, exact lattice Laplace noise with global L1 sensitivity 2m (assumes each
+        released row is a probability vector over fixed columns); pure epsilon-DP, needs no
+        sensitivity. ``"mvg"``: the MVG mechanism (Chanyaswad et al. 2018) with isotropic
+        covariances, drawn on the lattice. ``"gaussian-float"`` / ``"laplace-float"``:
+        floating-point samplers, whose low bits can reveal the input (Mironov 2012); they
+        emit :class:`~dptm.exceptions.NotHardenedWarning` and the report says "not hardened".
+    output : {"full", "keywords"}, default="full"
+        ``"full"``: the whole K x V topic-word matrix. ``"keywords"``: the paper's m x n
+        release - the top ``n_top_topics`` topics and their top ``n_top_words`` words; the
+        values are perturbed, but the word ids are chosen from the non-private model and
+        released as they are: they are NOT covered by the guarantee.
     n_top_topics, n_top_words : int, default=10
-        m and n of the keyword release (ignored for ``release="full"``).
+        m and n of the keyword release (ignored for ``output="full"``).
     calibration : {"gaussian", "renyi"}, default="gaussian"
-        How sigma is set from (epsilon, delta): ``"gaussian"``, the smallest sigma whose RDP
-        curve gives (epsilon, delta) (tight); ``"renyi"``, the paper's route (papers/wang2022
-        Sec. 3.4: the (alpha, eps_R) conversion at ``renyi_order``), sound but about 10x
-        the noise for the same guarantee, kept to reproduce the paper. See
-        :func:`gaussian_sigma`.
+        ``"gaussian"``: the smallest sigma whose RDP curve gives (epsilon, delta);
+        ``"renyi"``: the paper's single-order route (papers/wang2022 Sec. 3.4).
     renyi_order : float > 1, default=2.0
     refit_seed : {"independent", "shared"}, default="independent"
-        ``"independent"``: every refit gets its own child seed, so the sampled distances
-        include the model's seed-to-seed variation (conservative for models whose output
-        depends on the seed). ``"shared"``: every refit uses the seed of the released fit,
-        so the distances isolate the effect of removing one user.
-    sensitivity : float > 0, optional
-        A previously sampled sensitivity (e.g. ``sensitivity_`` of a fit on other data
-        from the same distribution, as the paper allows: "performed entirely in an offline
-        stage"); skips the h refits. The guarantee then rests on where it came from.
+        Seeds of the refits of sensitivity sampling: each its own, or all the same.
+    sensitivity : float > 0, "sample-private" or None, default=None
+        A public bound on the aligned Frobenius change of the released matrix when one
+        user is removed (e.g. ``sensitivity_`` of a fit on a public reference corpus).
+        ``"sample-private"``: the paper's mode (sampling on the private data, NOT DP).
+        None: sample on ``reference_X``; without it ``fit`` raises and says what to pass.
+    reference_X : {array-like, sparse matrix} (n_ref_docs, n_words), optional
+        A public corpus over the same columns (vocabulary) as ``X``: Algorithm 1 runs on it
+        (a fit plus h refits, each without one random reference user).
+    reference_groups : array-like (n_ref_docs,), optional
+        User of each reference document; each document is a user when None.
+    max_refits : int, default=2000
+        Work-size guard: ``fit`` refuses to start more refits than this (gamma = 0.001 would
+        need 5,486,187). Raise it deliberately for small gamma.
     n_jobs : int, optional
         joblib workers for the refits; the output does not depend on it.
     random_state : None, int, SeedSequence or numpy.random.Generator
-    verbose : int, default=0
+        None (default): the noise, the permutation of the rows and the refit subsets come
+        from the secret generator (:func:`dptm._random.private_generator`). Anything else
+        is a labelled test mode (:class:`~dptm.exceptions.SeededPrivacyWarning`).
+    verbose : int or None, default=None
+        None: progress lines only for long sensitivity sampling (an estimated minute or
+        more); 0: silent; >= 1: always. No timing of work on private data is printed.
 
     Attributes
     ----------
     topic_word_ : ndarray (m, V)
         The released, row-normalised noisy topic-word matrix (rows in random order).
     components_ : ndarray (m, V)
-        The released noisy matrix with negatives clamped to 0, before normalisation.
+        The released noisy matrix with negatives clamped to 0 (exact multiples of
+        ``lattice_granularity_`` for the exact mechanisms).
     keyword_ids_ : ndarray of int (m, n)
-        ``release="keywords"`` only: the word ids of each released row (NOT private).
+        ``output="keywords"`` only: the word ids of each released row (NOT private).
     keyword_weights_ : ndarray (m, n)
-        ``release="keywords"`` only: the noisy values, clamped at 0.
-    sensitivity_ : float
-        The sampled sensitivity Delta_s (the k-th smallest distance).
-    sensitivity_samples_ : ndarray (h,)
-        The sampled distances, sorted (non-private diagnostics).
+        ``output="keywords"`` only: the noisy values, clamped at 0.
+    sensitivity_ : float or None
+        The sensitivity the noise is calibrated to (before the lattice slack).
+    sensitivity_source_ : str
+        "given", "reference" or "sample-private".
+    sensitivity_samples_ : ndarray (h,) or None
+        The sampled distances, sorted (public for ``reference_X``; private data for
+        "sample-private").
     n_samples_, order_statistic_, rho_ : int, int, float
         h, k and rho of Algorithm 1.
     noise_scale_ : float
-        Per-entry noise: sigma (Gaussian, MVG) or scale b (Laplace).
+        Per-entry noise actually drawn: sigma (Gaussian, MVG) or scale b (Laplace).
+    lattice_granularity_ : float or None
+        Spacing g of the lattice (None for the floating-point samplers).
     eps_renyi_ : float or None
-        The RDP budget eps_R at ``renyi_order`` (``calibration="renyi"``).
     estimator_ : estimator
-        The non-private model fitted on all the data. NOT private: never publish it (nor
-        this object); publish ``topic_word_`` and ``privacy_``.
+        The non-private model fitted on all the data: never publish it (nor this object).
     privacy_ : dptm.accounting.PrivacyReport
-        (epsilon, delta, gamma)-random DP, user adjacency (``gamma`` is None for the Laplace
-        baseline, which is pure DP).
+    transform_seed_ : int
+        Seed of ``release().transform`` (fresh entropy; public).
 
     Privacy
     -------
     Adjacency: ``user`` - neighbouring corpora differ by all documents of one user (group);
-    with ``groups=None`` each document is a user (document adjacency). Nothing is clipped
-    or capped: the sampled sensitivity replaces a worst-case bound, which is why the
-    guarantee is only random DP: with probability >= 1 - gamma over neighbours drawn as
-    "the data minus one uniformly random user", the Gaussian release is (epsilon, delta)-DP.
-    Two further caveats: the neighbours are drawn from the private data itself (the
-    empirical user distribution), so Delta_s - and the released noise scale - depend on the
-    data; and the vocabulary (the column labels) is taken as public - use
-    :class:`dptm.FullyPrivateTopicModel` to select it privately. The released rows are put
-    in a uniformly random order, so that the topic alignment used for the distances is
-    matched by the release (the output distribution is a mixture over row permutations).
-    Released: ``topic_word_`` / ``components_`` (all K x V entries, or the m x n values plus
-    their non-private word ids for ``release="keywords"``) and ``privacy_``.
+    with ``groups=None`` each document is a user. With ``sensitivity=<bound>`` the release
+    is (epsilon, delta)-DP for every pair of neighbours whose aligned Frobenius change is
+    within the bound (the bound is the caller's claim, not checked). With ``reference_X``
+    it is (epsilon, delta, gamma)-random DP for neighbours drawn from the reference
+    corpus, which stands in for the private data (papers/wang2022 Def. 4, Theorem 1); the
+    noise scale is a function of public data only. With ``"sample-private"`` the noise
+    scale depends on the private data: not DP, and Delta_s is revealed. The vocabulary
+    (the column labels) is treated as public. The released rows are in a uniformly random
+    order. Released: ``release()`` - the noisy matrix, the report, public hyperparameters.
 
     Examples
     --------
@@ -504,27 +577,33 @@ class TopicDP(BaseEstimator):
     >>> from dptm import TopicDP
     >>> from dptm.datasets import make_lda_corpus
     >>> X, _, _ = make_lda_corpus(60, 30, 3, random_state=0)
-    >>> dp = TopicDP(NMF(3, max_iter=50), target_epsilon=5, gamma=0.4, random_state=0).fit(X)
+    >>> public, _, _ = make_lda_corpus(60, 30, 3, random_state=1)   # a public corpus
+    >>> dp = TopicDP(NMF(3, max_iter=50), target_epsilon=5, gamma=0.4,
+    ...              reference_X=public).fit(X)
     >>> dp.topic_word_.shape, dp.n_samples_
     ((3, 30), 13)
     """
 
     def __init__(self, estimator=None, *, target_epsilon=1.0, target_delta=1e-4, gamma=0.1,
-                 mechanism="gaussian", release="full", n_top_topics=10, n_top_words=10,
+                 mechanism="gaussian", output="full", n_top_topics=10, n_top_words=10,
                  calibration="gaussian", renyi_order=2.0, refit_seed="independent",
-                 sensitivity=None, n_jobs=None, random_state=None, verbose=0):
+                 sensitivity=None, reference_X=None, reference_groups=None, max_refits=2000,
+                 n_jobs=None, random_state=None, verbose=None):
         self.estimator = estimator
         self.target_epsilon = target_epsilon
         self.target_delta = target_delta
         self.gamma = gamma
         self.mechanism = mechanism
-        self.release = release
+        self.output = output
         self.n_top_topics = n_top_topics
         self.n_top_words = n_top_words
         self.calibration = calibration
         self.renyi_order = renyi_order
         self.refit_seed = refit_seed
         self.sensitivity = sensitivity
+        self.reference_X = reference_X
+        self.reference_groups = reference_groups
+        self.max_refits = max_refits
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -535,50 +614,86 @@ class TopicDP(BaseEstimator):
         self._delta = check_probability(self.target_delta, "target_delta", high_open=True)
         self._gamma = check_probability(self.gamma, "gamma", high_open=True)
         for name, value, allowed in (("mechanism", self.mechanism, _MECHANISMS),
-                                     ("release", self.release, _RELEASES),
+                                     ("output", self.output, _RELEASES),
                                      ("calibration", self.calibration, _CALIBRATIONS),
                                      ("refit_seed", self.refit_seed, _REFIT_SEEDS)):
-            if value not in allowed:
+            if not isinstance(value, str) or value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
         check_int(self.n_top_topics, "n_top_topics", minimum=1)
         check_int(self.n_top_words, "n_top_words", minimum=1)
-        if self.sensitivity is not None:
+        check_int(self.max_refits, "max_refits", minimum=1)
+        if self.verbose is not None:
+            check_int(self.verbose, "verbose", minimum=0)
+        if isinstance(self.sensitivity, str):
+            if self.sensitivity != "sample-private":
+                raise ValueError("sensitivity must be a float > 0, 'sample-private' or None, got "
+                                 f"{self.sensitivity!r}")
+            if self.reference_X is not None:
+                raise ValueError("sensitivity='sample-private' samples on the private data: do "
+                                 "not pass reference_X with it")
+            source = "sample-private"
+        elif self.sensitivity is not None:
             check_positive(self.sensitivity, "sensitivity")
+            if self.reference_X is not None:
+                raise ValueError("pass either sensitivity=<bound> or reference_X=<public corpus>,"
+                                 " not both")
+            source = "given"
+        elif self.reference_X is not None:
+            source = "reference"
+        elif self.mechanism in ("laplace", "laplace-float"):
+            source = None           # global sensitivity 2m: nothing to sample
+        else:
+            raise ValueError(_SENSITIVITY_HELP)
+        if self.mechanism in ("laplace", "laplace-float"):
+            source = None
         if self.calibration == "renyi":
             order = check_positive(self.renyi_order, "renyi_order")
             if not order > 1:
                 raise ValueError(f"renyi_order must be > 1, got {order}")
         if self.estimator is None:
             from sklearn.decomposition import LatentDirichletAllocation
-            return LatentDirichletAllocation(n_components=10)
-        if not hasattr(self.estimator, "fit") or not hasattr(self.estimator, "get_params"):
+            base = LatentDirichletAllocation(n_components=10)
+        elif not hasattr(self.estimator, "fit") or not hasattr(self.estimator, "get_params"):
             raise TypeError("estimator must be a scikit-learn style estimator with fit and "
                             f"get_params, got {type(self.estimator).__name__}")
-        return self.estimator
+        else:
+            base = self.estimator
+        return base, source
 
     @staticmethod
-    def _check_X(X):
+    def _check_X(X, name="X"):
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         else:
             X = np.asarray(X)
             if X.ndim != 2:
-                raise ValueError(f"X must be a 2-D (n_docs, n_words) matrix, got {X.ndim} "
+                raise ValueError(f"{name} must be a 2-D (n_docs, n_words) matrix, got {X.ndim} "
                                  "dimension(s)")
         if X.shape[0] < 2:
-            raise ValueError(f"X must have at least 2 documents, got {X.shape[0]}")
+            raise ValueError(f"{name} must have at least 2 documents, got {X.shape[0]}")
         if X.shape[1] < 1:
-            raise ValueError("X has an empty vocabulary: 0 columns")
+            raise ValueError(f"{name} has an empty vocabulary: 0 columns")
         return X
+
+    def _refits(self, gamma):
+        h, k, rho = sensitivity_sample_size(gamma)
+        cap = check_int(self.max_refits, "max_refits", minimum=1)
+        if h > cap:
+            raise ValueError(
+                f"gamma={gamma:g} needs h={h:,} refits of the model for sensitivity sampling "
+                f"(papers/wang2022 Algorithm 1), more than max_refits={cap:,}. Use a larger gamma "
+                "(0.1 needs 285 refits, 0.05 needs 1,305), pass a public sensitivity bound "
+                "(sensitivity=...), or raise max_refits if you mean it")
+        return h, k, rho
 
     # -- fit -------------------------------------------------------------------------
     def fit(self, X, y=None, groups=None):
-        """Fit the wrapped model, sample its sensitivity, release the noisy topics.
+        """Fit the wrapped model and release its noisy topics.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_docs, n_words)
-            Whatever the wrapped estimator accepts (counts for LDA).
+            Whatever the wrapped estimator accepts (counts for LDA). Private.
         y : ignored
         groups : array-like of shape (n_docs,), optional
             The user (author) of each document; each document is its own user when None.
@@ -587,73 +702,147 @@ class TopicDP(BaseEstimator):
         -------
         self
         """
-        base = self._check_params()
+        import warnings
+
+        from .._random import private_generator, public_seed
+        from ..exceptions import NotHardenedWarning
+
+        base, source = self._check_params()
         X = self._check_X(X)
         gidx, n_users = _group_index(groups, X.shape[0])
-        if n_users < 2 and self.sensitivity is None and self.mechanism != "laplace":
+        ref = None
+        if source == "reference":
+            ref = self._check_X(self.reference_X, "reference_X")
+            if ref.shape[1] != X.shape[1]:
+                raise ValueError(f"reference_X has {ref.shape[1]} columns but X has "
+                                 f"{X.shape[1]}: the reference corpus must use the same "
+                                 "(public) vocabulary")
+            ref_gidx, ref_users = _group_index(self.reference_groups, ref.shape[0])
+            if ref_users < 2:
+                raise ValueError("reference_groups must contain at least 2 users, got "
+                                 f"{ref_users}")
+        elif source == "sample-private" and n_users < 2:
             raise ValueError(f"groups must contain at least 2 users, got {n_users}")
-        rng = check_random_state(self.random_state)
-        fit_rng, sample_rng, noise_rng = spawn_generators(rng, 3)
-        release_seed = int(fit_rng.integers(2**31 - 1))
-        start = time.perf_counter()
+        if source in ("reference", "sample-private"):
+            h, k, rho = self._refits(self._gamma)
+        else:
+            h = k = rho = None
+        if self.mechanism.endswith("-float"):
+            warnings.warn(f"TopicDP(mechanism={self.mechanism!r}) draws floating-point noise, whose "
+                          "low-order bits can reveal the exact input (Mironov 2012); the default "
+                          "'gaussian' / 'laplace' mechanisms are exact on a lattice",
+                          NotHardenedWarning, stacklevel=2)
 
-        W, est = _fit_topic_word(base, X, None, release_seed)
+        # One secret stream per fit; nothing derived from it is kept on self.
+        gen, seeded = private_generator(self.random_state, "TopicDP")
+        self.transform_seed_ = public_seed(gen, seeded)
+        fit_seed = public_seed(gen, seeded)
+        sample_gen, noise_gen = gen.spawn(2)
+        del gen
+
+        W, est = _fit_topic_word(base, X, None, fit_seed)
+        if "random_state" in est.get_params(deep=False):   # keep no derived seed
+            est.set_params(random_state=base.get_params(deep=False)["random_state"])
         self.estimator_ = est
         weights = topic_weights(est)
-        if self.release == "full":
+        if self.output == "full":
             rows_ref = W
-            distance = _FullDistance()
-            self.keyword_ids_ = None
         else:
-            topics, word_ids, values = keyword_block(W, weights, self.n_top_topics,
-                                                     self.n_top_words)
-            rows_ref = values
-            distance = _BlockDistance(topics, word_ids)
+            topics, word_ids, rows_ref = keyword_block(W, weights, self.n_top_topics,
+                                                       self.n_top_words)
         m = rows_ref.shape[0]
+        n_coords = int(rows_ref.size)
 
-        h, k, rho = sensitivity_sample_size(self._gamma)
         self.n_samples_, self.order_statistic_, self.rho_ = h, k, rho
         self.sensitivity_samples_ = None
-        if self.mechanism == "laplace":
+        self.sensitivity_source_ = source
+        self.reference_shape_ = None if ref is None else tuple(ref.shape)
+        if source is None:
             self.sensitivity_ = None
-        elif self.sensitivity is not None:
+        elif source == "given":
             self.sensitivity_ = float(self.sensitivity)
         else:
-            if self.verbose:
-                print(f"[TopicDP] sampling the sensitivity: h={h} refits, k={k}", flush=True)
-            seeds = [release_seed] * h if self.refit_seed == "shared" else None
-            d, users = sample_sensitivities(base, X, W, h, groups=gidx, distance=distance,
-                                            seeds=seeds, random_state=sample_rng,
-                                            n_jobs=self.n_jobs, verbose=self.verbose)
+            if source == "reference":
+                S_X, S_g = ref, ref_gidx
+                S_seed = public_seed(sample_gen, True)
+                W_S, est_S = _fit_topic_word(base, ref, None, S_seed)
+                if self.output == "full":
+                    distance = _FullDistance()
+                else:           # the block positions of the reference model: public
+                    t_S, ids_S, _ = keyword_block(W_S, topic_weights(est_S), self.n_top_topics,
+                                                  self.n_top_words)
+                    distance = _BlockDistance(t_S, ids_S)
+            else:
+                S_X, S_g, W_S, S_seed = X, gidx, W, fit_seed
+                distance = _FullDistance() if self.output == "full" else \
+                    _BlockDistance(topics, word_ids)
+            seeds = [S_seed] * h if self.refit_seed == "shared" else None
+            d, _ = sample_sensitivities(base, S_X, W_S, h, groups=S_g, distance=distance,
+                                        seeds=seeds, random_state=sample_gen,
+                                        n_jobs=self.n_jobs, verbose=self.verbose or 0,
+                                        progress=self._progress_printer(h, source))
             self.sensitivity_samples_ = np.sort(d)
-            self.sensitivity_ = float(self.sensitivity_samples_[k - 1])
-            if self.verbose:
-                print(f"[TopicDP] Delta_s = {self.sensitivity_:.6g} "
-                      f"({time.perf_counter() - start:.1f} s)", flush=True)
+            # A zero sampled sensitivity (a data-independent model) is floored so that
+            # the lattice stays representable; stated in the report.
+            self.sensitivity_ = max(float(self.sensitivity_samples_[k - 1]), 1e-9)
 
         # noise scale and the release
         self.eps_renyi_ = None
-        if self.mechanism == "laplace":
-            scale = laplace_scale(m, self._epsilon)
-            event = LaplaceEvent(scale=scale, sensitivity=2.0 * m,
-                                 label="TopicDP Laplace baseline (global L1 sensitivity 2m)")
+        exact = not self.mechanism.endswith("-float")
+        g = None
+        if self.mechanism.startswith("laplace"):
+            l1 = 2.0 * m
+            total = l1
+            if exact:
+                g = _lattice_laplace_granularity(l1, n_coords, l1 / self._epsilon)
+                total = l1 + rounding_slack(g, n_coords, norm=1)
+            scale = laplace_scale(m, self._epsilon) * total / l1
+            kind = "laplace"
         else:
-            sens = max(self.sensitivity_, 1e-12)
-            if self.mechanism == "gaussian":
-                scale, self.eps_renyi_ = gaussian_sigma(sens, self._epsilon, self._delta,
-                                                        self.calibration, self.renyi_order)
-                event = GaussianEvent(sigma=scale, sensitivity=sens,
-                                      label="TopicDP output noise (sampled sensitivity)")
+            sens = self.sensitivity_
+            if self.mechanism == "mvg":
+                def sigma_of(s):
+                    return mvg_sigma(rows_ref.shape, s, self._epsilon, self._delta)
             else:
-                scale = mvg_sigma(rows_ref.shape, sens, self._epsilon, self._delta)
-                event = ApproxDPEvent(self._epsilon, self._delta,
-                                      label="MVG mechanism (Chanyaswad et al. 2018, Thm. 3)")
+                def sigma_of(s):
+                    sig, self.eps_renyi_ = gaussian_sigma(s, self._epsilon, self._delta,
+                                                          self.calibration, self.renyi_order)
+                    return sig
+            if exact:
+                scale, g, total = _lattice_gaussian_calibration(sens, sigma_of, n_coords)
+            else:
+                scale, total = sigma_of(sens), sens
+            kind = "gaussian"
+        perm = noise_gen.permutation(m)
+        x = rows_ref[perm]
+        if exact and kind == "gaussian":
+            noisy, g, scale = lattice_gaussian(x, scale, noise_gen, granularity=g)
+        elif exact:
+            noisy, g, scale = lattice_laplace(x, scale, noise_gen, granularity=g)
+        elif kind == "gaussian":
+            noisy = x + gaussian_noise(x.shape, scale, noise_gen)
+        else:
+            noisy = x + laplace_noise(x.shape, scale, noise_gen)
+        del noise_gen, sample_gen
+        # The event is built from what was drawn: the effective scale of the sampler and
+        # the sensitivity including the lattice's rounding slack.
+        if kind == "laplace":
+            event = LaplaceEvent(scale=scale, sensitivity=total, discrete=exact,
+                                 label="TopicDP Laplace baseline (global L1 sensitivity 2m"
+                                       + (" + lattice rounding)" if exact else ")"))
+        elif self.mechanism == "mvg":
+            event = ApproxDPEvent(self._epsilon, self._delta,
+                                  label="MVG mechanism (Chanyaswad et al. 2018, Thm. 3)")
+        else:
+            event = GaussianEvent(sigma=scale, sensitivity=total, discrete=exact,
+                                  label="TopicDP output noise")
         self.noise_scale_ = float(scale)
-        kind = "laplace" if self.mechanism == "laplace" else "gaussian"
-        perm = noise_rng.permutation(m)
-        noisy = rows_ref[perm] + _noise(kind, rows_ref.shape, scale, noise_rng)
+        self.lattice_granularity_ = g
+        self._total_sensitivity = float(total)
         clamped = np.maximum(noisy, 0.0)
-        if self.release == "full":
+        if self.output == "full":
+            self.keyword_ids_ = None
+            self.keyword_weights_ = None
             self.components_ = clamped
             self.topic_word_ = _normalise_rows(clamped)
         else:
@@ -669,56 +858,128 @@ class TopicDP(BaseEstimator):
             self.topic_word_ = tw
         self.n_components_ = m
         self.n_features_in_ = X.shape[1]
-        self.privacy_ = self._report(event, m, X.shape[1], n_users, groups is None)
+        self.privacy_ = self._report(event, m, X.shape[1], groups is None, seeded)
         return self
 
-    def _report(self, event, m, V, n_users, per_document):
-        adjacency = "user"
+    def _progress_printer(self, h, source):
+        """Progress of sensitivity sampling: always with verbose >= 1; with verbose=None
+        only when the first chunk suggests a minute or more. Counts only, no timings."""
+        import sys
+        import time
+        if self.verbose == 0:
+            return None
+        state = {"start": time.perf_counter(), "on": bool(self.verbose)}
+
+        def progress(done, total):
+            if not state["on"] and done < total:
+                # estimate from the first chunk: refits of public data for reference_X
+                elapsed = time.perf_counter() - state["start"]
+                if elapsed / done * total >= _PROGRESS_AFTER_SECONDS:
+                    state["on"] = True
+                    print(f"[TopicDP] sensitivity sampling: {total} refits (gamma={self._gamma:g});"
+                          " this takes a while", file=sys.stderr, flush=True)
+            if state["on"]:
+                print(f"[TopicDP] sensitivity sampling ({source}): {done}/{total} refits",
+                      file=sys.stderr, flush=True)
+        return progress
+
+    def _report(self, event, m, V, per_document, seeded):
         what = (f"noisy {m} x {V} topic-word matrix (all entries), negatives clamped, rows "
-                "re-normalised, rows in random order" if self.release == "full" else
+                "re-normalised, rows in random order" if self.output == "full" else
                 f"noisy {m} x {self.keyword_weights_.shape[1]} keyword-probability block "
                 "(top topics x top words); word ids released without protection")
-        notes = []
+        notes, gamma = [], None
+        source = self.sensitivity_source_
+        if source == "sample-private":
+            what = "PAPER MODE, NOT DP: " + what
+            notes.append(
+                "PAPER MODE (sensitivity='sample-private', papers/wang2022): noise scale depends "
+                "on the private data: not DP; Delta_s is revealed (by this report and "
+                "statistically by the noisy matrix). Pass reference_X or a sensitivity bound for "
+                "a guarantee")
         if per_document:
             notes.append("groups=None: every document is its own user, so user adjacency is "
                          "document adjacency here")
-        notes.append(f"{n_users} users")
-        if self.mechanism == "laplace":
+        if self.mechanism.startswith("laplace"):
             notes.append("Laplace baseline (papers/wang2022 Sec. 4.2): L1 sensitivity 2m assumes "
                          "every released row is a probability vector over public columns; pure "
                          "epsilon-DP, no sensitivity sampling")
-            gamma = None
         else:
-            gamma = self._gamma
-            notes.append(
-                f"(epsilon={self._epsilon:g}, delta={self._delta:g}, gamma={self._gamma:g})-random "
-                "DP, NOT DP: the (epsilon, delta) bound holds with probability >= 1 - gamma "
-                "over neighbours drawn by removing one uniformly random user (papers/wang2022 "
-                "Def. 4, Theorem 1)")
-            src = ("given by the caller (sensitivity=...), not sampled here"
-                   if self.sensitivity is not None else
-                   f"k={self.order_statistic_}-th smallest of h={self.n_samples_} aligned "
-                   f"Frobenius distances (rho={self.rho_:.4g}), refit_seed={self.refit_seed!r}")
-            notes.append(f"sampled sensitivity Delta_s = {self.sensitivity_:.6g} ({src})")
-            notes.append("Delta_s is estimated from the private data itself (empirical user "
-                         "distribution), so the noise scale is data-dependent")
-            if self.mechanism == "gaussian":
-                if self.calibration == "renyi":
-                    notes.append(
-                        f"calibrated through ({self.renyi_order:g}, eps_R={self.eps_renyi_:.6g})"
-                        f"-RDP (papers/wang2022 Prop. 2, Theorem 2): sigma^2 = alpha "
-                        f"Delta_s^2 / (2 eps_R) = {self.noise_scale_ ** 2:.6g}")
-                else:
-                    notes.append("calibrated with the tight RDP Gaussian calibration")
+            if source == "given":
+                notes.append(
+                    f"sensitivity bound Delta = {self.sensitivity_:.6g} given by the caller "
+                    "(sensitivity=...), treated as public: the guarantee holds for neighbours "
+                    "whose aligned Frobenius change of the released matrix is within it (not "
+                    "checked here); if the bound was itself sampled, the guarantee is only the "
+                    "random DP of that sampling")
             else:
+                gamma = self._gamma
+                where = ("the public reference corpus (reference_X, "
+                         f"{self.reference_shape_[0]} documents)" if source == "reference"
+                         else "the private data")
+                notes.append(
+                    f"(epsilon={self._epsilon:g}, delta={self._delta:g}, gamma={self._gamma:g})"
+                    "-random DP, NOT DP: the (epsilon, delta) bound holds with probability >= "
+                    "1 - gamma over neighbours drawn by removing one uniformly random user of "
+                    f"{where} (papers/wang2022 Def. 4, Theorem 1)")
+                notes.append(
+                    f"sampled sensitivity Delta_s = {self.sensitivity_:.6g}: the k="
+                    f"{self.order_statistic_}-th smallest of h={self.n_samples_} aligned "
+                    f"Frobenius distances (rho={self.rho_:.4g}), refit_seed={self.refit_seed!r}"
+                    " (floored at 1e-9)")
+                if source == "reference":
+                    notes.append("the reference corpus stands in for the private data: the "
+                                 "random-DP statement transfers to the private data only as far "
+                                 "as its users resemble the reference corpus's (not checked)")
+            if self.mechanism == "mvg":
                 notes.append(f"MVG per-entry std {self.noise_scale_:.6g} from Chanyaswad et al. "
                              "2018 Theorem 3 with isotropic covariances (taken as stated)")
-        if self.release == "keywords":
+            elif self.calibration == "renyi":
+                notes.append(
+                    f"calibrated through ({self.renyi_order:g}, eps_R={self.eps_renyi_:.6g})-RDP "
+                    "(papers/wang2022 Prop. 2, Theorem 2)")
+            else:
+                notes.append("calibrated with the tight RDP Gaussian calibration")
+        if self.lattice_granularity_ is not None:
+            norm = "L1" if self.mechanism.startswith("laplace") else "L2"
+            notes.append(
+                f"exact noise on the lattice g Z, g = 2^{int(math.log2(self.lattice_granularity_))}"
+                f": the released values are exact multiples of g; the recorded {norm} "
+                f"sensitivity {self._total_sensitivity:.6g} includes the rounding slack of the "
+                "released coordinates")
+        if self.output == "keywords":
             notes.append("the keyword ids (which words are shown for each topic) are selected "
                          "from the non-private model and are NOT covered by this guarantee")
-        notes.append("the vocabulary (column labels) is treated as public")
-        return PrivacyReport(event, adjacency, description=f"TopicDP: {what}", notes=notes,
-                             gamma=gamma, default_delta=self._delta)
+        public = [f"vocabulary (V = {V} words, the column labels)"]
+        if self.reference_shape_ is not None:
+            public.append(f"reference corpus for sensitivity sampling (reference_X: "
+                          f"{self.reference_shape_[0]} documents)")
+        return PrivacyReport(event, "user", description=f"TopicDP: {what}", notes=notes,
+                             gamma=gamma, default_delta=self._delta, seeded=seeded,
+                             assumed_public=public, vocabulary="public (given)")
+
+    # -- publication -----------------------------------------------------------------
+    def release(self, vocabulary=None):
+        """What to publish: a :class:`dptm.Release` with the noisy topics, the vocabulary,
+        the privacy report and the public hyperparameters (``estimator_`` - the non-private
+        fit - and this object are not for publication).
+
+        Parameters
+        ----------
+        vocabulary : sequence of str, optional
+            Word of each column; declared public (the guarantee assumes it).
+        """
+        from ..release import Release, public_params
+        check_is_fitted(self, "topic_word_")
+        prior = None
+        if self.estimator is not None and "doc_topic_prior" in self.estimator.get_params(deep=False):
+            prior = self.estimator.get_params(deep=False)["doc_topic_prior"]
+        if prior is None:
+            prior = 1.0 / self.n_components_
+        return Release(self.topic_word_, components=self.components_, doc_topic_prior=prior,
+                       privacy=self.privacy_, vocabulary=vocabulary, model="TopicDP",
+                       hyperparameters=public_params(self.get_params(deep=False)),
+                       transform_seed=self.transform_seed_ % (1 << 63), transform_max_iter=50)
 
     def fit_transform(self, X, y=None, groups=None):
         """Fit, then return ``transform(X)``."""

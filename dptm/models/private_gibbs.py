@@ -24,19 +24,39 @@ the snapshot changes two counts by one (L1 sensitivity 2, L2 sqrt 2) and the sam
 step, whose word factor is a function of the released snapshot, is an exponential
 mechanism for the replaced token only, with probability ratios at most
 ((C + beta) / beta)^2, i.e. eps_I = 2 log(C / beta + 1) (papers/zhao2021 Theorem 3).
+
+That bound needs the replaced token to be visited at the same point of the sweep on both
+neighbours. Laid out by word id (``Corpus.from_matrix``), a replaced word moves its token
+past the document's other words, whose conditionals then see it at a different time: the
+exact log-ratio of one sweep reaches several times eps_I (tests/test_private_gibbs_order.py).
+So each document's tokens are visited in a uniformly random order, drawn once per fit from
+the secret generator: any order of one neighbour has an equally likely order of the other
+with the replaced token in the same place. Topic assignments (``doc_topic_``, ``trace_``)
+are indexed in that visiting order.
+
+Randomness (DESIGN.md 2): the initial topics, the token order, the snapshot noise, the
+token subsampling and every sweep draw come from
+``dptm._random.private_generator(random_state, ...)``: a secret AES-CTR generator keyed
+from the operating system unless a seed is given (labelled test mode). Nothing that could
+regenerate it is kept on the estimator; ``transform_seed_`` (fold-in of ``transform``, a
+post-processing of the released topics) is fresh OS entropy. The default noise is exact
+(discrete Laplace / discrete Gaussian on the integer counts); the floating-point samplers
+are available under their names 'laplace' / 'gaussian' with a ``NotHardenedWarning``.
 """
 import math
-import time
+import warnings
 
 import numpy as np
+from randomgen import AESCounter
 
 from .. import _cgs
-from .._utils import (check_int, check_positive, check_probability, check_random_state,
-                      spawn_generators)
-from ..accounting import (ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent, PaperClaim,
-                          PoissonSampledEvent, PrivacyReport, PureDPEvent, SelfComposedEvent,
+from .._random import private_generator, public_seed, shuffle_within_segments
+from .._utils import check_int, check_positive, check_probability
+from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
+                          PaperClaim, PrivacyReport, PureDPEvent, SelfComposedEvent,
                           epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
+from ..exceptions import NotHardenedWarning
 from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
 from ._base import TopicModelMixin
 from .gibbs import GibbsState
@@ -65,6 +85,27 @@ def plain_sweep_epsilon(n_tokens, beta):
     return 2.0 * math.log1p(n / beta) + 2.0 * (n - 1.0) * math.log1p(1.0 / beta)
 
 
+# Discrete Laplace snapshots of scale <= 8 use the dyadic parameter r = a / 2^21 (exact and
+# about 10x faster than the CKS20 sampler: _cgs.fill_discrete_laplace_dyadic); larger scales
+# the CKS20 sampler of a rational scale.
+_DYADIC_DEN = 1 << 21
+_DYADIC_MAX_SCALE = 8.0
+
+
+def dyadic_laplace_parameter(scale):
+    """``(a, effective_scale)``: the discrete Laplace of parameter r = a / 2^21 sampled for
+    a requested ``scale`` <= 8. r is rounded up from exp(-1/scale) (never less noise), so
+    the scale actually drawn, -1 / log r, is >= ``scale``; ``effective_scale`` is that value
+    lowered by 1e-12 relative (a safe margin over the rounding of log), which is what the
+    accountant is told (epsilon = sensitivity / effective_scale >= the true -2 log r)."""
+    a = max(1, math.ceil(math.exp(-1.0 / scale) * _DYADIC_DEN))
+    while a < _DYADIC_DEN and -1.0 / math.log(a / _DYADIC_DEN) * (1 - 1e-12) < scale:
+        a += 1
+    if a >= _DYADIC_DEN:
+        raise ValueError(f"scale={scale} is too large for the dyadic discrete Laplace")
+    return a, -1.0 / math.log(a / _DYADIC_DEN) * (1 - 1e-12)
+
+
 class _Noise:
     """The snapshot noise actually drawn: kernel code, parameters and its privacy event."""
 
@@ -75,7 +116,10 @@ class _Noise:
         self.a = self.b = self.c = 0
         if mechanism.endswith("laplace"):
             scale = 2.0 / epsilon          # L1 sensitivity 2 under word replacement
-            if self.discrete:
+            if self.discrete and scale <= _DYADIC_MAX_SCALE:
+                self.kind = 5
+                self.a, scale = dyadic_laplace_parameter(scale)
+            elif self.discrete:
                 self.a, self.b, scale = discrete_laplace_parameters(scale)
             self.scale = scale
             self.event = LaplaceEvent(scale=scale, sensitivity=2.0, discrete=self.discrete,
@@ -120,25 +164,83 @@ def _check_trace_tokens(trace_tokens, n_tokens):
     return idx.astype(np.int64)
 
 
+def _child_generators(gen, n):
+    """``n`` independent AES-CTR generators keyed with 128 bits each drawn from ``gen``.
+
+    Not ``gen.spawn``: that advances the spawn counter of the caller's SeedSequence (a
+    seed given in test mode would then give a different model on every fit, and the
+    estimator's parameter would be mutated). Keys drawn from the secret generator are as
+    secret as it is."""
+    return [np.random.Generator(AESCounter(key=int.from_bytes(gen.bytes(16), "little")))
+            for _ in range(n)]
+
+
+def _visiting_order(corpus, gen, order="random"):
+    """``corpus`` with each document's tokens in the order the sweeps visit them.
+
+    'random' (what the estimators use): one uniformly random permutation per document,
+    drawn from the secret generator ``gen``. 'sorted' (test hook only): the word-id order of
+    ``Corpus.from_matrix``, which breaks the per-sweep bound eps_I."""
+    if order == "sorted":
+        return corpus
+    if order != "random":
+        raise ValueError(f"order must be 'random' or 'sorted', got {order!r}")
+    words = shuffle_within_segments(corpus.doc_ptr, corpus.word_ids, gen)
+    return Corpus(corpus.doc_ptr, words, corpus.n_words)
+
+
 class _SnapshotGibbsBase(TopicModelMixin):
     """Shared orchestration of the snapshot samplers (validation, state, trace, release)."""
+
+    # Default noise; 'laplace' / 'gaussian' are the floating-point samplers (not hardened).
+    _FLOAT_MECHANISMS = ("laplace", "gaussian")
 
     def _check_clip(self):
         if self.clip is None:
             return None
         return check_positive(self.clip, "clip")
 
+    def _warn_mechanism(self):
+        if self.mechanism in self._FLOAT_MECHANISMS:
+            warnings.warn(
+                f"{type(self).__name__}(mechanism={self.mechanism!r}) draws floating-point noise: "
+                "the low-order bits of a released snapshot can reveal the exact count (Mironov "
+                f"2012). Use mechanism='discrete_{self.mechanism}' (exact) for a model you "
+                "publish.",
+                NotHardenedWarning, stacklevel=3)
+
     def _start(self, X):
+        """Validate, then draw everything secret from one private generator (never stored):
+        the token order, the initial topics, and the noise / sweep streams (returned)."""
         self._check_common_params()
         if not isinstance(self.record_trace, (bool, np.bool_)):
             raise TypeError(f"record_trace must be a bool, got {type(self.record_trace).__name__}")
         corpus = Corpus.from_matrix(X)
-        rng = check_random_state(self.random_state)
-        self.transform_seed_ = int(rng.integers(2**63))
-        init_rng, noise_rng, sweep_rng = spawn_generators(rng, 3)
+        self._warn_mechanism()
+        gen, self._seeded = private_generator(self.random_state, type(self).__name__)
+        # first, so that it is the same on neighbouring data sets in test mode
+        self.transform_seed_ = public_seed(gen, self._seeded)
+        order_rng, init_rng, noise_rng, sweep_rng = _child_generators(gen, 4)
+        self._corpus_shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)
+        corpus = _visiting_order(corpus, order_rng)
         state = GibbsState(corpus, self.n_components, init_rng)
         trace_idx = _check_trace_tokens(self.trace_tokens, corpus.n_tokens) if self.record_trace else None
         return corpus, state, noise_rng, sweep_rng, trace_idx
+
+    def _progress(self, iteration, start=None, extra=""):
+        # Iteration numbers only: wall times (and counts) depend on the private data.
+        if self.verbose and (self.verbose > 1 or iteration % 10 == 0 or iteration == self.max_iter):
+            print(f"[{type(self).__name__}] iteration {iteration}/{self.max_iter}", flush=True)
+
+    def _assumed_public(self, clipped):
+        D, V, N = self._corpus_shape
+        out = [f"vocabulary (V = {V} words): word-level privacy assumes it is not taken from "
+               "the private text",
+               f"number of documents D = {D} and every document's length (a word replacement "
+               "keeps them; they are not protected)"]
+        if not clipped:
+            out.append(f"number of tokens N = {N} (no clip requested: C = N)")
+        return out
 
     def _effective_clip(self, corpus):
         clip = self._check_clip()
@@ -147,11 +249,14 @@ class _SnapshotGibbsBase(TopicModelMixin):
         # the inherent privacy stays finite.
         return (float(corpus.n_tokens), False) if clip is None else (clip, True)
 
-    def _trace_init(self, trace_idx):
+    def _trace_init(self, trace_idx, corpus):
         if trace_idx is None:
             self.trace_ = None
             return
-        self.trace_ = {"tokens": trace_idx, "snapshots": [], "topics": [], "noisy": []}
+        # 'words': the true words of the traced tokens, the attack's ground truth (private
+        # data: the trace is an experiment's record, never part of a release)
+        self.trace_ = {"tokens": trace_idx, "words": corpus.word_ids[trace_idx].copy(),
+                       "snapshots": [], "topics": [], "noisy": []}
 
     def _trace_add(self, state, s, noisy):
         if self.trace_ is None:
@@ -210,8 +315,11 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
     clip : float, default=None
         Clipping bound C of the snapshot counts in the word factor. None: no clipping
         (CDP-LDA+), implemented as C = N (number of tokens), which no true count exceeds.
-    mechanism : {'laplace', 'discrete_laplace', 'gaussian', 'discrete_gaussian'}, default='laplace'
-        Snapshot noise; the discrete ones are exact integer samplers (Canonne et al. 2020).
+    mechanism : str, default='discrete_laplace'
+        Snapshot noise: 'discrete_laplace', 'discrete_gaussian', 'laplace' or 'gaussian'. The discrete ones are exact integer samplers (Canonne et al. 2020):
+        every snapshot value is an integer, whatever the counts. 'laplace' / 'gaussian' are
+        floating-point samplers whose low-order bits can reveal a count (Mironov 2012): they
+        emit a :class:`dptm.exceptions.NotHardenedWarning` and the report labels them.
     noise_schedule : {'every', 'first', 'last'}, default='every'
         'every': fresh snapshot every iteration (HDP-LDA; CDP-LDA+ with ``clip=None``).
         'first' (CDP-LDA): one snapshot, in the first iteration; it is the only privatized
@@ -229,9 +337,16 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         after it (``trace_``), for :func:`dptm.attacks.topic_based_attack`. Memory T V K
         floats (one shared array for schedule 'first'; None for the plain sweeps of 'last').
     trace_tokens : array of int, default=None
-        Token indices (in the order of ``dptm.Corpus.from_matrix(X).word_ids``) to trace;
-        None is the last token of the corpus, as in the paper.
-    random_state : None, int, SeedSequence or numpy.random.Generator
+        Token positions to trace, in the *visiting order* of the sweeps: documents in
+        order, each document's tokens in the secret random order of this fit (so position
+        i is a uniformly random token of its document, not the i-th token of
+        ``Corpus.from_matrix(X)``); ``trace_["words"]`` holds their true words. None is the
+        last token of the corpus, as in the paper.
+    random_state : None, int, SeedSequence or numpy.random.Generator, default=None
+        None (for a model you publish): every random draw comes from a secret generator
+        keyed from the operating system (``dptm._random.secret_generator``). A seed is a
+        test mode: reproducible, with a ``SeededPrivacyWarning`` and a report whose first
+        line says the guarantee holds only while the seed stays secret.
     verbose : int, default=0
     callback : callable, default=None
         ``callback(model, iteration)`` after every sweep.
@@ -246,6 +361,9 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         The final noisy snapshot s_final (a privatized release).
     doc_topic_ : ndarray (D, K)
         Document-topic means of the training documents from the final topic assignments.
+    transform_seed_ : int
+        Seed of ``transform``'s fold-in sampler: fresh OS entropy, unrelated to the secret
+        generator (transform post-processes the released topics).
     epsilon_per_iter_ : float or None
         eps_L actually used (Laplace mechanisms).
     noise_scale_ : float
@@ -257,8 +375,9 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         eps_I = 2 log(C / beta + 1).
     privacy_ : dptm.accounting.PrivacyReport
     trace_ : dict or None
-        ``tokens``, ``snapshots`` (list of V x K arrays or None), ``topics`` (T x n_traced),
-        ``noisy`` (T booleans).
+        ``tokens`` (positions in the visiting order), ``words`` (their true words: private),
+        ``snapshots`` (list of V x K arrays or None), ``topics`` (T x n_traced), ``noisy``
+        (T booleans).
     n_iter_ : int
 
     Privacy
@@ -287,14 +406,15 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
     >>> from dptm import NoisyGibbsLDA
     >>> from dptm.datasets import make_lda_corpus
     >>> X, _, _ = make_lda_corpus(100, 40, 3, random_state=0)
-    >>> model = NoisyGibbsLDA(3, epsilon_per_iter=1.0, clip=50, max_iter=20, random_state=0).fit(X)
+    >>> model = NoisyGibbsLDA(3, epsilon_per_iter=1.0, clip=50, max_iter=20).fit(X)
     >>> model.topic_word_.shape
     (3, 40)
     """
 
     def __init__(self, n_components=10, *, epsilon_per_iter=1.0, noise_multiplier=None,
-                 target_epsilon=None, target_delta=1e-5, clip=None, mechanism="laplace",
-                 noise_schedule="every", doc_topic_prior=None, topic_word_prior=None,
+                 target_epsilon=None, target_delta=1e-5, clip=None,
+                 mechanism="discrete_laplace", noise_schedule="every", doc_topic_prior=None,
+                 topic_word_prior=None,
                  max_iter=100, transform_max_iter=50, record_trace=False, trace_tokens=None,
                  random_state=None, verbose=0, callback=None):
         self.n_components = n_components
@@ -360,17 +480,19 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
             # more noise = smaller epsilon: bisect on 1 / noise_multiplier
             def ok(inv_z):
                 return total(_Noise(self.mechanism, noise_multiplier=1.0 / inv_z)) <= target
-            lo, hi = 1e-6, 1e3
+            lo, hi = 1e-4, 1e3     # sigma <= 14142: inside the exact sampler's range
         else:
             def ok(eps_l):
                 return total(_Noise(self.mechanism, epsilon=eps_l)) <= target
             lo, hi = 1e-9, max(1.0, 2.0 * target)
         if not ok(lo):
+            floor = total(_Noise(self.mechanism, noise_multiplier=1.0 / lo) if gaussian
+                          else _Noise(self.mechanism, epsilon=lo))
             raise ValueError(
                 f"target_epsilon={target} is below what the sampling steps alone cost "
                 f"(eps_I={eps_i:.4g} per sweep, {T} iterations, schedule "
-                f"{self.noise_schedule!r}): increase target_epsilon or topic_word_prior, "
-                "or lower clip or max_iter")
+                f"{self.noise_schedule!r}; the smallest reachable total is {floor:.6g}): "
+                "increase target_epsilon or topic_word_prior, or lower clip or max_iter")
         x = _bisect(ok, lo, hi)
         if gaussian:
             return _Noise(self.mechanism, noise_multiplier=1.0 / x)
@@ -411,7 +533,8 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                              "Theorem 1 with n_t + n_t' <= N)")
         return PrivacyReport(self._event(noise.event, eps_i, eps_plain, T), "word",
                              description=description, notes=notes, paper_claim=paper,
-                             default_delta=delta)
+                             default_delta=delta, seeded=self._seeded,
+                             assumed_public=self._assumed_public(clipped))
 
     # ----------------------------------------------------------------- fit
     def fit(self, X, y=None):
@@ -428,11 +551,10 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         self.noise_scale_ = noise.scale
         self.epsilon_per_iter_ = 2.0 / noise.scale if self.mechanism.endswith("laplace") else None
         self.epsilon_inherent_ = eps_i
-        self._trace_init(trace_idx)
+        self._trace_init(trace_idx, corpus)
 
         schedule = self.noise_schedule
         snap = None
-        start = time.perf_counter()
         for it in range(1, T + 1):
             noisy = schedule == "every" or (schedule == "first" and it == 1) or \
                 (schedule == "last" and it == T)
@@ -450,7 +572,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                                        _NO_TABLE, sweep_rng.bit_generator)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
-                self._progress(it, start)
+                self._progress(it)
             if self.callback is not None:
                 self.callback(self, it)
         self._trace_close()
@@ -481,27 +603,35 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         Ignored when ``target_epsilon`` is set.
     target_epsilon : float, default=None
         Calibrate the noise so that ``max_iter`` iterations meet (target_epsilon,
-        target_delta) under the chosen ``accounting``.
+        target_delta) by the sound accounting (``privacy_.epsilon()``), whatever
+        ``accounting`` says; raises with the smallest reachable total if no noise level
+        meets it (e.g. adaptive subsampling, whose sound epsilon is infinite).
     target_delta : float, default=1e-5
     clip : float, default=None
         Clipping bound C (None: C = N, no effective clipping).
-    mechanism : {'gaussian', 'discrete_gaussian'}, default='gaussian'
+    mechanism : {'discrete_gaussian', 'gaussian'}, default='discrete_gaussian'
+        'discrete_gaussian': exact integer noise (every snapshot value an integer).
+        'gaussian': floating-point sampler, not hardened (``NotHardenedWarning``).
     adaptive : bool, default=False
         Adaptive subsampling (eq. 10) with ``adaptive_v`` (1 < v < 1/gamma) and
-        ``adaptive_q`` (0 < q < 1). Only with ``accounting='paper'`` (see Privacy).
+        ``adaptive_q`` (0 < q < 1). Only with ``accounting='paper'``: its sound guarantee is
+        vacuous (see Privacy) and is reported as such.
     adaptive_v, adaptive_q : float, default=None
     convergence_tol : float, default=None
         D-hat of the stopping rule eq. (9): stop once |per_i - per_{i-1}| <= D-hat for
         ``convergence_window`` consecutive iterations, per_i the perplexity of ``eval_X``
         (passed to ``fit``) under the iteration's snapshot topics. Needs ``eval_X``.
+        Privacy is accounted for ``max_iter`` iterations whenever the rule stops earlier.
     convergence_window : int, default=3
         s + 1 in eq. (9).
     accounting : {'sound', 'paper'}, default='sound'
-        'sound': the snapshot release is not amplified (it depends on every token); each
-        sampling step costs eps_I, amplified in Renyi DP by the token subsampling. 'paper':
-        papers/huang2022's own accounting - the Zhu & Wang bound of the Poisson-subsampled
-        Gaussian with unit sensitivity, T times, no cost for the sampling steps - reported
-        labelled as such. Not a sound guarantee.
+        ``privacy_.epsilon()``, the printed guarantee and ``target_epsilon`` always use the
+        sound accounting: the snapshot release is not amplified (it depends on every
+        token); each sampling step costs eps_I, amplified in Renyi DP by the token
+        subsampling. papers/huang2022's own figure (Iter x eps_subsample(alpha): the
+        subsampled Gaussian with unit sensitivity, no cost for the sampling steps; not
+        sound) is available in both modes as ``privacy_.paper_epsilon()`` and printed
+        labelled as the paper's. 'paper' additionally allows ``adaptive=True``.
     rdp_order : int, default=14
         Order alpha of the paper's eps_subsample(alpha) and efficiency-privacy function I.
     doc_topic_prior, topic_word_prior, max_iter, transform_max_iter, record_trace,
@@ -514,8 +644,6 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         As in :class:`NoisyGibbsLDA`.
     noise_scale_ : float
         Gaussian sigma drawn.
-    n_resampled_ : ndarray of int (n_iter_,)
-        Tokens resampled in each sweep.
     perplexity_history_ : list of float
         per_i of the stopping rule (empty without ``convergence_tol``).
     eps_subsample_ : float
@@ -537,16 +665,21 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
     so the pure epsilon stays eps_I, but the Renyi divergence is amplified by joint
     convexity: log(1 - gamma + gamma exp((alpha - 1) eps_I(alpha))) / (alpha - 1) per sweep,
     eps_I(alpha) the tight RDP of an eps_I-DP mechanism
-    (:class:`dptm.accounting.GatedEvent`). Adaptive subsampling has no finite sound bound: the
-    replaced token's sampling probability (0 or v gamma) depends on its word, and a move
-    reveals which; it is therefore only available with ``accounting='paper'``. The
+    (:class:`dptm.accounting.GatedEvent`). Adaptive subsampling: the replaced token's
+    sampling probability (0 or v gamma) depends on its word, and a move reveals which; one
+    sweep is then only (max(eps_I, log 1/(1 - v gamma)), v gamma)-DP, so the report's
+    epsilon at any useful delta is infinite (only with ``accounting='paper'``, whose
+    labelled figure is the paper's). The number of resampled tokens is not exposed (it
+    depends on the secret selection, and with adaptive subsampling on the words). The
     stopping rule evaluates the perplexity of ``eval_X``, which must not be part of the
-    private corpus, under privatized topics: post-processing.
+    private corpus, under privatized topics: post-processing; the accounting charges
+    ``max_iter`` iterations all the same.
     """
 
     def __init__(self, n_components=10, *, sample_rate=0.5, noise_multiplier=1.0,
-                 target_epsilon=None, target_delta=1e-5, clip=None, mechanism="gaussian",
-                 adaptive=False, adaptive_v=None, adaptive_q=None, convergence_tol=None,
+                 target_epsilon=None, target_delta=1e-5, clip=None,
+                 mechanism="discrete_gaussian", adaptive=False, adaptive_v=None, adaptive_q=None,
+                 convergence_tol=None,
                  convergence_window=3, accounting="sound", rdp_order=14,
                  doc_topic_prior=None, topic_word_prior=None, max_iter=100,
                  transform_max_iter=50, record_trace=False, trace_tokens=None,
@@ -613,34 +746,43 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                                  "documents that are not part of the private corpus")
         return gamma, delta, v, q
 
-    def _events(self, noise, eps_i, gamma, T):
-        if self.accounting == "paper":
-            ev = GaussianEvent(sigma=noise.sigma, sensitivity=1.0, discrete=noise.discrete,
-                               label="noisy snapshot, as accounted by papers/huang2022 (unit "
-                                     "sensitivity, amplified by the token subsampling)")
-            rate = self._paper_rate
-            return SelfComposedEvent(PoissonSampledEvent(ev, rate) if rate < 1 else ev, T)
+    def _events(self, noise, eps_i, gamma, T, v=None):
+        """The sound event tree of ``T`` iterations (whatever ``accounting`` says)."""
         sampling = PureDPEvent(eps_i, label=_SAMPLING_LABEL)
-        if gamma < 1.0:
+        if self.adaptive:
+            # rate v gamma or 0 by (word, topic): with rates differing on the neighbours a
+            # move has probability <= v gamma on one and 0 on the other
+            vg = v * gamma
+            sampling = ApproxDPEvent(max(eps_i, -math.log1p(-vg)), vg,
+                                     label=_SAMPLING_LABEL + ", adaptive rate 0 or v gamma "
+                                     "depending on the token's word")
+        elif gamma < 1.0:
             sampling = GatedEvent(sampling, gamma, label=_SAMPLING_LABEL + ", token resampled "
                                   "with probability gamma, else its topic is kept")
         return SelfComposedEvent(ComposedEvent((noise.event, sampling)), T)
 
-    def _make_noise(self, eps_i, gamma, T, delta):
+    def _make_noise(self, eps_i, gamma, T, delta, v):
         if self.target_epsilon is None:
             return _Noise(self.mechanism, noise_multiplier=float(self.noise_multiplier))
         target = float(self.target_epsilon)
 
-        def ok(inv_z):
-            noise = _Noise(self.mechanism, noise_multiplier=1.0 / inv_z)
-            return _epsilon(self._events(noise, eps_i, gamma, T), delta) <= target
+        def total(inv_z):
+            try:
+                return _epsilon(self._events(_Noise(self.mechanism, noise_multiplier=1.0 / inv_z),
+                                             eps_i, gamma, T, v), delta)
+            except ValueError:         # no accountant bounds it (adaptive): no guarantee
+                return math.inf
 
-        if not ok(1e-6):
+        lo = 1e-4                      # sigma <= 14142: inside the exact sampler's range
+        if not total(lo) <= target:
             raise ValueError(
-                f"target_epsilon={target} is below what the sampling steps alone cost "
-                f"(eps_I={eps_i:.4g} per sweep over {T} iterations): increase target_epsilon "
-                "or topic_word_prior, or lower clip or max_iter")
-        return _Noise(self.mechanism, noise_multiplier=1.0 / _bisect(ok, 1e-6, 1e3))
+                f"target_epsilon={target} cannot be met: the smallest reachable total is "
+                f"{total(lo):.6g} at delta={delta:g} (the sampling steps cost eps_I={eps_i:.4g} "
+                f"per sweep over {T} iterations"
+                + ("; adaptive subsampling has no finite sound guarantee" if self.adaptive else "")
+                + "): increase target_epsilon or topic_word_prior, or lower clip or max_iter")
+        return _Noise(self.mechanism, noise_multiplier=1.0 / _bisect(lambda x: total(x) <= target,
+                                                                     lo, 1e3))
 
     def _adaptive_table(self, s, gamma, v, q):
         """rate[w, k] = v gamma if w is a frequent word of topic k in the clamped snapshot."""
@@ -663,22 +805,25 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         gamma, delta, v, q = self._check_params(eval_X)
         corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
+        T = self.max_iter           # accounted, even if the stopping rule ends earlier
         self.clip_, clipped = self._effective_clip(corpus)
         eps_i = inherent_epsilon(self.clip_, beta)
         # the paper's accounting amplifies at the largest per-token rate: v gamma if adaptive
         self._paper_rate = v * gamma if self.adaptive else gamma
-        noise = self._make_noise(eps_i, gamma, self.max_iter, delta)
+        noise = self._make_noise(eps_i, gamma, T, delta, v)
         self.noise_scale_ = noise.sigma
         self.epsilon_inherent_ = eps_i
         alpha_r = int(self.rdp_order)
         self.eps_subsample_ = recipes.huang2022_eps_subsample(alpha_r, gamma, noise.sigma)
-        self.efficiency_privacy_ = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
-        self._trace_init(trace_idx)
+        try:
+            self.efficiency_privacy_ = recipes.huang2022_efficiency_privacy(alpha_r, gamma,
+                                                                            noise.sigma)
+        except OverflowError:          # I = gamma exp((alpha - 1) eps) past the float range
+            self.efficiency_privacy_ = math.inf
+        self._trace_init(trace_idx, corpus)
         self.perplexity_history_ = []
-        n_resampled = []
         snap = None
         below = 0
-        start = time.perf_counter()
         it = 0
         for it in range(1, self.max_iter + 1):
             # a fresh array per snapshot when tracing (the trace keeps them all)
@@ -686,9 +831,9 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                                   snap if self.trace_ is None else None)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
-            n_resampled.append(_cgs.noisy_gibbs_sweep(
-                corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
-                snap[1], snap[2], alpha, gamma, table, sweep_rng.bit_generator))
+            _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                   state.n_dk, state.n_k, snap[1], snap[2], alpha, gamma, table,
+                                   sweep_rng.bit_generator)
             self._trace_add(state, s, True)
             stop = False
             if self.convergence_tol is not None:
@@ -702,22 +847,25 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                 self.perplexity_history_.append(per)
                 stop = below >= self.convergence_window
             if self.verbose:
-                self._progress(it, start, f", {n_resampled[-1]} tokens resampled")
+                self._progress(it)
             if self.callback is not None:
                 self.callback(self, it)
             if stop:
                 break
         self._trace_close()
         self.n_iter_ = it
-        self.n_resampled_ = np.asarray(n_resampled, dtype=np.int64)
         self._release(corpus, state, s)
         self.privacy_ = self._report(noise, eps_i, gamma, clipped, delta, v, q)
         return self
 
     def _report(self, noise, eps_i, gamma, clipped, delta, v, q):
-        T, beta, alpha_r = self.n_iter_, self.topic_word_prior_, int(self.rdp_order)
+        T, beta, alpha_r = self.max_iter, self.topic_word_prior_, int(self.rdp_order)
         paper = PaperClaim("papers/huang2022 Algorithm 1 / Table 3 (Iter x eps_subsample(alpha), "
-                           f"RDP at alpha={alpha_r}, converted with eps + log(1/delta)/(alpha-1))",
+                           f"RDP at alpha={alpha_r}, converted with eps + log(1/delta)/(alpha-1)); "
+                           "NOT sound: it amplifies the snapshot release by the token subsampling "
+                           "although the snapshot depends on every token, assumes unit L2 "
+                           "sensitivity (a word replacement has sqrt 2) and does not charge the "
+                           "sampling steps",
                            "huang2022_epsilon",
                            {"alpha": alpha_r, "gamma": self._paper_rate, "iterations": T,
                             "sigma": noise.sigma})
@@ -728,24 +876,25 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                  f"papers/huang2022 efficiency-privacy I = gamma exp((alpha-1) eps_subsample(alpha)) "
                  f"= {self.efficiency_privacy_:.6g} at alpha = {alpha_r} (eps_subsample = "
                  f"{self.eps_subsample_:.6g})"]
-        if self.accounting == "paper":
-            description = (f"SubsampledGibbsLDA ({rate}), {T} iterations - PAPER'S ACCOUNTING "
-                           "(papers/huang2022), NOT a sound guarantee: it amplifies the snapshot "
-                           "release by the token subsampling although the snapshot depends on every "
-                           "token, assumes unit L2 sensitivity (a word replacement has sqrt 2) and "
-                           "does not charge the sampling steps"
-                           + ("; adaptive subsampling is accounted at the largest per-token rate "
-                              "v gamma (papers/huang2022 Lemma 5.1 uses that rate)"
-                              if self.adaptive else ""))
-        else:
-            description = (f"SubsampledGibbsLDA ({rate}), {T} iterations; released: the noisy "
-                           "snapshots, the topic assignments of every sweep and the topic-word "
-                           "matrix from the last snapshot; the snapshot release is not amplified")
+        description = (f"SubsampledGibbsLDA ({rate}), {T} iterations; released: the noisy "
+                       "snapshots, the topic assignments of every sweep and the topic-word "
+                       "matrix from the last snapshot; the snapshot release is not amplified")
+        if self.adaptive:
+            notes.append("adaptive subsampling: the replaced token is resampled with rate 0 or "
+                         "v gamma depending on its word, so a sweep is only (max(eps_I, "
+                         "log 1/(1 - v gamma)), v gamma)-DP: no finite epsilon at a useful delta. "
+                         "papers/huang2022 accounts it at the rate v gamma (Lemma 5.1)")
+        elif gamma < 1.0:
             notes.append("the sampling step costs eps_I when the token is resampled and nothing "
                          "otherwise: amplified in Renyi DP by joint convexity (GatedEvent), not in "
                          "pure DP")
+        if self.accounting == "paper":
+            notes.append("accounting='paper': the paper's figure is shown labelled below the sound "
+                         "guarantee; it is not a guarantee")
         if self.convergence_tol is not None:
             notes.append("stopped by the eq. (9) rule on eval_X (post-processing of privatized "
-                         f"topics) after {T} of at most {self.max_iter} iterations")
-        return PrivacyReport(self._events(noise, eps_i, gamma, T), "word", description=description,
-                             notes=notes, paper_claim=paper, default_delta=delta)
+                         f"topics); accounted for all max_iter = {T} iterations")
+        return PrivacyReport(self._events(noise, eps_i, gamma, T, v), "word",
+                             description=description, notes=notes, paper_claim=paper,
+                             default_delta=delta, seeded=self._seeded,
+                             assumed_public=self._assumed_public(clipped))
