@@ -280,6 +280,8 @@ def cmd_fit(a, out):
         print(f"dptm: {a.model} ({MODELS[a.model][0]}), K={a.topics}, on {name}: "
               f"{X_train.shape[0]} training documents, {X_train.shape[1]} words, "
               f"{int(X_train.sum())} tokens", file=out)
+    from .guardrails import check_topic_count
+    check_topic_count(a.topics, X_train.shape[0])
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("default")          # test mode and other caveats are shown
@@ -311,6 +313,11 @@ def cmd_fit(a, out):
         result["metrics"] = metrics
         print("\nprivacy: none (non-private model; use a private --model to publish)", file=out)
     else:
+        from .guardrails import check_guarantee
+        # warnings on stderr, for the data owner: a vacuous epsilon, or delta >= 1/n
+        units = {"word": int(X_train.sum()), "local": None}.get(release.privacy.adjacency,
+                                                                  X_train.shape[0])
+        check_guarantee(release.privacy, units, unit="protected units")
         print("(no metric of the private data is printed for a private model: it would not be "
               "covered by the guarantee; evaluate the release on public text, e.g. "
               "dptm.Release.load(DIR).perplexity(X_public))", file=out)

@@ -126,6 +126,14 @@ def test_local_models_need_a_public_vocabulary_on_raw_text(raw_text, capsys):
     assert "--public-vocab" in capsys.readouterr().err
 
 
+def test_vacuous_guarantee_is_flagged():
+    from dptm.exceptions import VacuousGuaranteeWarning
+    with pytest.warns(VacuousGuaranteeWarning, match="exceeds 10"):
+        code, _ = run("fit", "--model", "hdp-lda", "--epsilon-per-iter", "1", "--iterations", "2",
+                      "-k", "3")
+    assert code == 0
+
+
 def test_unreachable_total_explains_the_smallest_one(capsys):
     code, _ = run("fit", "--model", "hdp-lda", "--epsilon", "8")
     assert code == 2
