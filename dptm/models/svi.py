@@ -386,8 +386,8 @@ class PrivateOnlineLDA(TopicModelMixin):
         if self.mechanism_ == "lattice_gaussian":
             out, g, eff = lattice_gaussian(stat, self._sigma_draw_, rng,
                                            granularity=self.granularity_)
-            # the accountant was told eff (computed before training from public values)
-            assert g == self.granularity_ and eff == self.sigma_
+            if g != self.granularity_ or eff != self.sigma_:     # pragma: no cover - a bug
+                raise RuntimeError("the noise drawn differs from the noise accounted")
             return out
         return stat + _gaussian_noise(stat.shape, self.sigma_, rng)
 
