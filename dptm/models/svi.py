@@ -236,7 +236,12 @@ class PrivateOnlineLDA(TopicModelMixin):
     expected sufficient statistics (its expected topic-word counts, entries >= 0 summing
     to at most N) have L2 norm <= L1 norm <= N: the minibatch sum has L2 sensitivity N.
     Each step releases the noised sum (Gaussian mechanism on a Poisson subsample); the
-    M-step, the next E-step and the released lambda are post-processing. The minibatch
+    M-step, the next E-step and the released lambda are post-processing. With the default
+    exact mechanism the sum is rounded to a lattice g Z before the discrete Gaussian is
+    added; rounding can move neighbouring sums apart by up to g on each coordinate one
+    document touches (K min(N, V) of them), so the recorded sensitivity is
+    ``N + g sqrt(K min(N, V))`` (the slack is added, nothing is clipped) and sigma is
+    scaled with it; the event is a discrete Gaussian with the exact sigma sampled. The minibatch
     sum is scaled by D / S with the *expected* size S, never the realised one. The event
     is ``SelfComposed(PoissonSampled(Gaussian(sigma, N), q), T)``.
 
