@@ -1,5 +1,6 @@
 """Build the Cython kernels. All metadata lives in pyproject.toml."""
 import os
+import sys
 
 import numpy as np
 from Cython.Build import cythonize
@@ -28,6 +29,8 @@ def kernel(name):
         libraries=["npyrandom"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O3"],
+        # strip symbols from the shipped .so (1.5 MB -> a few hundred kB); GNU ld only
+        extra_link_args=["-Wl,--strip-all"] if sys.platform.startswith("linux") else [],
     )
 
 

@@ -25,7 +25,9 @@ def vips(eps=3.0, k=2):
 
 
 def test_pipeline_releases_private_vocabulary_and_topics():
-    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), vips(),
+    # alpha=10: a frequent word sits at the cut-off rho + 10 b and fails rho with
+    # probability e^-10 / 2 (with the default alpha=3, 2.5% per word)
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10, alpha=10.0), vips(),
                                random_state=0).fit(DOCS)
     words = f.vocabulary_.tolist()
     assert words == sorted(words)

@@ -85,14 +85,16 @@ def test_topicdp_two_default_fits_differ_everywhere_and_keep_no_secret(counts):
     W = np.random.default_rng(1).dirichlet(np.full(50, 20.0), size=4)
     with warnings.catch_warnings():
         warnings.simplefilter("error", SeededPrivacyWarning)      # default: no test mode
-        a = TopicDP(FixedTopics(W), sensitivity=1e-3).fit(counts)
-        b = TopicDP(FixedTopics(W), sensitivity=1e-3).fit(counts)
-    order = np.argsort(a.components_[:, 0])
-    assert np.all(a.components_ > 0)
-    # the same rows (up to the secret permutation), different noise in every entry
-    rows_a = a.components_[np.argsort(a.components_[:, 0])]
-    rows_b = b.components_[np.argsort(b.components_[:, 0])]
-    assert np.all(rows_a != rows_b) and order.size == 4
+        a = TopicDP(FixedTopics(W), sensitivity=1e-4).fit(counts)
+        b = TopicDP(FixedTopics(W), sensitivity=1e-4).fit(counts)
+    assert np.all(a.components_ > 0) and np.all(b.components_ > 0)
+    # undo the secret row permutations (noise ~4e-4, rows ~4e-3 apart), then compare: fresh
+    # noise in every entry, up to chance coincidences on the lattice (an entry coincides
+    # with probability ~1 / (2 sqrt(pi) sigma / g) < 4e-5; <= 3 of 200 at 1e-6)
+    rows_a = a.components_[((a.components_[:, None] - W) ** 2).sum(2).argmin(0)]
+    rows_b = b.components_[((b.components_[:, None] - W) ** 2).sum(2).argmin(0)]
+    assert np.abs(rows_a - W).max() < 5e-3 and np.abs(rows_b - W).max() < 5e-3
+    assert np.sum(rows_a == rows_b) <= 3
     nmf = TopicDP(NMF(2, max_iter=50, random_state=0), sensitivity=0.01).fit(counts)
     for model in (a, nmf):
         assert_no_secrets(model)
@@ -216,9 +218,9 @@ def test_topicdp_paper_mode_fails_neighbour_invariance(counts):
 def test_dp_vocabulary_neighbour_invariance():
     common = [["alpha", "beta"], ["beta", "gamma"], ["alpha", "gamma"]] * 100
     with pytest.warns(SeededPrivacyWarning):
-        a = DPVocabulary(2.0, 1e-5, max_contribution=5, random_state=1).fit(common)
+        a = DPVocabulary(2.0, 1e-5, max_contribution=5, alpha=20.0, random_state=1).fit(common)
     with pytest.warns(SeededPrivacyWarning):
-        b = DPVocabulary(2.0, 1e-5, max_contribution=5, random_state=1).fit(
+        b = DPVocabulary(2.0, 1e-5, max_contribution=5, alpha=20.0, random_state=1).fit(
             common + [["alpha", "secret"]])
     assert a.vocabulary_.tolist() == b.vocabulary_.tolist() == ["alpha", "beta", "gamma"]
     assert a.privacy_.to_dict() == b.privacy_.to_dict()
@@ -227,7 +229,7 @@ def test_dp_vocabulary_neighbour_invariance():
 
 def test_fdptm_neighbour_invariance():
     docs = ["storm flood rain river", "vote poll senate candidate"] * 150
-    stage = dict(vocabulary=DPVocabulary(3.0, 1e-5, max_contribution=10),
+    stage = dict(vocabulary=DPVocabulary(3.0, 1e-5, max_contribution=10, alpha=30.0),
                  model=TopicDP(NMF(2, max_iter=30), target_epsilon=3.0, target_delta=1e-5,
                                sensitivity=0.05))
     with pytest.warns(SeededPrivacyWarning):
@@ -261,7 +263,7 @@ def test_randomizer_flip_rate_against_the_ledger_and_empirical_epsilon(monkeypat
     """The clients' randomizer flips each bit with probability f/2, f read from the
     RandomizedResponseEvent the server model records (binomial test, false alarm 1e-6 on
     each side). On the worst-case neighbours (one presence bit on / off) the Clopper-Pearson
-    lower bound on epsilon (confidence 0.999) stays below the event's epsilon, and exceeds
+    lower bound on epsilon (confidence 1 - 1e-6) stays below the event's epsilon, and exceeds
     it when the flip probability is halved (positive control)."""
     from dptm import local
     eps = 1.0
@@ -276,12 +278,12 @@ def test_randomizer_flip_rate_against_the_ledger_and_empirical_epsilon(monkeypat
     off = randomize_matrix(sp.csr_matrix((n, 1), dtype=int), f).toarray().ravel()
     assert stats.binomtest(int(n - on.sum()), n, ev.f / 2).pvalue > 1e-6
     assert stats.binomtest(int(off.sum()), n, ev.f / 2).pvalue > 1e-6
-    assert epsilon_lower_bound(on, off, confidence=0.999) < ev.epsilon
+    assert epsilon_lower_bound(on, off, confidence=1 - 1e-6) < ev.epsilon
     real = local._bernoulli_positions
     monkeypatch.setattr(local, "_bernoulli_positions", lambda m, p, rng: real(m, p / 2, rng))
     on_h = randomize_matrix(np.ones((n, 1), dtype=int), f).toarray().ravel()
     off_h = randomize_matrix(sp.csr_matrix((n, 1), dtype=int), f).toarray().ravel()
-    assert epsilon_lower_bound(on_h, off_h, confidence=0.999) > ev.epsilon
+    assert epsilon_lower_bound(on_h, off_h, confidence=1 - 1e-6) > ev.epsilon
 
 
 # ----------------------------------------------------------------------------- work size

@@ -211,7 +211,7 @@ class ZCDPAccountant(_Accountant):
 
     def _cost(self, event):
         if isinstance(event, SelfComposedEvent):
-            return event.count * self._cost(event.event)
+            return event.count * self._cost(event.event) if event.count else 0.0
         if isinstance(event, ComposedEvent):
             return sum((self._cost(e) for e in event.events), 0.0)
         if isinstance(event, PoissonSampledEvent):
@@ -230,7 +230,8 @@ class ZCDPAccountant(_Accountant):
         raise UnsupportedEventError(f"zCDP cannot bound {type(event).__name__}")
 
     def _add(self, cost, count):
-        self.rho += count * cost
+        if count:
+            self.rho += count * cost
 
     def get_epsilon(self, delta):
         delta = delta_open(delta)
@@ -260,6 +261,8 @@ class PureDPAccountant(_Accountant):
             e, d = self._cost(event, 1.0)
             return amplify_dp_by_subsampling(e, d, q) if e < math.inf else (e, min(1.0, q * d))
         if isinstance(event, SelfComposedEvent):
+            if event.count == 0:  # 0 x (an infinite epsilon) is 0, not nan
+                return 0.0, 0.0
             e, d = self._cost(event.event, q)
             return event.count * e, event.count * d
         if isinstance(event, ComposedEvent):
@@ -280,8 +283,9 @@ class PureDPAccountant(_Accountant):
         raise UnsupportedEventError(f"pure DP cannot bound {type(event).__name__}")
 
     def _add(self, cost, count):
-        self.epsilon += count * cost[0]
-        self.delta += count * cost[1]
+        if count:
+            self.epsilon += count * cost[0]
+            self.delta += count * cost[1]
 
     def get_epsilon(self, delta=0.0):
         delta = real(delta, "delta")

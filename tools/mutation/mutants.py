@@ -1,13 +1,17 @@
 """The documented mutants of privacy-relevant code (see run.py).
 
 Each mutant: ``id``; ``file``; ``old``, an exact substring occurring once; ``new``, its
-replacement; ``tests``, the test files (or node ids) run against it; ``what``, the bug it
+replacement (or ``edits``, a list of such (old, new) pairs applied together); ``tests``, the test files (or node ids) run against it; ``what``, the bug it
 models. ``equivalent`` (optional) explains why a survivor is harmless.
 """
 
 MECH = ["tests/test_mechanisms.py", "tests/test_secret_randomness.py", "tests/test_empirical_dp.py"]
 ACC = ["tests/test_accounting_primitives.py", "tests/test_accounting_accountants.py",
-       "tests/test_accounting_soundness.py", "tests/test_accounting_recipes.py"]
+       "tests/test_accounting_soundness.py", "tests/test_accounting_recipes.py",
+       "tests/test_accounting_robust.py", "tests/test_accounting_golden.py"]
+GIBBS = ["tests/test_private_gibbs.py", "tests/test_private_gibbs_ledger.py",
+         "tests/test_private_gibbs_order.py", "tests/test_private_gibbs_release.py",
+         "tests/test_private_gibbs_secrets.py"]
 AUDIT = ["tests/test_audit_experiment.py", "tests/test_lira.py"]
 REPORT = ["tests/test_release.py", "tests/test_secret_randomness.py"]
 SVI = ["tests/test_svi_ledger.py", "tests/test_svi_release.py", "tests/test_svi.py"]
@@ -91,8 +95,8 @@ MUTANTS = [
          new="        return event.probability * _pure_epsilon(event.event)", tests=ACC,
          what="pure epsilon of a gated step scaled by its probability (unsound)"),
     dict(id="A05", file="dptm/accounting/rdp.py",
-         old="    return np.clip(np.minimum(val, np.minimum(epsilon, a * epsilon ** 2 / 2.0)), 0.0, None)",
-         new="    return np.clip(np.minimum(val, np.minimum(epsilon, a * epsilon ** 2 / 4.0)), 0.0, None)",
+         old="        return np.clip(np.minimum(val, np.minimum(epsilon, a * (epsilon * epsilon) / 2.0)), 0.0, None)",
+         new="        return np.clip(np.minimum(val, np.minimum(epsilon, a * (epsilon * epsilon) / 4.0)), 0.0, None)",
          tests=ACC, what="RDP of pure DP capped by alpha eps^2/4 (half the valid bound)"),
     dict(id="A06", file="dptm/accounting/accountants.py",
          old="            eps, _ = amplify_dp_by_subsampling(eps, 0.0, q)",
@@ -105,6 +109,34 @@ MUTANTS = [
          old="        vocab = np.asarray(X[members].sum(axis=0)).ravel() > 0",
          new="        vocab = np.asarray(X.sum(axis=0)).ravel() > 0", tests=AUDIT,
          what="audit() restricts the vocabulary with all documents instead of the target's"),
+    # -- word-level private Gibbs sampling ----------------------------------------------------
+    dict(id="G01", file="dptm/models/private_gibbs.py", edits=[
+        ("scale = 2.0 / epsilon          # L1", "scale = 1.0 / epsilon          # L1"),
+        ("LaplaceEvent(scale=scale, sensitivity=2.0", "LaplaceEvent(scale=scale, sensitivity=1.0")],
+         tests=GIBBS, what="snapshot Laplace at half the scale, the event's sensitivity taken as 1 to match"),
+    dict(id="G02", file="dptm/_cgs.pyx", old="                    x = snapshot[w, k]\n                    if x < 0:",
+         new="                    x = n_wk[w, k]\n                    if x < 0:", tests=GIBBS,
+         what="the sweep's word factor built from the true counts instead of the released snapshot"),
+    dict(id="G03", file="dptm/_cgs.pyx", old="                        x += scale * random_standard_normal(rng)",
+         new="                        x += random_standard_normal(rng)", tests=GIBBS,
+         what="Gaussian snapshot noise drawn unscaled"),
+    dict(id="G04", file="dptm/models/private_gibbs.py",
+         old="        self._set_topics(np.maximum(self.snapshot_, 0.0).T + beta)",
+         new="        self._set_topics(np.maximum(self.snapshot_, 0.0).T + alpha)", tests=GIBBS,
+         what="components_ built with the document-topic prior instead of the topic-word prior"),
+    dict(id="G05", file="dptm/models/private_gibbs.py", old="        corpus = _visiting_order(corpus, order_rng)",
+         new="        corpus = corpus", tests=GIBBS,
+         what="tokens visited in word-id order (the replaced token moves across the others)"),
+    dict(id="G06", file="dptm/_cgs.pyx", old="                    elif x > clip:\n                        x = clip",
+         new="                    elif x > clip:\n                        pass", tests=GIBBS,
+         what="snapshot not clipped at C in the word factor (eps_I unbounded)"),
+    dict(id="G07", file="dptm/accounting/recipes.py", old="    return 2.0 * math.log1p(clip / beta)",
+         new="    return math.log1p(clip / beta)", tests=GIBBS + ACC,
+         what="inherent epsilon of the sampling step halved"),
+    dict(id="G08", file="dptm/models/private_gibbs.py", edits=[
+        ("                             default_delta=delta, seeded=self._seeded,\n                             assumed_public=self._assumed_public(clipped))\n\n    # ---",
+         "                             default_delta=delta, seeded=False,\n                             assumed_public=self._assumed_public(clipped))\n\n    # ---")],
+         tests=GIBBS, what="a seeded NoisyGibbsLDA's report not marked TEST MODE"),
     # -- PrivateOnlineLDA (VIPS): noise against the ledger, secrets, release -------------
     dict(id="V01", file="dptm/models/svi.py",
          old="lattice_gaussian(stat, self._sigma_draw_, rng,",
@@ -152,3 +184,7 @@ MUTANTS = [
          new="        if False:", tests=SVI,
          what="VIPS paper recipe silently exceeds the target epsilon"),
 ]
+
+from mutants_output import MUTANTS as _OUTPUT  # noqa: E402  (the output engineer's mutants)
+
+MUTANTS += _OUTPUT

@@ -1,8 +1,8 @@
 """Mutation testing of dptm's privacy-relevant code.
 
 Each mutant in ``mutants.py`` is a small hand-made bug (a noise scale halved, a sensitivity
-understated, a sampler fed the true counts...): one exact source substring replaced by
-another. The runner copies the repository to a scratch directory, applies one mutant at a
+understated, a sampler fed the true counts...): exact source substrings (each occurring once)
+replaced by others. The runner copies the repository to a scratch directory, applies one mutant at a
 time, rebuilds the kernels when a ``.pyx`` changed, runs the mutant's test files and records
 whether the suite caught it ("killed": a test failed) or not ("survived").
 
@@ -67,14 +67,19 @@ def main(argv=None):
             path = os.path.join(work, m["file"])
             with open(path, encoding="utf-8") as f:
                 source = f.read()
-            n = source.count(m["old"])
-            if n != 1:
-                results.append((m, "stale" if n == 0 else f"ambiguous ({n} matches)", 0.0))
+            edits = m.get("edits") or [(m["old"], m["new"])]
+            counts = [source.count(old) for old, _ in edits]
+            if any(n != 1 for n in counts):
+                bad = max(counts) if min(counts) == 1 else min(counts)
+                results.append((m, "stale" if bad == 0 else f"ambiguous ({bad} matches)", 0.0))
                 print(f"{m['id']}: {results[-1][1]}", flush=True)
                 continue
             t0 = time.perf_counter()
+            mutated = source
+            for old, new in edits:
+                mutated = mutated.replace(old, new)
             with open(path, "w", encoding="utf-8") as f:
-                f.write(source.replace(m["old"], m["new"]))
+                f.write(mutated)
             try:
                 if m["file"].endswith(".pyx"):
                     _build(work)
