@@ -14,7 +14,8 @@ GIBBS = ["tests/test_private_gibbs.py", "tests/test_private_gibbs_ledger.py",
          "tests/test_private_gibbs_secrets.py"]
 AUDIT = ["tests/test_audit_experiment.py", "tests/test_lira.py"]
 REPORT = ["tests/test_release.py", "tests/test_secret_randomness.py"]
-SVI = ["tests/test_svi_ledger.py", "tests/test_svi_release.py", "tests/test_svi.py"]
+SVI = ["tests/test_svi_ledger.py", "tests/test_svi_release.py", "tests/test_svi_empirical_dp.py",
+       "tests/test_svi.py"]
 
 MUTANTS = [
     # -- the secret noise source -------------------------------------------------------
