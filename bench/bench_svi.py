@@ -1,7 +1,9 @@
 """PrivateOnlineLDA (VIPS, papers/park2016) benchmarks.
 
-1. Throughput: documents per second of one epoch of non-private online LDA, ours
-   (Cython E-step) vs scikit-learn's LatentDirichletAllocation(learning_method="online",
+1. Throughput: documents per second of one epoch of online LDA, ours (Cython E-step;
+   non-private, and private as published: secret AES-CTR generator, Poisson minibatches,
+   exact lattice Gaussian noise - and the floating-point Gaussian for comparison) vs
+   scikit-learn's LatentDirichletAllocation(learning_method="online",
    n_jobs=1) with matched settings (K, batch size, learning rate, E-step tolerance, the
    same sequential minibatch order), on the same documents in the same run. scikit-learn
    is timed both as ``partial_fit`` over the corpus (exactly the same minibatch updates as
@@ -13,6 +15,7 @@
 
     python bench/bench_svi.py            # NIPS (the largest UCI corpus in ../shared/data)
     python bench/bench_svi.py --corpus kos --quick
+    python bench/bench_svi.py --corpus kos --skip-privacy     # the issue-12 throughput figure
 """
 import os
 import sys
@@ -56,6 +59,20 @@ def throughput(Xtr, Xte, K, batch_size, repeats):
         evaluator["m"] = m
         return {}
 
+    # Private, as published: secret AES-CTR generator (no seed), Poisson minibatches of
+    # expected size S, exact lattice Gaussian noise on the K x V statistic at every step.
+    # N = the longest training document, so no document is truncated (same work).
+    n_max = int(np.asarray(Xtr.sum(axis=1)).max())
+    private = dict(max_iter=1, max_doc_length=n_max, noise_multiplier=1.0, **common)
+
+    def ours_private():
+        PrivateOnlineLDA(**private).fit(Xtr)
+        return {}
+
+    def ours_private_float():
+        PrivateOnlineLDA(mechanism="gaussian", **private).fit(Xtr)
+        return {}
+
     def sk_partial():
         sk = LatentDirichletAllocation(learning_method="online", total_samples=D, n_jobs=1,
                                        random_state=0, **common)
@@ -71,7 +88,9 @@ def throughput(Xtr, Xte, K, batch_size, repeats):
     group = f"K={K} one epoch"
     cases = [Case(group, "sklearn_partial_fit", sk_partial, work=D, unit="docs"),
              Case(group, "sklearn_fit", sk_fit, work=D, unit="docs"),
-             Case(group, "dptm", ours, work=D, unit="docs")]
+             Case(group, "dptm", ours, work=D, unit="docs"),
+             Case(group, "dptm_private_exact", ours_private, work=D, unit="docs"),
+             Case(group, "dptm_private_float_gaussian", ours_private_float, work=D, unit="docs")]
     rows = run_cases(cases, repeats=repeats)
     add_ratios(rows, "sklearn_partial_fit")
     # held-out perplexity (our bound) of both one-epoch models, same definition

@@ -6,7 +6,6 @@ neither ``noise_multiplier`` nor ``target_epsilon`` it is plain online LDA, comp
 scikit-learn's ``LatentDirichletAllocation(learning_method="online")`` computes.
 """
 import math
-import time
 import warnings
 
 import numpy as np
@@ -15,13 +14,18 @@ from scipy.special import gammaln, psi
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _svi
+from .._random import private_generator, public_seed
 from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
                       check_random_state, spawn_generators)
+from ..exceptions import NotHardenedWarning
+from ..mechanisms import (discrete_gaussian_parameters, lattice_gaussian, lattice_granularity,
+                          lattice_rounding_slack)
 from ._base import TopicModelMixin
 
 __all__ = ["PrivateOnlineLDA", "truncate_documents"]
 
 SAMPLINGS = ("poisson", "shuffle", "sequential")
+MECHANISMS = ("lattice_gaussian", "gaussian")
 ACCOUNTINGS = ("rdp", "zcdp-paper", "advanced", "linear")
 # accounting option -> composition name of dptm.accounting.recipes.park2016_*
 _PAPER_COMPOSITION = {"zcdp-paper": "zcdp", "advanced": "advanced", "linear": "linear"}
@@ -36,6 +40,30 @@ def _gaussian_noise(shape, sigma, rng):
     except ImportError:  # pragma: no cover - until dptm.mechanisms lands
         return rng.normal(0.0, sigma, size=shape)
     return gaussian_noise(shape, sigma, rng)
+
+
+# sigma / g of the lattice mechanism stays below this (the exact discrete Gaussian sampler
+# takes sigma <= 2^14 in lattice units; the rational rounding of sigma^2 adds a little).
+_MAX_LATTICE_SIGMA = 12000.0
+
+
+def _granularity(sigma_c, z, n_coords):
+    """Lattice spacing g (a power of two) for noise sigma_c = z * base sensitivity.
+
+    After rounding, the recorded sensitivity is base + g sqrt(n) and sigma = z (base +
+    g sqrt(n)), so sigma / g = sigma_c / g + z sqrt(n): g is the smallest power of two
+    (default: ``lattice_granularity(sigma_c)``, coarser only when needed) keeping that
+    within the exact sampler's range. Raises when z sqrt(n) alone is too large."""
+    room = _MAX_LATTICE_SIGMA - z * math.sqrt(n_coords)
+    if room < _MAX_LATTICE_SIGMA / 3:
+        raise ValueError(
+            f"noise multiplier {z:.4g} is too large for the lattice mechanism with "
+            f"{n_coords} coordinates per document (the rounding slack would dominate the "
+            "sensitivity); use a smaller noise_multiplier or mechanism='gaussian'")
+    g = lattice_granularity(sigma_c)
+    while sigma_c / g > room:
+        g *= 2.0
+    return g
 
 
 def truncate_documents(X, max_length, rng):
@@ -140,15 +168,29 @@ class PrivateOnlineLDA(TopicModelMixin):
         baselines (sound only where eq. 3 holds, i.e. per-step epsilon < 1). Whatever is
         chosen, ``privacy_.epsilon(delta)`` reports the tightest sound epsilon of the noise
         actually used; the paper's own figure is ``privacy_.paper_epsilon(delta)``.
+    mechanism : {"lattice_gaussian", "gaussian"}, default="lattice_gaussian"
+        Noise on the minibatch statistic. "lattice_gaussian" (exact): the K x V statistic is
+        rounded to the lattice g Z (g a power of two, sigma / g in [4096, 8192)) and an exact
+        discrete Gaussian on g Z is added, so every released entry is an exact multiple of g
+        whatever the input; the rounding is accounted by adding ``g sqrt(n)`` to the L2
+        sensitivity (n = K x the number of words one document can touch, K min(N, V); K
+        min(2N, V) under substitution), with sigma scaled alike so the noise multiplier is
+        kept. "gaussian": the floating-point Gaussian of papers/park2016, whose low bits
+        can reveal the statistic (NotHardenedWarning; the report says "not hardened").
     mean_change_tol : float, default=1e-3
         E-step stopping tolerance on the mean absolute change of gamma (as scikit-learn).
     max_doc_update_iter : int, default=100
         Maximum E-step fixed-point updates per document.
-    random_state : None, int, SeedSequence or numpy.random.Generator
-        Seed of every random choice (initial lambda, truncation, minibatches, gamma
-        initialisation, noise); each minibatch step has its own child stream.
+    random_state : None, int, SeedSequence or numpy.random.Generator, default=None
+        None (the default): a private model draws every random choice (initial lambda,
+        truncation, minibatches, gamma initialisation, noise) from a fresh secret
+        AES-CTR generator (:func:`dptm._random.secret_generator`) obtained once per
+        ``fit`` / ``partial_fit`` call and never stored. A seed is a labelled test mode
+        (SeededPrivacyWarning; the report's first line says the guarantee holds only while
+        the seed stays secret). A non-private model uses it as an ordinary seed.
     verbose : int, default=0
-        1 prints progress every 10 epochs, 2 every epoch.
+        1 prints progress every 10 epochs, 2 every epoch (no wall times: they depend on
+        the private data).
     callback : callable, default=None
         Called as ``callback(model, epoch)`` after every epoch of ``fit``.
 
@@ -170,10 +212,18 @@ class PrivateOnlineLDA(TopicModelMixin):
     noise_multiplier_ : float or None
         sigma / sensitivity used (None when not private).
     sigma_ : float or None
-        Standard deviation of the noise on each sufficient statistic.
+        Standard deviation (parameter) of the noise on each sufficient statistic, as told
+        to the accountant (for the lattice mechanism the exact discrete sigma sampled).
     sensitivity_ : float or None
-        L2 sensitivity of the minibatch statistic under the model's neighbouring relation
-        (N for add/remove; sqrt(2) N for substitution, used by "shuffle"/"sequential").
+        Recorded L2 sensitivity of the released minibatch statistic under the model's
+        neighbouring relation (N for add/remove; sqrt(2) N for substitution, used by
+        "shuffle"/"sequential"), plus the lattice rounding slack g sqrt(n).
+    granularity_ : float or None
+        Lattice spacing g of the lattice mechanism (a power of two).
+    mechanism_ : str or None
+        The mechanism used (None when not private).
+    transform_seed_ : int
+        Public seed of the release's fold-in sampler (``release().transform``).
     privacy_ : dptm.accounting.PrivacyReport or None
         What was released and its guarantee; None for the non-private model.
 
@@ -186,7 +236,12 @@ class PrivateOnlineLDA(TopicModelMixin):
     expected sufficient statistics (its expected topic-word counts, entries >= 0 summing
     to at most N) have L2 norm <= L1 norm <= N: the minibatch sum has L2 sensitivity N.
     Each step releases the noised sum (Gaussian mechanism on a Poisson subsample); the
-    M-step, the next E-step and the released lambda are post-processing. The minibatch
+    M-step, the next E-step and the released lambda are post-processing. With the default
+    exact mechanism the sum is rounded to a lattice g Z before the discrete Gaussian is
+    added; rounding can move neighbouring sums apart by up to g on each coordinate one
+    document touches (K min(N, V) of them), so the recorded sensitivity is
+    ``N + g sqrt(K min(N, V))`` (the slack is added, nothing is clipped) and sigma is
+    scaled with it; the event is a discrete Gaussian with the exact sigma sampled. The minibatch
     sum is scaled by D / S with the *expected* size S, never the realised one. The event
     is ``SelfComposed(PoissonSampled(Gaussian(sigma, N), q), T)``.
 
@@ -202,8 +257,12 @@ class PrivateOnlineLDA(TopicModelMixin):
     amplification): each call is a Gaussian release with sensitivity N (add/remove of one
     document of X), composed into ``privacy_`` with everything released before.
 
-    Released: lambda (``components_`` / ``topic_word_``), computed only from the initial
-    data-independent lambda and the noised statistics. ``transform``, ``perplexity`` and
+    Released: lambda (``components_`` / ``topic_word_``, ``release()``), computed only from
+    the initial data-independent lambda and the noised statistics. The number of documents
+    D, the vocabulary size V and the cap N are treated as public and listed under "assumed
+    public" in ``privacy_``; the vocabulary itself must not come from the private text. The
+    fitted estimator is not for publication (publish ``release()``); it holds no generator
+    and no seed unless one was given. ``transform``, ``perplexity`` and
     ``score`` use only the released lambda.
 
     Notes
@@ -221,18 +280,22 @@ class PrivateOnlineLDA(TopicModelMixin):
     >>> from dptm.datasets import make_lda_corpus
     >>> X, _, _ = make_lda_corpus(400, 60, 3, random_state=0)
     >>> model = PrivateOnlineLDA(3, batch_size=40, max_doc_length=200, target_epsilon=2.0,
-    ...                          target_delta=1e-5, random_state=0).fit(X)
+    ...                          target_delta=1e-5).fit(X)
     >>> model.topic_word_.shape
     (3, 60)
     >>> round(model.privacy_.epsilon(1e-5), 2) <= 2.0
     True
     """
 
+    # Sweeps of the Gibbs fold-in of ``release().transform`` (post-processing); the
+    # estimator's own ``transform`` is the deterministic variational E-step.
+    transform_max_iter = 100
+
     def __init__(self, n_components=10, *, doc_topic_prior=None, topic_word_prior=None,
                  batch_size=128, sampling="poisson", learning_offset=10.0, learning_decay=0.7,
                  max_iter=10, total_samples=1e6, max_doc_length=None, noise_multiplier=None,
                  target_epsilon=None, target_delta=None, accounting="rdp",
-                 mean_change_tol=1e-3, max_doc_update_iter=100, random_state=None, verbose=0,
+                 mechanism="lattice_gaussian", mean_change_tol=1e-3, max_doc_update_iter=100, random_state=None, verbose=0,
                  callback=None):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
@@ -248,6 +311,7 @@ class PrivateOnlineLDA(TopicModelMixin):
         self.target_epsilon = target_epsilon
         self.target_delta = target_delta
         self.accounting = accounting
+        self.mechanism = mechanism
         self.mean_change_tol = mean_change_tol
         self.max_doc_update_iter = max_doc_update_iter
         self.random_state = random_state
@@ -268,6 +332,8 @@ class PrivateOnlineLDA(TopicModelMixin):
         check_positive(self.mean_change_tol, "mean_change_tol", strict=False)
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if self.mechanism not in MECHANISMS:
+            raise ValueError(f"mechanism must be one of {MECHANISMS}, got {self.mechanism!r}")
         if self.accounting not in ACCOUNTINGS:
             raise ValueError(f"accounting must be one of {ACCOUNTINGS}, got {self.accounting!r}")
         if self.max_doc_length is not None:
@@ -316,9 +382,22 @@ class PrivateOnlineLDA(TopicModelMixin):
         self._set_topics(self._lam_t.T.copy())
         self.exp_dirichlet_component_ = self._exp_elog_beta_t.T.copy()
 
+    def _privatize(self, stat, rng):
+        """The released noisy statistic (K x V) of the minibatch sum ``stat`` (K x V).
+
+        "lattice_gaussian": ``stat`` rounded to the lattice g Z plus g times an exact
+        discrete Gaussian, every entry an exact multiple of g (``granularity_``);
+        "gaussian": floating-point N(0, sigma^2) (not hardened)."""
+        if self.mechanism_ == "lattice_gaussian":
+            out, g, eff = lattice_gaussian(stat, self._sigma_draw_, rng,
+                                           granularity=self.granularity_)
+            if g != self.granularity_ or eff != self.sigma_:     # pragma: no cover - a bug
+                raise RuntimeError("the noise drawn differs from the noise accounted")
+            return out
+        return stat + _gaussian_noise(stat.shape, self.sigma_, rng)
+
     def _step(self, indptr, indices, counts, rows, scale, rng):
         """One online step on the documents ``rows``; the sum is scaled by ``scale``."""
-        K = self.n_components
         sstats = np.zeros_like(self._lam_t)
         if rows.size:
             gamma = np.ascontiguousarray(self._init_gamma(rng, rows.size), dtype=np.float64)
@@ -327,7 +406,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                             int(self.max_doc_update_iter), sstats, None)
         if self.sigma_ is not None:
             # Noise on every one of the K x V coordinates, whether or not a word occurs.
-            noisy = sstats.T + _gaussian_noise((K, sstats.shape[0]), self.sigma_, rng)
+            noisy = self._privatize(np.ascontiguousarray(sstats.T), rng)
             np.maximum(noisy, 0.0, out=noisy)
             sstats = np.ascontiguousarray(noisy.T)
         rho = (self.learning_offset + self.n_batch_iter_) ** (-self.learning_decay)
@@ -343,7 +422,14 @@ class PrivateOnlineLDA(TopicModelMixin):
                 X.data.astype(np.float64))
 
     # ------------------------------------------------------------------ privacy
-    def _calibrate(self, *, q, steps, n_docs, sensitivity, paper_steps=None):
+    def _generator(self):
+        """``(generator, seeded)``: the secret generator of a private model (a seed is the
+        labelled test mode); a non-private model uses ``random_state`` as usual."""
+        if self._private:
+            return private_generator(self.random_state, type(self).__name__)
+        return check_random_state(self.random_state), False
+
+    def _calibrate(self, *, q, steps, n_docs, paper_steps=None):
         """Noise multiplier for (target_epsilon, target_delta); q = 1 means no sampling."""
         from ..accounting import calibrate_gaussian, recipes
         eps, delta = float(self.target_epsilon), float(self.target_delta)
@@ -355,6 +441,50 @@ class PrivateOnlineLDA(TopicModelMixin):
         return recipes.park2016_noise_multiplier(
             eps, delta, n_docs, S, J * S, _PAPER_COMPOSITION[self.accounting])
 
+    def _set_noise(self, z, base_sensitivity, n_coords, paper_scale=None):
+        """Fix the noise from the noise multiplier ``z`` (sigma / recorded sensitivity).
+
+        ``base_sensitivity``: L2 sensitivity of the exact statistic. With the lattice
+        mechanism the statistic is rounded to g Z before the noise, which can move
+        neighbouring statistics apart by up to g on each of the ``n_coords`` coordinates
+        one document touches: the recorded sensitivity is ``base + g sqrt(n_coords)``
+        (``lattice_rounding_slack(..., rounded="statistic")``) and sigma is scaled with it,
+        so the noise multiplier is unchanged. ``paper_scale``: the paper's recipes
+        calibrate sigma / N (their sensitivity N) instead of sigma / base.
+        Everything here is a function of public parameters (K, V, N, the target)."""
+        ref = base_sensitivity if paper_scale is None else paper_scale
+        sigma_c = z * ref                      # the continuous sigma for the exact statistic
+        if self.mechanism_ == "lattice_gaussian":
+            g = _granularity(sigma_c, sigma_c / base_sensitivity, n_coords)
+            slack = lattice_rounding_slack(g, int(n_coords), 2, rounded="statistic")
+            self.sensitivity_ = base_sensitivity + slack
+            self._sigma_draw_ = sigma_c * self.sensitivity_ / base_sensitivity
+            self.granularity_ = g
+            self.sigma_ = g * discrete_gaussian_parameters(self._sigma_draw_ / g)[3]
+        else:
+            self.sensitivity_ = base_sensitivity
+            self._sigma_draw_ = self.sigma_ = sigma_c
+            self.granularity_ = None
+        self.noise_multiplier_ = self.sigma_ / self.sensitivity_
+
+    def _leaf(self):
+        from ..accounting import GaussianEvent
+        return GaussianEvent(self.sigma_, sensitivity=self.sensitivity_,
+                             discrete=self.mechanism_ == "lattice_gaussian", label=_STAT_LABEL)
+
+    def _check_target(self, event, what):
+        """No silent overshoot: the sound epsilon of the noise used must meet the target."""
+        if self.target_epsilon is None:
+            return
+        from ..accounting import PrivacyReport
+        eps = PrivacyReport(event, "document").epsilon(float(self.target_delta))
+        if eps > float(self.target_epsilon) * (1 + 1e-9):
+            raise ValueError(
+                f"accounting={self.accounting!r} with sampling={self.sampling!r} calibrates noise "
+                f"whose sound epsilon for {what} is {eps:.4g} at delta={self.target_delta:g}, "
+                f"above target_epsilon={self.target_epsilon:g}; use accounting='rdp' (sound "
+                "calibration) or give noise_multiplier explicitly")
+
     def _paper_claim(self, n_docs, steps):
         from ..accounting import PaperClaim
         if self.accounting == "rdp" or self.noise_multiplier_ is None:
@@ -362,23 +492,31 @@ class PrivateOnlineLDA(TopicModelMixin):
         S = min(int(self.batch_size), n_docs)
         # The paper's sensitivity is N (its eq. 4); its claim is about sigma / N.
         return PaperClaim(_CITATION, "park2016_epsilon", {
-            "noise_multiplier": self.sigma_ / self.max_doc_length, "n_docs": int(n_docs),
+            "noise_multiplier": self.sigma_ / self._max_doc_length_, "n_docs": int(n_docs),
             "batch_size": S, "n_seen": int(steps) * S,
             "composition": _PAPER_COMPOSITION[self.accounting]})
 
     def _build_report(self, paper_claim=None):
-        from ..accounting import ComposedEvent, GaussianEvent, PrivacyReport, SelfComposedEvent
+        from ..accounting import ComposedEvent, PrivacyReport, SelfComposedEvent
         events = [] if self._fit_event_ is None else [self._fit_event_]
         if self._n_partial_calls_:
-            leaf = GaussianEvent(self.sigma_, sensitivity=self.sensitivity_, label=_STAT_LABEL)
-            events.append(SelfComposedEvent(leaf, self._n_partial_calls_, label="partial_fit"))
+            events.append(SelfComposedEvent(self._leaf(), self._n_partial_calls_,
+                                            label="partial_fit"))
         event = events[0] if len(events) == 1 else ComposedEvent(events)
-        N = self.max_doc_length
+        N = self._max_doc_length_
         notes = [f"documents capped at N = {N} tokens by keeping a uniformly random subset of "
-                 f"N tokens; L2 sensitivity of one document's statistics <= N",
-                 "noise N(0, sigma^2) on every entry of the K x V minibatch sum; negatives "
-                 "mapped to 0; lambda, topics, transform and perplexity are post-processing",
-                 "the number of documents D (for q = S / D and the step count) is public"]
+                 f"N tokens; L2 sensitivity of one document's statistics <= N"]
+        if self.mechanism_ == "lattice_gaussian":
+            notes.append(
+                f"exact noise: the K x V minibatch sum is rounded to the lattice "
+                f"{self.granularity_:.6g} Z and an exact discrete Gaussian on that lattice is "
+                f"added to every entry; the rounding is accounted by adding "
+                f"g sqrt(n) (n = K x the words one document can touch) to the L2 sensitivity")
+        else:
+            notes.append("floating-point N(0, sigma^2) noise on every entry of the K x V "
+                         "minibatch sum (mechanism='gaussian': not hardened)")
+        notes.append("negatives mapped to 0; lambda, topics, transform and perplexity are "
+                     "post-processing")
         if self._relation_ == "substitution":
             notes.append("shuffled/sequential fixed-size minibatches: neighbouring corpora of the "
                          "same public size D differ by REPLACING one document (substitution, "
@@ -395,70 +533,101 @@ class PrivateOnlineLDA(TopicModelMixin):
         if self.target_epsilon is not None:
             notes.append(f"calibrated for target (epsilon={self.target_epsilon:g}, "
                          f"delta={self.target_delta:g}) with accounting={self.accounting!r}")
+        D = self.total_samples_
+        D = int(D) if float(D).is_integer() else D
+        public = [f"number of documents D = {D:g}" + (
+                      " (total_samples: sets the M-step scale D / S)" if self._fit_event_ is None
+                      else " (sets q = S / D, the step count and sigma)"),
+                  f"vocabulary size V = {self.n_features_in_} (the vocabulary is not taken "
+                  "from the private text)",
+                  f"max_doc_length N = {N}"]
         self.privacy_ = PrivacyReport(
             event, "document-replace" if self._relation_ == "substitution" else "document",
             description=("variational topic-word parameter lambda of online LDA (VIPS, "
                          "papers/park2016 Algorithm 1): Gaussian noise on the minibatch sum of "
                          "expected sufficient statistics at every step"),
             notes=notes, paper_claim=paper_claim,
-            default_delta=float(self.target_delta) if self.target_delta is not None else 1e-5)
+            default_delta=float(self.target_delta) if self.target_delta is not None else 1e-5,
+            seeded=self._seeded_, assumed_public=public)
+
+    def _start_private(self, K, V):
+        """Fitted attributes of the noise, fixed for the life of the model (partial_fit
+        keeps them): the cap N, the mechanism, the noise, and the per-call counters."""
+        self.sigma_ = self.noise_multiplier_ = self.sensitivity_ = self.privacy_ = None
+        self.granularity_ = self._sigma_draw_ = None
+        self._fit_event_, self._paper_claim_, self._n_partial_calls_ = None, None, 0
+        self._max_doc_length_ = (None if self.max_doc_length is None
+                                 else int(self.max_doc_length))
+        self.mechanism_ = self.mechanism if self._private else None
+        if self._private and self.mechanism == "gaussian":
+            warnings.warn("mechanism='gaussian' draws floating-point Gaussian noise, whose low "
+                          "bits can reveal the statistic (Mironov 2012); the report labels it "
+                          "not hardened. The default mechanism='lattice_gaussian' is exact.",
+                          NotHardenedWarning, stacklevel=3)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
         """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words) with
         ``max_iter`` passes of minibatch steps.
 
+        Privacy contract: every random choice (initial lambda, truncation, minibatches,
+        gamma initialisation, noise) is drawn from one generator obtained once here from
+        :func:`dptm._random.private_generator` (the secret AES-CTR generator unless a seed
+        is given: test mode) and dropped on return; nothing that could regenerate it is
+        kept. Raises ValueError when the calibrated noise would exceed ``target_epsilon``.
+
         Returns
         -------
         self
         """
-        from ..accounting import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+        from ..accounting import PoissonSampledEvent, SelfComposedEvent
         self._check_params()
         X = check_count_matrix(X, estimator=self, reset=True)
         D, V = X.shape
-        rng = check_random_state(self.random_state)
-        init_rng, trunc_rng, epoch_rng, step_parent, self._stream_rng_ = spawn_generators(rng, 5)
-        if self.max_doc_length is not None:
-            X = truncate_documents(X, int(self.max_doc_length), trunc_rng)
+        K = self.n_components
         S = int(self.batch_size)
         steps_per_epoch = -(-D // S)
         T = int(self.max_iter) * steps_per_epoch
         q = min(1.0, S / D)
-        # -- noise
-        self.sigma_ = self.noise_multiplier_ = self.sensitivity_ = self.privacy_ = None
-        self._fit_event_, self._paper_claim_, self._n_partial_calls_ = None, None, 0
+        # -- noise: a function of public values only (D, V, K, N, S, the target)
+        self._start_private(K, V)
+        self.total_samples_ = D
         self._relation_ = "add/remove" if self.sampling == "poisson" else "substitution"
         if self._private:
-            N = float(self.max_doc_length)
-            self.sensitivity_ = N if self.sampling == "poisson" else math.sqrt(2.0) * N
+            N = self._max_doc_length_
+            if self.sampling == "poisson":
+                base, n_coords = float(N), K * min(N, V)
+            else:   # one document replaced: the union of two documents' words
+                base, n_coords = math.sqrt(2.0) * N, K * min(2 * N, V)
             if self.noise_multiplier is not None:
                 z = float(self.noise_multiplier)
             elif self.sampling == "poisson":
-                z = self._calibrate(q=q, steps=T, n_docs=D, sensitivity=self.sensitivity_)
+                z = self._calibrate(q=q, steps=T, n_docs=D)
             else:
-                z = self._calibrate(q=1.0, steps=int(self.max_iter), n_docs=D,
-                                    sensitivity=self.sensitivity_, paper_steps=T)
-            if self.noise_multiplier is None and self.accounting != "rdp":
-                # The paper's recipe calibrates sigma / N (its sensitivity is N).
-                self.sigma_ = z * N
-            else:
-                self.sigma_ = z * self.sensitivity_
-            self.noise_multiplier_ = self.sigma_ / self.sensitivity_
-            leaf = GaussianEvent(self.sigma_, sensitivity=self.sensitivity_, label=_STAT_LABEL)
+                z = self._calibrate(q=1.0, steps=int(self.max_iter), n_docs=D, paper_steps=T)
+            paper = (float(N) if self.noise_multiplier is None and self.accounting != "rdp"
+                     else None)
+            self._set_noise(z, base, n_coords, paper_scale=paper)
+            leaf = self._leaf()
             if self.sampling == "poisson":
                 step = PoissonSampledEvent(leaf, q) if q < 1.0 else leaf
                 self._fit_event_ = SelfComposedEvent(step, T, label="fit")
             else:
                 self._fit_event_ = SelfComposedEvent(leaf, int(self.max_iter), label="fit")
+            self._check_target(self._fit_event_, f"{T} steps")
             self._paper_claim_ = self._paper_claim(D, T)
+        # -- randomness: one generator per fit, never stored
+        gen, self._seeded_ = self._generator()
+        init_rng, trunc_rng, epoch_rng, step_parent = spawn_generators(gen, 5)[:4]
+        self.transform_seed_ = public_seed(gen, self._seeded_)
+        if self._max_doc_length_ is not None:
+            X = truncate_documents(X, self._max_doc_length_, trunc_rng)
         # -- state
         self.n_batch_iter_ = 1
         self.n_iter_ = 0
-        self.total_samples_ = D
         self._set_lambda_t(np.asarray(self._init_lambda(init_rng, V), dtype=np.float64).T)
         indptr, indices, counts = self._kernel_arrays(X)
         step_rngs = spawn_generators(step_parent, T)
-        start = time.perf_counter()
         t = 0
         for epoch in range(1, int(self.max_iter) + 1):
             if self.sampling == "shuffle":
@@ -467,6 +636,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                 order = np.arange(D, dtype=np.int64)
             for b in range(steps_per_epoch):
                 g = step_rngs[t]
+                step_rngs[t] = None
                 if self.sampling == "poisson":
                     rows = np.flatnonzero(g.random(D) < q).astype(np.int64)
                     scale = D / (q * D)       # expected batch size, never the realised one
@@ -477,8 +647,8 @@ class PrivateOnlineLDA(TopicModelMixin):
                 t += 1
             self.n_iter_ = epoch
             if self.verbose and (self.verbose > 1 or epoch % 10 == 0 or epoch == self.max_iter):
-                print(f"[PrivateOnlineLDA] epoch {epoch}/{self.max_iter}, {t} steps, "
-                      f"{time.perf_counter() - start:.2f} s", flush=True)
+                # no wall time: how long a private fit takes depends on the private data
+                print(f"[PrivateOnlineLDA] epoch {epoch}/{self.max_iter}, {t} steps", flush=True)
             if self.callback is not None:
                 self._sync_public()
                 self.callback(self, epoch)
@@ -494,35 +664,54 @@ class PrivateOnlineLDA(TopicModelMixin):
         ``total_samples / batch_size`` (private: the realised size of X is not released).
         Privately, each call is one Gaussian release (sensitivity N: adding or removing one
         document of X), composed into ``privacy_``.
+
+        Privacy contract: the cap ``max_doc_length``, the mechanism and the noise are fixed
+        by the first call (or by ``fit``); a later call with another ``max_doc_length``
+        raises ValueError. No generator is kept between calls: each call draws from a fresh
+        secret generator, or, in test mode (a seed), from the child stream of the seed
+        numbered by the call counter, so seeded runs stay reproducible.
         """
+        from ..accounting import SelfComposedEvent
         first = not hasattr(self, "_lam_t")
         if first:
             self._check_params()
+        elif self.max_doc_length != self._max_doc_length_:
+            raise ValueError(
+                f"max_doc_length was {self._max_doc_length_} when this model was first fitted "
+                f"and is now {self.max_doc_length!r}: the cap is fixed by the first fit (the "
+                "sensitivity in privacy_ rests on it); refit from scratch to change it")
         X = check_count_matrix(X, estimator=self, reset=first)
+        gen, self._seeded_ = self._generator()
+        if self._seeded_:
+            # test mode: child of the seed numbered by the call counter (public), disjoint
+            # from fit's streams (children 0-3)
+            call = 0 if first else self._n_partial_calls_
+            g = spawn_generators(spawn_generators(gen, 5)[4], call + 1)[call]
+        else:
+            g = gen
         if first:
-            rng = check_random_state(self.random_state)
-            init_rng, self._stream_rng_ = spawn_generators(rng, 2)
+            K, V = self.n_components, X.shape[1]
+            self._start_private(K, V)
             self.n_batch_iter_ = 1
             self.n_iter_ = 0
             self.total_samples_ = float(self.total_samples)
-            self.sigma_ = self.noise_multiplier_ = self.sensitivity_ = self.privacy_ = None
-            self._fit_event_, self._paper_claim_, self._n_partial_calls_ = None, None, 0
             self._relation_ = "add/remove"
-            self._set_lambda_t(np.asarray(self._init_lambda(init_rng, X.shape[1])).T)
+            init_rng, g = spawn_generators(g, 2)
+            self.transform_seed_ = public_seed(init_rng, self._seeded_)
+            self._set_lambda_t(np.asarray(self._init_lambda(init_rng, V)).T)
             if self._private:
-                N = float(self.max_doc_length)
-                self.sensitivity_ = N
+                N = self._max_doc_length_
                 if self.noise_multiplier is not None:
-                    self.sigma_ = float(self.noise_multiplier) * N
+                    z = float(self.noise_multiplier)
                 else:
                     # The caller picks the minibatches: no amplification (nu = 1).
                     z = self._calibrate(q=1.0, steps=int(self.max_iter),
-                                        n_docs=int(self.batch_size), sensitivity=N)
-                    self.sigma_ = z * N
-                self.noise_multiplier_ = self.sigma_ / N
-        (g,) = spawn_generators(self._stream_rng_, 1)
-        if self.max_doc_length is not None:
-            X = truncate_documents(X, int(self.max_doc_length), g)
+                                        n_docs=int(self.batch_size))
+                self._set_noise(z, float(N), K * min(N, V))
+                self._check_target(SelfComposedEvent(self._leaf(), int(self.max_iter)),
+                                   f"max_iter={self.max_iter} partial_fit calls")
+        if self._max_doc_length_ is not None:
+            X = truncate_documents(X, self._max_doc_length_, g)
         indptr, indices, counts = self._kernel_arrays(X)
         rows = np.arange(X.shape[0], dtype=np.int64)
         if self.sigma_ is None:
@@ -531,8 +720,8 @@ class PrivateOnlineLDA(TopicModelMixin):
             scale = float(self.total_samples) / int(self.batch_size)
         self._step(indptr, indices, counts, rows, scale, g)
         self._sync_public()
+        self._n_partial_calls_ += 1
         if self.sigma_ is not None:
-            self._n_partial_calls_ += 1
             if (self.target_epsilon is not None and self._fit_event_ is None
                     and self._n_partial_calls_ > int(self.max_iter)):
                 warnings.warn(f"partial_fit called {self._n_partial_calls_} times but the noise was "

@@ -14,6 +14,8 @@ GIBBS = ["tests/test_private_gibbs.py", "tests/test_private_gibbs_ledger.py",
          "tests/test_private_gibbs_secrets.py"]
 AUDIT = ["tests/test_audit_experiment.py", "tests/test_lira.py"]
 REPORT = ["tests/test_release.py", "tests/test_secret_randomness.py"]
+SVI = ["tests/test_svi_ledger.py", "tests/test_svi_release.py", "tests/test_svi_empirical_dp.py",
+       "tests/test_svi.py"]
 
 MUTANTS = [
     # -- the secret noise source -------------------------------------------------------
@@ -136,6 +138,52 @@ MUTANTS = [
         ("                             default_delta=delta, seeded=self._seeded,\n                             assumed_public=self._assumed_public(clipped))\n\n    # ---",
          "                             default_delta=delta, seeded=False,\n                             assumed_public=self._assumed_public(clipped))\n\n    # ---")],
          tests=GIBBS, what="a seeded NoisyGibbsLDA's report not marked TEST MODE"),
+    # -- PrivateOnlineLDA (VIPS): noise against the ledger, secrets, release -------------
+    dict(id="V01", file="dptm/models/svi.py",
+         old="lattice_gaussian(stat, self._sigma_draw_, rng,",
+         new="lattice_gaussian(stat, self._sigma_draw_ / self.sensitivity_, rng,", tests=SVI,
+         what="VIPS lattice noise drawn with sigma / sensitivity (the multiplier) as sigma"),
+    dict(id="V02", file="dptm/models/svi.py",
+         old="return stat + _gaussian_noise(stat.shape, self.sigma_, rng)",
+         new="return stat + _gaussian_noise(stat.shape, self.noise_multiplier_, rng)", tests=SVI,
+         what="VIPS floating-point noise drawn with the noise multiplier instead of sigma"),
+    dict(id="V03", file="dptm/models/svi.py",
+         old="        sigma_c = z * ref                      #",
+         new="        sigma_c = z                            #", tests=SVI,
+         what="VIPS sigma set to the noise multiplier (sensitivity forgotten), event to match"),
+    dict(id="V04", file="dptm/models/svi.py",
+         old="            self.sensitivity_ = base_sensitivity + slack",
+         new="            self.sensitivity_ = base_sensitivity", tests=SVI,
+         what="VIPS lattice rounding slack omitted from the recorded sensitivity"),
+    dict(id="V05", file="dptm/models/svi.py",
+         old="                base, n_coords = math.sqrt(2.0) * N, K * min(2 * N, V)",
+         new="                base, n_coords = math.sqrt(2.0) * N, K * min(N, V)", tests=SVI,
+         what="VIPS substitution rounding slack over one document's words, not two"),
+    dict(id="V06", file="dptm/models/svi.py",
+         old="rows = np.flatnonzero(g.random(D) < q)",
+         new="rows = np.flatnonzero(g.random(D) < 2 * q)", tests=SVI,
+         what="VIPS samples at twice the rate recorded in the event"),
+    dict(id="V07", file="dptm/models/svi.py",
+         old="step = PoissonSampledEvent(leaf, q) if q < 1.0 else leaf",
+         new="step = PoissonSampledEvent(leaf, q / 2) if q < 1.0 else leaf", tests=SVI,
+         what="VIPS event records half the sampling rate used"),
+    dict(id="V08", file="dptm/models/svi.py",
+         old='discrete=self.mechanism_ == "lattice_gaussian", label=_STAT_LABEL)',
+         new="discrete=True, label=_STAT_LABEL)", tests=SVI,
+         what="VIPS floating-point Gaussian recorded as discrete (hardened)"),
+    dict(id="V09", file="dptm/models/svi.py",
+         old="            return private_generator(self.random_state, type(self).__name__)",
+         new="            return private_generator(0 if self.random_state is None else "
+             "self.random_state, type(self).__name__)", tests=SVI,
+         what="VIPS default generator seeded with a constant (replayable noise)"),
+    dict(id="V10", file="dptm/models/svi.py",
+         old="        elif self.max_doc_length != self._max_doc_length_:",
+         new="        elif False:", tests=SVI,
+         what="VIPS partial_fit accepts a changed document-length cap"),
+    dict(id="V11", file="dptm/models/svi.py",
+         old="        if eps > float(self.target_epsilon) * (1 + 1e-9):",
+         new="        if False:", tests=SVI,
+         what="VIPS paper recipe silently exceeds the target epsilon"),
 ]
 
 from mutants_output import MUTANTS as _OUTPUT  # noqa: E402  (the output engineer's mutants)
