@@ -151,8 +151,7 @@ def test_json_and_version(capsys):
     code, out = run("fit", "--model", "vips", "--json", "--iterations", "2", "-k", "3")
     result = json.loads(out)
     assert "metrics" not in result and result["privacy"]["adjacency"] == "document"
-    with pytest.raises(SystemExit):
-        main(["--version"])
+    assert main(["--version"]) == 0
     assert re.match(r"dptm \d+\.\d+", capsys.readouterr().out)
 
 

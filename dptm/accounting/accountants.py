@@ -114,7 +114,14 @@ def _rdp_leaf(event, q, orders):
     if isinstance(event, GaussianEvent):
         if q == 1.0:
             return rdp_gaussian(event.sigma, orders, event.sensitivity)
-        return rdp_subsampled_gaussian(q, event.noise_multiplier, orders)
+        rdp = rdp_subsampled_gaussian(q, event.noise_multiplier, orders)
+        if event.discrete:
+            # At integer orders the subsampled bound is a binomial expansion in the moments
+            # E[(p1/p0)^j] = exp(j (j - 1) Delta^2 / (2 sigma^2)), which the discrete
+            # Gaussian shares exactly for shifts on its lattice; the fractional-order series
+            # rests on the continuous density, so those orders are not used for it.
+            rdp = np.where(orders == np.floor(orders), rdp, np.inf)
+        return rdp
     if isinstance(event, ZCDPEvent):
         if q != 1.0:
             raise UnsupportedEventError("RDP: Poisson subsampling of a generic zCDP event")

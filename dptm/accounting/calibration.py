@@ -15,15 +15,15 @@ __all__ = ["calibrate_gaussian", "calibrate_laplace", "log_bisect"]
 _Z_MIN, _Z_MAX = 1e-3, 1e6
 
 
-def _gaussian_event(z, q, steps):
-    ev = GaussianEvent(z)
+def _gaussian_event(z, q, steps, discrete=False):
+    ev = GaussianEvent(z, discrete=discrete)
     if q < 1.0:
         ev = PoissonSampledEvent(ev, q)
     return SelfComposedEvent(ev, steps) if steps > 1 else ev
 
 
 def calibrate_gaussian(target_epsilon, target_delta, *, sampling_probability=1.0, steps=1,
-                       method="rdp", tol=1e-4, **accountant_kwargs):
+                       method="rdp", tol=1e-4, discrete=False, **accountant_kwargs):
     """Smallest Gaussian noise multiplier meeting (target_epsilon, target_delta).
 
     The mechanism is ``steps`` compositions of the Gaussian mechanism (L2 sensitivity 1),
@@ -39,6 +39,9 @@ def calibrate_gaussian(target_epsilon, target_delta, *, sampling_probability=1.0
         Accountant used (zcdp only for sampling_probability = 1; pld needs dptm[pld]).
     tol : float in (0, 0.5)
         Relative precision: the returned z meets the target and z * (1 - tol) does not.
+    discrete : bool
+        Calibrate the (exact) discrete Gaussian, accounted as its event is: under Poisson
+        subsampling only at integer RDP orders.
 
     Returns
     -------
@@ -64,7 +67,8 @@ def calibrate_gaussian(target_epsilon, target_delta, *, sampling_probability=1.0
 
     def eps_of(z):
         if z not in cache:
-            cache[z] = _epsilon(_gaussian_event(z, q, steps), delta, method, **accountant_kwargs)
+            cache[z] = _epsilon(_gaussian_event(z, q, steps, discrete), delta, method,
+                                **accountant_kwargs)
         return cache[z]
 
     def ok(z):

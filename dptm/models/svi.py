@@ -435,7 +435,7 @@ class PrivateOnlineLDA(TopicModelMixin):
         eps, delta = float(self.target_epsilon), float(self.target_delta)
         if self.accounting == "rdp":
             return calibrate_gaussian(eps, delta, sampling_probability=q, steps=steps,
-                                      method="rdp")
+                                      method="rdp", discrete=self.mechanism != "gaussian")
         S = min(int(self.batch_size), n_docs)
         J = paper_steps if paper_steps is not None else steps
         return recipes.park2016_noise_multiplier(

@@ -81,9 +81,9 @@ MUTANTS = [
          new='_NOT_PUBLIC = {"verbose", "callback", "n_jobs"}', tests=REPORT,
          what="the seed (random_state) published in the release's hyperparameters"),
     # -- accounting --------------------------------------------------------------------------
-    dict(id="A01", file="dptm/accounting/rdp.py", old="    return a * sensitivity ** 2 / (2.0 * sigma ** 2)",
-         new="    return a * sensitivity / (2.0 * sigma ** 2)", tests=ACC,
-         what="Gaussian RDP with sensitivity instead of its square"),
+    dict(id="A01", file="dptm/accounting/rdp.py", old="        return float(r * r / 2.0)",
+         new="        return float(r / 2.0)", tests=ACC,
+         what="Gaussian RDP with Delta / sigma instead of its square"),
     dict(id="A02", file="dptm/accounting/accountants.py",
          old="        return rdp_subsampled_gaussian(q, event.noise_multiplier, orders)",
          new="        return rdp_subsampled_gaussian(q, event.sigma, orders)", tests=ACC,
