@@ -452,9 +452,11 @@ cdef inline int64_t _geometric_dyadic(bitgen_t* rng, TrialStream* st, uint64_t a
     while True:
         if st.n < 40:
             _refill_trials(rng, st, a)
-        ones = dptm_ctz64(~st.bits)           # <= n: the bits above n are 0
+        # ~bits is 0 only when all 64 held trials succeeded (ctz of 0 is undefined in C)
+        ones = 64 if st.bits == <uint64_t> 0xFFFFFFFFFFFFFFFF else dptm_ctz64(~st.bits)
         if ones < st.n:
-            st.bits >>= ones + 1              # the successes and the failure
+            # drop the successes and the failure; a shift by 64 is undefined in C
+            st.bits = 0 if ones == 63 else st.bits >> (ones + 1)
             st.n -= ones + 1
             return g + ones
         g += st.n                             # every held trial succeeded: read on
