@@ -209,7 +209,7 @@ def load_corpus(a, audit=False):
     if getattr(a, "reference_data", None) is not None:
         # a public corpus over the same vocabulary (TopicDP samples its sensitivity on it)
         if a.vocab is not None:
-            a.reference_X, ref_vocab = datasets.load_uci_bow(a.reference_data, a.vocab)
+            a.reference_X, _ = datasets.load_uci_bow(a.reference_data, a.vocab)
         else:
             ref_tokens = text.preprocess(datasets.load_texts(a.reference_data, key=a.text_key))
             if a.documents is not None:
