@@ -194,3 +194,17 @@ def test_audit_command_prints_attack_table_and_privacy(tmp_path):
     assert "LiRA online (zeta)" in out and "LiRA offline (zeta)" in out and "AUC" in out
     assert "Privacy report" in out
     assert save.exists()
+
+
+def test_topicdp_samples_its_sensitivity_on_a_public_reference(raw_text, tmp_path):
+    vocab = tmp_path / "public_words.txt"
+    vocab.write_text("flood\nrain\nriver\nvote\npoll\ncandidate\n")
+    reference = tmp_path / "public.txt"
+    reference.write_text("\n".join(["flood rain river", "vote poll candidate"] * 40))
+    save = tmp_path / "rel"
+    code, out = run("fit", "--model", "topicdp", "--data", str(raw_text), "--public-vocab",
+                    str(vocab), "--reference-data", str(reference), "--gamma", "0.5",
+                    "-k", "2", "--iterations", "5", "--save", str(save))
+    assert code == 0, out
+    report = Release.load(str(save)).privacy
+    assert report.gamma == 0.5 and "reference" in " ".join(report.assumed_public + report.notes)
