@@ -355,6 +355,11 @@ def cmd_audit(a, out):
     privacy = getattr(result.target, "privacy_", None)
     if privacy is not None:
         print("\n" + str(privacy), file=out)
+    if a.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        result.plot().figure.savefig(a.plot, dpi=120, bbox_inches="tight")
+        print(f"\nROC curves saved to {a.plot}", file=out)
     if a.save:
         result.lira.save(a.save)
         print(f"\nLiRA statistics saved to {a.save}", file=out)
@@ -494,6 +499,8 @@ def build_parser():
     aud.add_argument("--jobs", type=_int_type(1, extra=(-1,)), default=None,
                      help="parallel shadow fits (joblib); -1 = all cores")
     aud.add_argument("--save", default=None, help="save the LiRA statistics to this .npz file")
+    aud.add_argument("--plot", default=None, metavar="FILE",
+                     help="save the attacks' log-log ROC curves to this image (needs matplotlib)")
     _add_privacy_options(aud)
     return parser
 

@@ -77,3 +77,15 @@ def test_planted_leak_is_detected_and_a_blind_model_is_not(corpus):
         assert auc(members, s) > 0.9, name
     for name, s in blind.scores.items():
         assert auc(blind.labels.astype(bool), s) < 0.75, name
+
+
+def test_audit_result_plots_its_roc_curves(corpus, recorded):
+    matplotlib = pytest.importorskip("matplotlib", reason="matplotlib (test extra) for plots")
+    matplotlib.use("Agg")
+    ax = recorded.plot()
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert len(labels) == len(recorded.scores) + 1            # one curve per attack + chance
+    assert all(any(name in lab for lab in labels) for name in recorded.scores)
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="not in this result"):
+        recorded.plot(attacks=["nope"])

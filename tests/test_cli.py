@@ -189,8 +189,10 @@ def test_python_dash_m_entry_point():
 def test_audit_command_prints_attack_table_and_privacy(tmp_path):
     save = tmp_path / "lira.npz"
     code, out = run("audit", "--model", "hdp-lda", "--shadows", "4", "--iterations", "5",
-                    "-k", "4", "--epsilon-per-iter", "1", "--save", str(save))
+                    "-k", "4", "--epsilon-per-iter", "1", "--save", str(save),
+                    "--plot", str(tmp_path / "roc.png"))
     assert code == 0, out
+    assert (tmp_path / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "LiRA online (zeta)" in out and "LiRA offline (zeta)" in out and "AUC" in out
     assert "Privacy report" in out
     assert save.exists()

@@ -442,6 +442,16 @@ class AuditResult:
     def __str__(self):
         return self.summary()
 
+    def plot(self, ax=None, attacks=None, **kwargs):
+        """Log-log ROC curves of the attacks (papers/manzonelli2024 Fig. 2): every attack,
+        or the names in ``attacks``. Needs matplotlib (``dptm[plot]``); returns the Axes."""
+        from .evaluation import plot_roc
+        names = list(self.scores) if attacks is None else list(attacks)
+        unknown = [n for n in names if n not in self.scores]
+        if unknown:
+            raise ValueError(f"attacks {unknown} not in this result; choose from {list(self.scores)}")
+        return plot_roc(self.labels, {n: self.scores[n] for n in names}, ax=ax, **kwargs)
+
 
 def audit(trainer, X, *, n_shadows=128, target_fraction=0.5, statistics=("zeta",),
           restrict_vocabulary=True, target_trainer=None, baselines=True, variance="per_example",
