@@ -17,6 +17,7 @@ _LAZY = {
     "NoisyGibbsLDA": "dptm.models.private_gibbs",
     "SubsampledGibbsLDA": "dptm.models.private_gibbs",
     "PrivateOnlineLDA": "dptm.models.svi",
+    "PrivateBatchLDA": "dptm.models.private_vb",
     "LocalDPLDA": "dptm.models.local",
     "OnlineLocalDPLDA": "dptm.models.local",
     "TopicDP": "dptm.models.output",

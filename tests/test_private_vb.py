@@ -1,0 +1,47 @@
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dptm.models.private_vb import PrivateBatchLDA, _estep_doc, _expected_counts
+
+
+def _corpus(seed=0, D=60, V=12):
+    r = np.random.default_rng(seed)
+    return sp.csr_matrix(r.poisson(0.8, size=(D, V)).astype(np.int64))
+
+
+def test_each_contribution_has_norm_c_and_sums():
+    X = _corpus()
+    beta = 1.0 + np.random.default_rng(1).random((3, X.shape[1]))
+    one = _expected_counts(X[:1], beta, 0.3, 0.7)
+    assert np.sqrt((one ** 2).sum()) == pytest.approx(0.7, rel=1e-12)
+    total = _expected_counts(X, beta, 0.3, 0.7)
+    parts = sum(_expected_counts(X[d:d + 1], beta, 0.3, 0.7) for d in range(X.shape[0]))
+    np.testing.assert_allclose(total, parts, rtol=1e-12)
+
+
+def test_estep_counts_sum_to_doc_length():
+    ids, cnts = np.array([0, 2, 5]), np.array([2.0, 1.0, 4.0])
+    eb = np.random.default_rng(2).random((4, 6)) + 0.1
+    c = _estep_doc(ids, cnts, eb, 0.25)
+    np.testing.assert_allclose(c.sum(axis=0), cnts, rtol=1e-10)
+
+
+def test_calibration_and_report():
+    X = _corpus()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = PrivateBatchLDA(3, target_epsilon=2.0, max_iter=2, random_state=0).fit(X)
+    eps = m.privacy_.epsilon(1e-5, method="rdp")
+    assert eps <= 2.0 * (1 + 1e-6) and eps > 1.9
+    for v in vars(m).values():
+        assert not isinstance(v, (np.random.Generator, np.random.BitGenerator))
+
+
+@pytest.mark.parametrize("param,value", [("target_epsilon", -1.0), ("clip_norm", 0.0),
+                                         ("n_components", 0)])
+def test_bad_input_names_parameter(param, value):
+    with pytest.raises((ValueError, TypeError), match=param):
+        PrivateBatchLDA(**{"n_components": 3, param: value}).fit(_corpus())
