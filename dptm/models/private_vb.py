@@ -1,5 +1,8 @@
 """Document-level private full-batch variational Bayes for LDA (issue #15).
 
+EXPERIMENTAL: a first version, not yet benchmarked against the non-private model nor
+tuned (issue #15 is open); its E-step is NumPy, not a Cython kernel.
+
 Each iteration: E-step over all documents with the current topics, each document's
 expected topic-word counts (K x V) scaled to a fixed L2 norm, summed, released with the
 discrete (lattice) Gaussian mechanism; topics = post-processed noisy statistic.
