@@ -75,3 +75,16 @@ def test_noise_drawn_matches_the_recorded_event(monkeypatch):
     assert event.discrete and event.sensitivity == m.clip_norm
     se = event.sigma / np.sqrt(2 * noise.size)
     assert abs(noise.std() - event.sigma) < 6 * se
+
+
+def test_report_and_release_metadata_are_the_same_without_one_document():
+    # add/remove adjacency: nothing but the privatized topics may tell X from X[:-1]
+    X = _corpus()
+    fits = []
+    for data in (X, X[:-1]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits.append(PrivateBatchLDA(3, max_iter=2, random_state=5).fit(data))
+    a, b = (m.release() for m in fits)
+    assert a.privacy.to_state() == b.privacy.to_state() and str(a.privacy) == str(b.privacy)
+    assert a.hyperparameters == b.hyperparameters and a.vocabulary == b.vocabulary

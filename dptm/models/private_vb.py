@@ -63,8 +63,8 @@ class PrivateBatchLDA(TopicModelMixin):
     Privacy contract: ``components_`` is post-processing of ``max_iter`` lattice-Gaussian
     releases of the sum of per-document K x V expected counts, each scaled to L2 norm
     ``clip_norm`` (minus the lattice rounding slack), noise calibrated by RDP so that the
-    whole fit is (target_epsilon, target_delta)-DP; the number of documents D and the
-    vocabulary are assumed public. ``random_state=None`` (default) draws from a secret
+    whole fit is (target_epsilon, target_delta)-DP; the vocabulary is assumed public. The
+    number of documents is neither used by the mechanism nor published. ``random_state=None`` (default) draws from a secret
     generator; any other value is test mode.
     """
 
@@ -92,7 +92,7 @@ class PrivateBatchLDA(TopicModelMixin):
             raise ValueError(f"target_delta must be in (0, 1), got {self.target_delta!r}")
         C = check_positive(self.clip_norm, "clip_norm")
         X = check_count_matrix(X, estimator=self, reset=True).tocsr()
-        D, V = X.shape
+        V = X.shape[1]
         K, T = self.n_components, self.max_iter
         gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")
         z = calibrate_gaussian(eps, delta, steps=T)
@@ -118,8 +118,9 @@ class PrivateBatchLDA(TopicModelMixin):
             description="full-batch private VB LDA: lattice Gaussian on per-document "
                         "normalised expected counts, each iteration",
             default_delta=delta, seeded=seeded,
-            assumed_public=[f"number of documents D = {D}",
-                            f"vocabulary (V = {V} words)"])
+            # D is not used by the mechanism and not published: under add/remove
+            # adjacency it would tell a neighbour apart
+            assumed_public=[f"vocabulary (V = {V} words)"])
         self._set_topics(beta)
         self.transform_seed_ = public_seed(gen, seeded)
         self.n_iter_ = T
