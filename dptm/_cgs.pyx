@@ -11,7 +11,9 @@ import numpy as np
 
 from libc.math cimport log, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memcpy
+from cython.parallel cimport parallel, prange
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_interval, random_standard_exponential,
                                            random_standard_normal)
@@ -113,6 +115,57 @@ cdef extern from *:
 cdef Py_ssize_t BLOCKED_MIN_TOPICS = 32
 
 
+cdef void _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                      const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* n_wk,
+                      int32_t* n_dk, int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha,
+                      double beta, bitgen_t* rng, double* c, double* cum) noexcept nogil:
+    """The sweep of ``gibbs_sweep`` over documents [d_lo, d_hi) with the counts given
+    (``c``: K doubles, ``cum``: K + NB doubles of scratch)."""
+    cdef Py_ssize_t d, i, k, w, t
+    cdef double beta_sum = V * beta, total
+    cdef int32_t* wrow
+    cdef int32_t* drow
+    cdef bint blocked = K >= BLOCKED_MIN_TOPICS
+    if not blocked:
+        for t in range(K):
+            c[t] = 1.0 / (n_k[t] + beta_sum)
+    for d in range(d_lo, d_hi):
+        if doc_ptr[d + 1] == doc_ptr[d]:
+            continue
+        drow = n_dk + d * K
+        if blocked:
+            for t in range(K):
+                c[t] = (drow[t] + alpha) / (n_k[t] + beta_sum)
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[i]
+            k = z[i]
+            wrow = n_wk + w * K
+            wrow[k] -= 1
+            drow[k] -= 1
+            n_k[k] -= 1
+            if blocked:
+                c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
+                if i + 1 < n_tokens:
+                    dptm_cgs_prefetch_row(n_wk + words[i + 1] * K, K)
+                dptm_cgs_block_prefix(wrow, c, cum, K, beta)
+                k = dptm_cgs_block_search(cum, K, next_uniform(rng))
+            else:
+                c[k] = 1.0 / (n_k[k] + beta_sum)
+                total = 0.0
+                for t in range(K):
+                    total += (wrow[t] + beta) * (drow[t] + alpha) * c[t]
+                    cum[t] = total
+                k = sample_cumulative(cum, K, next_uniform(rng) * total)
+            z[i] = <int32_t> k
+            wrow[k] += 1
+            drow[k] += 1
+            n_k[k] += 1
+            if blocked:
+                c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
+            else:
+                c[k] = 1.0 / (n_k[k] + beta_sum)
+
+
 def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
                 int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
                 double alpha, double beta, object bit_generator):
@@ -145,17 +198,15 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
 
     Both are the inverse-CDF draw (the second over topics ordered by block); the blocked form
     needs about K / 8 + 8 serial additions instead of K and no data-dependent branch.
+    ``gibbs_sweep_parallel`` runs it on several threads (AD-LDA).
     """
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t d, i, k, w, t, n_tokens = words.shape[0]
-    cdef double beta_sum = V * beta, total
-    cdef int32_t* wrow
-    cdef int32_t* drow
     cdef bitgen_t* rng = get_bitgen(bit_generator)
-    cdef bint blocked = K >= BLOCKED_MIN_TOPICS
-    # sequential scan: inv_nk[t] = 1 / (n_k[t] + beta_sum), cum the running sums;
+    # sequential scan: c[t] = 1 / (n_k[t] + beta_sum), cum the running sums;
     # blocked: c[t] = (drow[t] + alpha) / (n_k[t] + beta_sum) for the current document,
-    # P the block prefix sums (K + NB entries)
+    # cum the block prefix sums (K + NB entries)
+    if D <= 0 or K <= 0 or words.shape[0] == 0:
+        return
     cdef double* c = <double*> malloc(K * sizeof(double))
     cdef double* cum = <double*> malloc((K + DPTM_CGS_NB) * sizeof(double))
     if c == NULL or cum == NULL:
@@ -163,58 +214,142 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
-            if not blocked:
-                for t in range(K):
-                    c[t] = 1.0 / (n_k[t] + beta_sum)
-            for d in range(D):
-                if doc_ptr[d + 1] == doc_ptr[d]:
-                    continue
-                drow = &n_dk[d, 0]
-                if blocked:
-                    for t in range(K):
-                        c[t] = (drow[t] + alpha) / (n_k[t] + beta_sum)
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                    w = words[i]
-                    k = z[i]
-                    wrow = &n_wk[w, 0]
-                    wrow[k] -= 1
-                    drow[k] -= 1
-                    n_k[k] -= 1
-                    if blocked:
-                        c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
-                        if i + 1 < n_tokens:
-                            dptm_cgs_prefetch_row(&n_wk[words[i + 1], 0], K)
-                        dptm_cgs_block_prefix(wrow, c, cum, K, beta)
-                        k = dptm_cgs_block_search(cum, K, next_uniform(rng))
-                    else:
-                        c[k] = 1.0 / (n_k[k] + beta_sum)
-                        total = 0.0
-                        for t in range(K):
-                            total += (wrow[t] + beta) * (drow[t] + alpha) * c[t]
-                            cum[t] = total
-                        k = sample_cumulative(cum, K, next_uniform(rng) * total)
-                    z[i] = <int32_t> k
-                    wrow[k] += 1
-                    drow[k] += 1
-                    n_k[k] += 1
-                    if blocked:
-                        c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
-                    else:
-                        c[k] = 1.0 / (n_k[k] + beta_sum)
+            _gibbs_docs(&doc_ptr[0], 0, D, &words[0], words.shape[0], &z[0], &n_wk[0, 0],
+                        &n_dk[0, 0], &n_k[0], V, K, alpha, beta, rng, c, cum)
     finally:
         free(c)
         free(cum)
 
 
+def gibbs_sweep_parallel(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
+                         int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                         double alpha, double beta, const int64_t[::1] part_ptr,
+                         list bit_generators, int n_threads):
+    """One approximate-distributed sweep (AD-LDA, Newman et al. 2009) on ``P`` partitions.
+
+    Partition ``p`` (documents ``part_ptr[p]:part_ptr[p + 1]``) runs ``gibbs_sweep``'s
+    sampler on its documents with ``bit_generators[p]`` and its own copy of ``n_wk`` and
+    ``n_k`` taken at the start of the sweep (it sees its own moves, not the others'); after
+    the sweep every partition's count changes are added to the shared counts (integer sums,
+    in any order the same). ``z`` and ``n_dk`` are exact; the approximation is that a
+    partition samples from word counts that are stale by the other partitions' moves of
+    this sweep. The result depends on the partitions and their streams, not on the
+    threads that run them (``n_threads`` OpenMP threads). Memory: ``P`` copies of ``n_wk``.
+    With one partition it is ``gibbs_sweep`` with that generator.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t P = part_ptr.shape[0] - 1, p, w, k, VK = V * K
+    cdef int failed = 0
+    cdef int64_t acc
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if P < 1 or len(bit_generators) != P:
+        raise ValueError("need one bit generator per partition")
+    if part_ptr[0] != 0 or part_ptr[P] != D:
+        raise ValueError("part_ptr must start at 0 and end at the number of documents")
+    for p in range(P):
+        if part_ptr[p + 1] < part_ptr[p]:
+            raise ValueError("part_ptr must be non-decreasing")
+    if D <= 0 or K <= 0 or words.shape[0] == 0:
+        return
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(P * sizeof(bitgen_t*))
+    # per partition: its word counts (VK) and topic totals (K); partition 0 works in place
+    cdef int32_t* old = <int32_t*> malloc(VK * sizeof(int32_t))
+    cdef int32_t** wk = <int32_t**> calloc(P, sizeof(int32_t*))
+    cdef int64_t* nk = <int64_t*> malloc(P * K * sizeof(int64_t))
+    if rngs == NULL or old == NULL or wk == NULL or nk == NULL:
+        free(rngs); free(old); free(wk); free(nk)
+        raise MemoryError()
+    cdef double* c
+    cdef double* cum
+    try:
+        for p in range(P):
+            rngs[p] = get_bitgen(bit_generators[p])
+        with nogil:
+            memcpy(old, &n_wk[0, 0], VK * sizeof(int32_t))
+            wk[0] = &n_wk[0, 0]
+            for p in prange(P, num_threads=n_threads, schedule="static", chunksize=1):
+                if p > 0:
+                    wk[p] = <int32_t*> malloc(VK * sizeof(int32_t))
+                c = <double*> malloc(K * sizeof(double))
+                cum = <double*> malloc((K + DPTM_CGS_NB) * sizeof(double))
+                if wk[p] == NULL or c == NULL or cum == NULL:
+                    failed += 1
+                else:
+                    if p > 0:
+                        memcpy(wk[p], old, VK * sizeof(int32_t))
+                    memcpy(nk + p * K, &n_k[0], K * sizeof(int64_t))
+                    _gibbs_docs(&doc_ptr[0], part_ptr[p], part_ptr[p + 1], &words[0],
+                                words.shape[0], &z[0], wk[p], &n_dk[0, 0], nk + p * K, V, K,
+                                alpha, beta, rngs[p], c, cum)
+                free(c)
+                free(cum)
+            if failed == 0:
+                # n_wk (partition 0's counts) += the other partitions' changes
+                for w in prange(V, num_threads=n_threads, schedule="static"):
+                    for k in range(K):
+                        acc = 0
+                        for p in range(1, P):
+                            acc = acc + wk[p][w * K + k] - old[w * K + k]
+                        n_wk[w, k] += <int32_t> acc
+                for k in range(K):
+                    acc = 0
+                    for p in range(P):
+                        acc = acc + nk[p * K + k] - n_k[k]
+                    n_k[k] += acc
+        if failed:
+            raise MemoryError()
+    finally:
+        for p in range(1, P):
+            free(wk[p])
+        free(rngs); free(old); free(wk); free(nk)
+
+
+cdef void _fold_in_doc(const int32_t* words, Py_ssize_t n, const double* word_factor,
+                       Py_ssize_t K, double alpha, int n_iter, int burn_in, bitgen_t* rng,
+                       double* cum, int32_t* n_dk, int32_t* z, double* out) noexcept nogil:
+    """``fold_in`` for one document of ``n`` tokens, its mean counts added to ``out``."""
+    cdef Py_ssize_t i, k, t, it
+    cdef double total
+    cdef const double* wrow
+    for t in range(K):
+        n_dk[t] = 0
+    for i in range(n):
+        k = <Py_ssize_t> (next_uniform(rng) * K)
+        if k >= K:
+            k = K - 1
+        z[i] = <int32_t> k
+        n_dk[k] += 1
+    for it in range(n_iter):
+        for i in range(n):
+            k = z[i]
+            wrow = word_factor + words[i] * K
+            n_dk[k] -= 1
+            total = 0.0
+            for t in range(K):
+                total += wrow[t] * (n_dk[t] + alpha)
+                cum[t] = total
+            k = sample_cumulative(cum, K, next_uniform(rng) * total)
+            z[i] = <int32_t> k
+            n_dk[k] += 1
+        if it >= burn_in:
+            for t in range(K):
+                out[t] += n_dk[t]
+    for t in range(K):
+        out[t] /= <double> (n_iter - burn_in)
+
+
 def fold_in(const int64_t[::1] doc_ptr, const int32_t[::1] words,
             const double[:, ::1] word_factor, double alpha, int n_iter, int burn_in,
-            list bit_generators):
+            list bit_generators, int n_threads=1):
     """Fold-in Gibbs sampling of held-out documents with the word factor held fixed.
 
     For each document ``d`` (with its own BitGenerator ``bit_generators[d]``), topics are
     initialised uniformly and each token with word ``w`` is redrawn ``n_iter`` times from
     ``p_k ∝ word_factor[w, k] * (n_dk[d, k] + alpha)`` (``word_factor = topic_word.T``).
-    Each document has its own stream, so its result does not depend on the batch.
+    Each document has its own stream, so its result does not depend on the batch, nor on
+    ``n_threads`` (documents run in parallel on that many OpenMP threads; the generators
+    are used without their locks and must belong to this call).
 
     Returns
     -------
@@ -222,62 +357,47 @@ def fold_in(const int64_t[::1] doc_ptr, const int32_t[::1] words,
         ``n_dk`` averaged over the sweeps after the first ``burn_in``.
     """
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1, K = word_factor.shape[1]
-    cdef Py_ssize_t d, i, k, t, it, start, n
-    cdef double total
-    cdef const double* wrow
-    cdef bitgen_t* rng
-    out = np.zeros((D, K), dtype=np.float64)
-    cdef double[:, ::1] mean_counts = out
-    cdef Py_ssize_t max_len = 0
-    for d in range(D):
-        max_len = max(max_len, doc_ptr[d + 1] - doc_ptr[d])
-    cdef double* cum = <double*> malloc(K * sizeof(double))
-    cdef int32_t* n_dk = <int32_t*> malloc(K * sizeof(int32_t))
-    cdef int32_t* z = <int32_t*> malloc((max_len + 1) * sizeof(int32_t))
-    if cum == NULL or n_dk == NULL or z == NULL:
-        free(cum); free(n_dk); free(z)
-        raise MemoryError()
+    cdef Py_ssize_t d, n
+    cdef int failed = 0
     if not 0 <= burn_in < n_iter:
         raise ValueError("need 0 <= burn_in < n_iter")
-    cdef double kept = n_iter - burn_in
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if len(bit_generators) != D:
+        raise ValueError("need one bit generator per document")
+    out = np.zeros((D, K), dtype=np.float64)
+    cdef double[:, ::1] mean_counts = out
+    if D <= 0 or K <= 0:
+        return out
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(D * sizeof(bitgen_t*))
+    if rngs == NULL:
+        raise MemoryError()
+    cdef double* cum
+    cdef int32_t* n_dk
+    cdef int32_t* z
     try:
         for d in range(D):
-            start = doc_ptr[d]
-            n = doc_ptr[d + 1] - start
-            if n == 0:
-                continue
-            bit_generator = bit_generators[d]
-            rng = get_bitgen(bit_generator)
-            with bit_generator.lock, nogil:
-                for t in range(K):
-                    n_dk[t] = 0
-                for i in range(n):
-                    k = <Py_ssize_t> (next_uniform(rng) * K)
-                    if k >= K:
-                        k = K - 1
-                    z[i] = <int32_t> k
-                    n_dk[k] += 1
-                for it in range(n_iter):
-                    for i in range(n):
-                        k = z[i]
-                        wrow = &word_factor[words[start + i], 0]
-                        n_dk[k] -= 1
-                        total = 0.0
-                        for t in range(K):
-                            total += wrow[t] * (n_dk[t] + alpha)
-                            cum[t] = total
-                        k = sample_cumulative(cum, K, next_uniform(rng) * total)
-                        z[i] = <int32_t> k
-                        n_dk[k] += 1
-                    if it >= burn_in:
-                        for t in range(K):
-                            mean_counts[d, t] += n_dk[t]
-                for t in range(K):
-                    mean_counts[d, t] /= kept
+            rngs[d] = get_bitgen(bit_generators[d])
+        with nogil:
+            for d in prange(D, num_threads=n_threads, schedule="dynamic"):
+                n = doc_ptr[d + 1] - doc_ptr[d]
+                if n > 0:
+                    cum = <double*> malloc(K * sizeof(double))
+                    n_dk = <int32_t*> malloc(K * sizeof(int32_t))
+                    z = <int32_t*> malloc(n * sizeof(int32_t))
+                    if cum == NULL or n_dk == NULL or z == NULL:
+                        failed += 1
+                    else:
+                        _fold_in_doc(&words[doc_ptr[d]], n, &word_factor[0, 0], K, alpha,
+                                     n_iter, burn_in, rngs[d], cum, n_dk, z,
+                                     &mean_counts[d, 0])
+                    free(cum)
+                    free(n_dk)
+                    free(z)
+        if failed:
+            raise MemoryError()
     finally:
-        free(cum)
-        free(n_dk)
-        free(z)
+        free(rngs)
     return out
 
 
@@ -661,6 +781,159 @@ cdef inline int64_t _next_selected(bitgen_t* rng, int mode, double scale, int64_
     return p
 
 
+cdef extern from *:
+    """
+    /* Shared-count update of the parallel sweeps: integer additions commute, so the
+       result does not depend on the order threads reach a count. Without OpenMP the
+       pragma is ignored and the add is plain (one thread). */
+    static inline void dptm_atomic_add_i32(int32_t *p, int32_t v) {
+    #pragma omp atomic
+        *p += v;
+    }
+    """
+    void dptm_atomic_add_i32(int32_t* p, int32_t v) noexcept nogil
+
+
+cdef int _selection_mode(double rate, bint table, double* scale) noexcept:
+    """The selection mode of ``noisy_gibbs_sweep`` (-1: nothing is selected)."""
+    scale[0] = 0.0
+    if table:
+        return 1
+    if rate >= 1.0:
+        return 0
+    if not rate > 0.0:
+        return -1
+    if rate <= 0.75:
+        # one exponential per selected token; above 0.75 one per skipped token is cheaper
+        scale[0] = -1.0 / log1p(-rate)
+        return 2
+    scale[0] = -1.0 / log(rate)
+    return 3
+
+
+cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                             const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
+                             int64_t* n_k, const float* word_factor, const double* word_mass,
+                             const double* word_cum, const double* rate_table, Py_ssize_t K,
+                             double alpha, int mode, double scale, bitgen_t* rng, double* cum,
+                             int32_t* nz, int32_t* pos, bint shared) noexcept nogil:
+    """The sweep of ``noisy_gibbs_sweep`` over documents [d_lo, d_hi) with one stream.
+
+    ``n_k`` receives the topic-total changes (the totals themselves, or a zeroed delta
+    buffer); ``shared``: other threads update ``n_wk`` concurrently (atomic adds).
+    ``word_cum`` (NULL: linear scan) holds each word's running sums of its word-factor row
+    (double, topic order), so the word bucket is a binary search with the same result as
+    the scan. Returns the number of tokens resampled."""
+    cdef Py_ssize_t d, k, w, t, j, knew, lo, hi, mid, n_nz = 0
+    cdef Py_ssize_t n_sampled = 0
+    cdef int64_t i, cur, end, doc_end, sel_left = 0
+    cdef double q, u, acc, a_w
+    cdef const float* frow
+    cdef const double* crow
+    cdef int32_t* drow = NULL
+    i = doc_ptr[d_lo]
+    end = doc_ptr[d_hi]
+    d = d_lo - 1
+    doc_end = i                                 # no document loaded yet
+    if mode == 3 and i < end:
+        sel_left = _geometric_capped(rng, scale, end - i)
+    i = _next_selected(rng, mode, scale, i, end, &sel_left)
+    while i < end:
+        # locating the next selected token first keeps the selection draws off
+        # this token's critical path (measured: the per-token cost otherwise grows
+        # as the rate falls)
+        cur = i
+        i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
+        w = words[cur]
+        k = z[cur]
+        if mode == 1:
+            if next_uniform(rng) >= rate_table[w * K + k]:
+                continue
+        if cur >= doc_end:
+            # first selected token of a document: its non-zero topics, branch-free
+            d += 1
+            while doc_ptr[d + 1] <= cur:
+                d += 1
+            doc_end = doc_ptr[d + 1]
+            drow = n_dk + d * K
+            n_nz = 0
+            for t in range(K):
+                pos[t] = <int32_t> n_nz         # read only for non-zero topics
+                nz[n_nz] = <int32_t> t
+                n_nz += drow[t] > 0
+        n_sampled += 1
+        frow = word_factor + w * K
+        a_w = alpha * word_mass[w]
+        drow[k] -= 1
+        if drow[k] == 0:
+            j = pos[k]
+            n_nz -= 1
+            nz[j] = nz[n_nz]
+            pos[nz[j]] = <int32_t> j
+        q = 0.0
+        for j in range(n_nz):
+            t = nz[j]
+            q += frow[t] * drow[t]
+            cum[j] = q
+        u = next_uniform(rng) * (q + a_w)
+        if u < q:
+            j = 0
+            while j < n_nz - 1 and cum[j] <= u:
+                j += 1
+            knew = nz[j]
+        elif word_cum != NULL:
+            # first t with crow[t] > u (K - 1 if none): the scan's answer in O(log K)
+            u = (u - q) / alpha
+            crow = word_cum + w * K
+            lo = 0
+            hi = K - 1
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if crow[mid] > u:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            knew = lo
+        else:
+            u = (u - q) / alpha
+            acc = 0.0
+            knew = K - 1
+            for t in range(K):
+                acc += frow[t]
+                if acc > u:
+                    knew = t
+                    break
+        drow[knew] += 1
+        if drow[knew] == 1:
+            pos[knew] = <int32_t> n_nz
+            nz[n_nz] = <int32_t> knew
+            n_nz += 1
+        if knew != k:
+            z[cur] = <int32_t> knew
+            if shared:
+                dptm_atomic_add_i32(n_wk + w * K + k, -1)
+                dptm_atomic_add_i32(n_wk + w * K + knew, 1)
+            else:
+                n_wk[w * K + k] -= 1
+                n_wk[w * K + knew] += 1
+            n_k[k] -= 1
+            n_k[knew] += 1
+    return n_sampled
+
+
+cdef _check_noisy_args(const int32_t[:, ::1] n_wk, const float[:, ::1] word_factor,
+                       const double[::1] word_mass, double alpha, const double[:, ::1] rate_table):
+    cdef Py_ssize_t V = n_wk.shape[0], K = n_wk.shape[1]
+    if word_factor.shape[0] != V or word_factor.shape[1] != K:
+        raise ValueError("word_factor must have the shape of n_wk")
+    if word_mass.shape[0] != V:
+        raise ValueError("word_mass must have one entry per word")
+    if not alpha > 0.0:
+        raise ValueError("alpha must be > 0")
+    if rate_table.shape[0] > 0 and (rate_table.shape[0] != V or rate_table.shape[1] != K):
+        raise ValueError("rate_table must be empty or have the shape of n_wk")
+
+
 def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
                       int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
                       const float[:, ::1] word_factor, const double[::1] word_mass, double alpha,
@@ -700,42 +973,20 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     non-zero is appended.
     O(K_d) per selected token (K_d: non-zero topics of the document) plus O(K) with
     probability A_w / (Q + A_w), plus O(K) per document with a selected token.
+    ``noisy_gibbs_sweep_blocks`` runs the same sweep on blocks of documents in parallel.
 
     Returns
     -------
     int : number of tokens resampled.
     """
-    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t d, k, w, t, j, knew, n_nz = 0
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, K = n_wk.shape[1]
     cdef Py_ssize_t n_sampled = 0
-    cdef int64_t i, cur, end, doc_end, sel_left = 0
-    cdef double q, u, acc, a_w, scale = 0.0
+    cdef double scale = 0.0
     cdef int mode            # 0 every token, 1 rate table, 2 geometric gaps, 3 geometric runs
-    cdef const float* frow
-    cdef int32_t* drow = NULL
     cdef bitgen_t* rng = get_bitgen(bit_generator)
-    if word_factor.shape[0] != V or word_factor.shape[1] != K:
-        raise ValueError("word_factor must have the shape of n_wk")
-    if word_mass.shape[0] != V:
-        raise ValueError("word_mass must have one entry per word")
-    if not alpha > 0.0:
-        raise ValueError("alpha must be > 0")
-    if rate_table.shape[0] > 0:
-        if rate_table.shape[0] != V or rate_table.shape[1] != K:
-            raise ValueError("rate_table must be empty or have the shape of n_wk")
-        mode = 1
-    elif rate >= 1.0:
-        mode = 0
-    elif not rate > 0.0:
-        return 0
-    elif rate <= 0.75:
-        # one exponential per selected token; above 0.75 one per skipped token is cheaper
-        mode = 2
-        scale = -1.0 / log1p(-rate)
-    else:
-        mode = 3
-        scale = -1.0 / log(rate)
-    if D <= 0:
+    _check_noisy_args(n_wk, word_factor, word_mass, alpha, rate_table)
+    mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
+    if mode < 0 or D <= 0 or K <= 0:
         return 0
     cdef double* cum = <double*> malloc(K * sizeof(double))
     cdef int32_t* nz = <int32_t*> malloc(K * sizeof(int32_t))
@@ -745,81 +996,124 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
-            i = doc_ptr[0]
-            end = doc_ptr[D]
-            d = -1
-            doc_end = i                                 # no document loaded yet
-            if mode == 3 and i < end:
-                sel_left = _geometric_capped(rng, scale, end - i)
-            i = _next_selected(rng, mode, scale, i, end, &sel_left)
-            while i < end:
-                # locating the next selected token first keeps the selection draws off
-                # this token's critical path (measured: the per-token cost otherwise grows
-                # as the rate falls)
-                cur = i
-                i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
-                w = words[cur]
-                k = z[cur]
-                if mode == 1:
-                    if next_uniform(rng) >= rate_table[w, k]:
-                        continue
-                if cur >= doc_end:
-                    # first selected token of a document: its non-zero topics, branch-free
-                    d += 1
-                    while doc_ptr[d + 1] <= cur:
-                        d += 1
-                    doc_end = doc_ptr[d + 1]
-                    drow = &n_dk[d, 0]
-                    n_nz = 0
-                    for t in range(K):
-                        pos[t] = <int32_t> n_nz         # read only for non-zero topics
-                        nz[n_nz] = <int32_t> t
-                        n_nz += drow[t] > 0
-                n_sampled += 1
-                frow = &word_factor[w, 0]
-                a_w = alpha * word_mass[w]
-                drow[k] -= 1
-                if drow[k] == 0:
-                    j = pos[k]
-                    n_nz -= 1
-                    nz[j] = nz[n_nz]
-                    pos[nz[j]] = <int32_t> j
-                q = 0.0
-                for j in range(n_nz):
-                    t = nz[j]
-                    q += frow[t] * drow[t]
-                    cum[j] = q
-                u = next_uniform(rng) * (q + a_w)
-                if u < q:
-                    j = 0
-                    while j < n_nz - 1 and cum[j] <= u:
-                        j += 1
-                    knew = nz[j]
-                else:
-                    u = (u - q) / alpha
-                    acc = 0.0
-                    knew = K - 1
-                    for t in range(K):
-                        acc += frow[t]
-                        if acc > u:
-                            knew = t
-                            break
-                drow[knew] += 1
-                if drow[knew] == 1:
-                    pos[knew] = <int32_t> n_nz
-                    nz[n_nz] = <int32_t> knew
-                    n_nz += 1
-                if knew != k:
-                    z[cur] = <int32_t> knew
-                    n_wk[w, k] -= 1
-                    n_wk[w, knew] += 1
-                    n_k[k] -= 1
-                    n_k[knew] += 1
+            n_sampled = _noisy_block(&doc_ptr[0], 0, D, &words[0] if words.shape[0] else NULL,
+                                     &z[0] if z.shape[0] else NULL, &n_wk[0, 0], &n_dk[0, 0],
+                                     &n_k[0], &word_factor[0, 0], &word_mass[0], NULL,
+                                     &rate_table[0, 0] if mode == 1 else NULL, K, alpha, mode,
+                                     scale, rng, cum, nz, pos, False)
     finally:
         free(cum)
         free(nz)
         free(pos)
     return n_sampled
+
+
+def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] words,
+                             int32_t[::1] z, int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk,
+                             int64_t[::1] n_k, const float[:, ::1] word_factor,
+                             const double[::1] word_mass, double alpha, double rate,
+                             const double[:, ::1] rate_table, const int64_t[::1] block_ptr,
+                             list bit_generators, int n_threads,
+                             const double[:, ::1] word_cum=None):
+    """``noisy_gibbs_sweep`` on blocks of documents, in parallel, exactly.
+
+    Block ``b`` holds documents ``block_ptr[b]:block_ptr[b + 1]`` and draws everything
+    (its selection process, restarted at its first token, and its topics) from its own
+    ``bit_generators[b]``, as ``noisy_gibbs_sweep`` would over those documents alone. The
+    word factor is fixed for the sweep and a block reads and writes only its documents'
+    ``z`` and ``n_dk`` rows, so the blocks are independent given the snapshot: running them
+    on ``n_threads`` OpenMP threads (any order) gives the same ``z`` and ``n_dk``, and the
+    true counts ``n_wk`` (atomic integer adds) and ``n_k`` (per-block changes summed after
+    the sweep) are the same as well. The result depends on the blocks and their streams,
+    never on ``n_threads``; with one block and one generator it is ``noisy_gibbs_sweep``'s.
+
+    ``word_cum`` (V x K, optional): ``word_factor`` rows' running sums in double, topic
+    order (``word_cumsum``); the word bucket is then found by binary search, O(log K), with
+    the linear scan's result (same sums, same comparison).
+
+    The generators are used without their locks: they must belong to this sweep alone.
+
+    Returns
+    -------
+    int : number of tokens resampled.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t n_blocks = block_ptr.shape[0] - 1, b, k, cnt, n_sampled = 0
+    cdef double scale = 0.0
+    cdef int mode, failed = 0
+    _check_noisy_args(n_wk, word_factor, word_mass, alpha, rate_table)
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if n_blocks < 0 or len(bit_generators) != n_blocks:
+        raise ValueError("need one bit generator per block")
+    if n_blocks == 0 or block_ptr[0] != 0 or block_ptr[n_blocks] != D:
+        raise ValueError("block_ptr must start at 0 and end at the number of documents")
+    for b in range(n_blocks):
+        if block_ptr[b + 1] < block_ptr[b]:
+            raise ValueError("block_ptr must be non-decreasing")
+    if word_cum is not None and (word_cum.shape[0] != V or word_cum.shape[1] != K):
+        raise ValueError("word_cum must have the shape of n_wk")
+    mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
+    if mode < 0 or D <= 0 or K <= 0:
+        return 0
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
+    cdef int64_t* dk = <int64_t*> calloc(n_blocks * K, sizeof(int64_t))
+    if rngs == NULL or dk == NULL:
+        free(rngs); free(dk)
+        raise MemoryError()
+    cdef const int32_t* wp = &words[0] if words.shape[0] else NULL
+    cdef int32_t* zp = &z[0] if z.shape[0] else NULL
+    cdef const double* cp = &word_cum[0, 0] if word_cum is not None else NULL
+    cdef const double* rp = &rate_table[0, 0] if mode == 1 else NULL
+    cdef double* cum
+    cdef int32_t* nz
+    cdef int32_t* pos
+    try:
+        for b in range(n_blocks):
+            rngs[b] = get_bitgen(bit_generators[b])
+        with nogil:
+            for b in prange(n_blocks, num_threads=n_threads, schedule="dynamic"):
+                cum = <double*> malloc(K * sizeof(double))
+                nz = <int32_t*> malloc(K * sizeof(int32_t))
+                pos = <int32_t*> malloc(K * sizeof(int32_t))
+                if cum == NULL or nz == NULL or pos == NULL:
+                    failed += 1                     # a reduction, read after the loop
+                else:
+                    cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
+                                       &n_wk[0, 0], &n_dk[0, 0], dk + b * K, &word_factor[0, 0],
+                                       &word_mass[0], cp, rp, K, alpha, mode, scale, rngs[b],
+                                       cum, nz, pos, n_threads > 1)
+                    n_sampled += cnt
+                free(cum)
+                free(nz)
+                free(pos)
+            for b in range(n_blocks):
+                for k in range(K):
+                    n_k[k] += dk[b * K + k]
+        if failed:
+            raise MemoryError()
+    finally:
+        free(rngs)
+        free(dk)
+    return n_sampled
+
+
+def word_cumsum(const float[:, ::1] word_factor, double[:, ::1] out, int n_threads=1):
+    """``out[w] = word_factor[w].astype(float64).cumsum()`` (left to right), rows in
+    parallel: the word-bucket search table of ``noisy_gibbs_sweep_blocks``. Its last column
+    is ``noisy_snapshot``'s ``word_mass`` (the same sums)."""
+    cdef Py_ssize_t V = word_factor.shape[0], K = word_factor.shape[1], w, k
+    cdef double acc
+    if out.shape[0] != V or out.shape[1] != K:
+        raise ValueError("out must have the shape of word_factor")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    with nogil:
+        for w in prange(V, num_threads=n_threads, schedule="static"):
+            acc = 0.0
+            for k in range(K):
+                acc = acc + word_factor[w, k]
+                out[w, k] = acc
 
 
 def shuffle_segments(const int64_t[::1] ptr, int64_t[::1] values, object bit_generator):
