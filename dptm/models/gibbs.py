@@ -32,7 +32,8 @@ def effective_n_jobs(n_jobs):
 
 def token_blocks(doc_ptr, n_parts=None, block_tokens=None):
     """Document boundaries (``block_ptr``, starting at 0, ending at D) of consecutive
-    blocks: ``n_parts`` blocks of about equal token counts, or blocks of about
+    non-empty blocks: at most ``n_parts`` blocks of about equal token counts (cut at the
+    document boundary nearest to each multiple of N / n_parts), or blocks of about
     ``block_tokens`` tokens (a block ends at the first document boundary at or past a
     multiple of ``block_tokens``). Depends on the document lengths only."""
     doc_ptr = np.asarray(doc_ptr, dtype=np.int64)
@@ -41,8 +42,12 @@ def token_blocks(doc_ptr, n_parts=None, block_tokens=None):
         cuts = np.arange(1, n_parts) * (N / n_parts)
     else:
         cuts = np.arange(block_tokens, N, block_tokens)
-    inner = np.searchsorted(doc_ptr, cuts, side="left")
-    ptr = np.unique(np.concatenate(([0], np.clip(inner, 0, D), [D])))
+    inner = np.clip(np.searchsorted(doc_ptr, cuts, side="left"), 1, D)
+    if n_parts is not None:
+        # the nearest document boundary to each cut
+        closer = (cuts - doc_ptr[inner - 1]) < (doc_ptr[inner] - cuts)
+        inner = inner - closer
+    ptr = np.unique(np.concatenate(([0], inner, [D])))
     return ptr.astype(np.int64)
 
 
