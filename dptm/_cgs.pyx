@@ -305,6 +305,222 @@ def gibbs_sweep_parallel(const int64_t[::1] doc_ptr, const int32_t[::1] words, i
         free(rngs); free(old); free(wk); free(nk)
 
 
+cdef void _word_lists(const int32_t* n_wk, Py_ssize_t V, Py_ssize_t K, int32_t* wnz,
+                      int32_t* wpos, int32_t* wn) noexcept nogil:
+    """Per word, its topics with a non-zero count (increasing order) and their positions."""
+    cdef Py_ssize_t w, t, cnt
+    for w in range(V):
+        cnt = 0
+        for t in range(K):
+            if n_wk[w * K + t] > 0:
+                wpos[w * K + t] = <int32_t> cnt
+                wnz[w * K + cnt] = <int32_t> t
+                cnt += 1
+        wn[w] = <int32_t> cnt
+
+
+cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                       const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
+                       int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
+                       bitgen_t* rng, int32_t* wnz, int32_t* wpos, int32_t* wn, int32_t* dnz,
+                       int32_t* dpos, double* inv, double* c, double* cumq,
+                       double* cumr) noexcept nogil:
+    """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
+    (``c[t] = (n_dk[d, t] + alpha) inv[t]`` kept for the current document)."""
+    cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
+    cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
+    cdef int32_t* wrow
+    cdef int32_t* drow
+    cdef int32_t* wl
+    cdef int32_t* wp
+    for d in range(d_lo, d_hi):
+        if doc_ptr[d + 1] == doc_ptr[d]:
+            continue
+        drow = n_dk + d * K
+        # per document: exact totals, no drift carried across documents
+        s = 0.0
+        n_d = 0
+        for t in range(K):
+            inv[t] = 1.0 / (n_k[t] + beta_sum)
+            c[t] = (drow[t] + alpha) * inv[t]
+            s += inv[t]
+            dpos[t] = <int32_t> n_d
+            dnz[n_d] = <int32_t> t
+            n_d += drow[t] > 0
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[i]
+            k = z[i]
+            wrow = n_wk + w * K
+            wl = wnz + w * K
+            wp = wpos + w * K
+            # remove the token
+            s -= inv[k]
+            wrow[k] -= 1
+            drow[k] -= 1
+            n_k[k] -= 1
+            inv[k] = 1.0 / (n_k[k] + beta_sum)
+            c[k] = (drow[k] + alpha) * inv[k]
+            s += inv[k]
+            if wrow[k] == 0:
+                n_w = wn[w] - 1
+                j = wp[k]
+                wl[j] = wl[n_w]
+                wp[wl[j]] = <int32_t> j
+                wn[w] = <int32_t> n_w
+            if drow[k] == 0:
+                n_d -= 1
+                j = dpos[k]
+                dnz[j] = dnz[n_d]
+                dpos[dnz[j]] = <int32_t> j
+            # word bucket q (topics of the word), document bucket r (topics of the document),
+            # smoothing bucket alpha beta sum_t inv[t]
+            q = 0.0
+            n_w = wn[w]
+            for j in range(n_w):
+                t = wl[j]
+                q += wrow[t] * c[t]
+                cumq[j] = q
+            r = 0.0
+            for j in range(n_d):
+                t = dnz[j]
+                r += drow[t] * inv[t]
+                cumr[j] = r
+            u = next_uniform(rng) * (q + beta * r + ab * s)
+            if u < q:
+                j = 0
+                while j < n_w - 1 and cumq[j] <= u:
+                    j += 1
+                k = wl[j]
+            elif u < q + beta * r and n_d > 0:
+                u = (u - q) / beta
+                j = 0
+                while j < n_d - 1 and cumr[j] <= u:
+                    j += 1
+                k = dnz[j]
+            else:
+                u = (u - q - beta * r) / ab
+                acc = 0.0
+                k = K - 1
+                for t in range(K):
+                    acc += inv[t]
+                    if acc > u:
+                        k = t
+                        break
+            # add it back with its new topic
+            z[i] = <int32_t> k
+            s -= inv[k]
+            wrow[k] += 1
+            drow[k] += 1
+            n_k[k] += 1
+            inv[k] = 1.0 / (n_k[k] + beta_sum)
+            c[k] = (drow[k] + alpha) * inv[k]
+            s += inv[k]
+            if wrow[k] == 1:
+                wp[k] = wn[w]
+                wl[wn[w]] = <int32_t> k
+                wn[w] += 1
+            if drow[k] == 1:
+                dpos[k] = <int32_t> n_d
+                dnz[n_d] = <int32_t> k
+                n_d += 1
+
+
+def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
+                       int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                       double alpha, double beta, const int64_t[::1] part_ptr,
+                       list bit_generators, int n_threads):
+    """One collapsed Gibbs sweep with SparseLDA's bucket decomposition (Yao, Mimno &
+    McCallum 2009), on ``P`` AD-LDA partitions as ``gibbs_sweep_parallel`` (``P = 1``: the
+    serial sampler).
+
+    The conditional of ``gibbs_sweep``, with the token removed and inv[t] = 1 / (n_k[t] +
+    V beta), is split as
+
+        p_t ∝ n_wk[w, t] (n_dk[d, t] + alpha) inv[t]      (word bucket q: topics of w)
+            + beta n_dk[d, t] inv[t]                        (document bucket r: topics of d)
+            + alpha beta inv[t]                             (smoothing bucket s: all topics)
+
+    One uniform u on [0, q + r + s) picks the bucket (in that order) and, by a running sum
+    in the bucket's list order, the topic (K - 1 if a smoothing scan runs past the end).
+    The same distribution as ``gibbs_sweep``, not the same draws; O(K_w + K_d) per token
+    (non-zero topics of the word and of the document) plus O(K) per document and with the
+    probability of the smoothing bucket. The per-word topic lists are rebuilt from ``n_wk``
+    at the start of each sweep (O(V K)); s is recomputed per document. Memory: P copies of
+    ``n_wk`` and 2 P V K int32 for the lists.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t P = part_ptr.shape[0] - 1, p, w, k, VK = V * K
+    cdef int failed = 0
+    cdef int64_t acc
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if P < 1 or len(bit_generators) != P:
+        raise ValueError("need one bit generator per partition")
+    if part_ptr[0] != 0 or part_ptr[P] != D:
+        raise ValueError("part_ptr must start at 0 and end at the number of documents")
+    for p in range(P):
+        if part_ptr[p + 1] < part_ptr[p]:
+            raise ValueError("part_ptr must be non-decreasing")
+    if D <= 0 or K <= 0 or words.shape[0] == 0:
+        return
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(P * sizeof(bitgen_t*))
+    cdef int32_t* old = <int32_t*> malloc(VK * sizeof(int32_t)) if P > 1 else NULL
+    cdef int32_t** wk = <int32_t**> calloc(P, sizeof(int32_t*))
+    cdef int64_t* nk = <int64_t*> malloc(P * K * sizeof(int64_t))
+    if rngs == NULL or (P > 1 and old == NULL) or wk == NULL or nk == NULL:
+        free(rngs); free(old); free(wk); free(nk)
+        raise MemoryError()
+    cdef int32_t* lists
+    cdef int32_t* small
+    cdef double* dbuf
+    try:
+        for p in range(P):
+            rngs[p] = get_bitgen(bit_generators[p])
+        with nogil:
+            if P > 1:
+                memcpy(old, &n_wk[0, 0], VK * sizeof(int32_t))
+            wk[0] = &n_wk[0, 0]
+            for p in prange(P, num_threads=n_threads, schedule="static", chunksize=1):
+                if p > 0:
+                    wk[p] = <int32_t*> malloc(VK * sizeof(int32_t))
+                lists = <int32_t*> malloc(2 * VK * sizeof(int32_t))
+                small = <int32_t*> malloc((V + 2 * K) * sizeof(int32_t))
+                dbuf = <double*> malloc(4 * K * sizeof(double))
+                if wk[p] == NULL or lists == NULL or small == NULL or dbuf == NULL:
+                    failed += 1
+                else:
+                    if p > 0:
+                        memcpy(wk[p], old, VK * sizeof(int32_t))
+                    memcpy(nk + p * K, &n_k[0], K * sizeof(int64_t))
+                    _word_lists(wk[p], V, K, lists, lists + VK, small)
+                    _sparse_docs(&doc_ptr[0], part_ptr[p], part_ptr[p + 1], &words[0], &z[0],
+                                 wk[p], &n_dk[0, 0], nk + p * K, V, K, alpha, beta, rngs[p],
+                                 lists, lists + VK, small, small + V, small + V + K, dbuf,
+                                 dbuf + K, dbuf + 2 * K, dbuf + 3 * K)
+                free(lists)
+                free(small)
+                free(dbuf)
+            if failed == 0 and P > 1:
+                for w in prange(V, num_threads=n_threads, schedule="static"):
+                    for k in range(K):
+                        acc = 0
+                        for p in range(1, P):
+                            acc = acc + wk[p][w * K + k] - old[w * K + k]
+                        n_wk[w, k] += <int32_t> acc
+            if failed == 0:
+                for k in range(K):
+                    acc = 0
+                    for p in range(P):
+                        acc = acc + nk[p * K + k] - n_k[k]
+                    n_k[k] += acc
+        if failed:
+            raise MemoryError()
+    finally:
+        for p in range(1, P):
+            free(wk[p])
+        free(rngs); free(old); free(wk); free(nk)
+
+
 cdef void _fold_in_doc(const int32_t* words, Py_ssize_t n, const double* word_factor,
                        Py_ssize_t K, double alpha, int n_iter, int burn_in, bitgen_t* rng,
                        double* cum, int32_t* n_dk, int32_t* z, double* out) noexcept nogil:

@@ -324,3 +324,109 @@ def test_effective_n_jobs():
     assert effective_n_jobs(-10**6) == 1
     assert effective_n_jobs(np.int64(2)) == 2
     assert math.isfinite(effective_n_jobs(-2))
+
+
+# ------------------------------------------------------------------- SparseLDA sweeps
+ONE = np.array([0, 1], dtype=np.int64)
+
+
+@pytest.mark.parametrize("K,alpha,beta", [(45, 0.2, 0.1), (300, 0.05, 0.5), (7, 3.0, 0.01)])
+def test_sparse_draw_follows_the_conditional(K, alpha, beta):
+    """As tests/test_gibbs.py's one-token test, for ``gibbs_sweep_sparse``: the token is
+    redrawn from p_t ∝ (n_wk + beta)(n_dk + alpha)/(n_k + V beta) (word, document and
+    smoothing buckets all reachable; many zero counts). 40000 draws, chi-square with
+    small cells pooled (false alarm 1e-6), and power: p shifted by one topic is rejected."""
+    V = 4
+    rng = np.random.default_rng(K)
+    corpus = Corpus.from_matrix(np.array([[0, 0, 1, 0]]))
+    n_wk = (rng.integers(0, 6, size=(V, K)) * (rng.random((V, K)) < 0.3)).astype(np.int32)
+    n_dk = (rng.integers(0, 4, size=(1, K)) * (rng.random((1, K)) < 0.3)).astype(np.int32)
+    n_wk[2, 0] += 1; n_dk[0, 0] += 1                     # the token, topic 0
+    n_k = n_wk.sum(axis=0, dtype=np.int64) + rng.integers(0, 10, size=K)
+    z = np.zeros(1, dtype=np.int32)
+    base = [n_wk[2].copy(), n_dk[0].copy(), n_k.copy()]
+    base[0][0] -= 1; base[1][0] -= 1; base[2][0] -= 1
+    p = (base[0] + beta) * (base[1] + alpha) / (base[2] + V * beta)
+    p /= p.sum()
+    R = 40000
+    counts = np.zeros(K)
+    for _ in range(R):
+        _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, z, n_wk, n_dk, n_k, alpha,
+                                beta, ONE, [rng.bit_generator], 1)
+        counts[z[0]] += 1
+
+    def pvalue(q):
+        e = q * R
+        small = e < 5
+        if not small.any():
+            return stats.chisquare(counts, e).pvalue
+        return stats.chisquare(np.append(counts[~small], counts[small].sum()),
+                               np.append(e[~small], e[small].sum())).pvalue
+    assert pvalue(p) > 1e-6
+    assert pvalue(np.roll(p, 1)) < 1e-6
+
+
+def test_sparse_sampler_matches_exact_posterior():
+    """tests/test_gibbs.py's exact-posterior test for ``gibbs_sweep_sparse``: the final
+    assignment of independent 15-sweep chains against the posterior enumerated over all
+    K^N states (chi-square, false alarm 1e-4), and a wrong prior is rejected."""
+    import itertools
+    from test_gibbs import log_joint
+    X = np.array([[2, 1, 0], [0, 1, 2]])
+    corpus = Corpus.from_matrix(X)
+    K, V, alpha, beta = 2, 3, 0.5, 0.5
+    docs = np.repeat(np.arange(2), corpus.doc_lengths)
+    states = list(itertools.product(range(K), repeat=corpus.n_tokens))
+    logp = np.array([log_joint(np.array(s), corpus.word_ids, docs, K, V, alpha, beta)
+                     for s in states])
+    exact = np.exp(logp - logp.max()); exact /= exact.sum()
+    rng = np.random.default_rng(7)
+    index = {s: i for i, s in enumerate(states)}
+    counts = np.zeros(len(states))
+    parts = np.array([0, 2], dtype=np.int64)
+    n_chains = 10000
+    for _ in range(n_chains):
+        st = GibbsState(corpus, K, rng)
+        for _ in range(15):
+            _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                                    st.n_k, alpha, beta, parts, [rng.bit_generator], 1)
+        counts[index[tuple(st.z)]] += 1
+    assert stats.chisquare(counts, exact * n_chains).pvalue > 1e-4
+    logp_wrong = np.array([log_joint(np.array(s), corpus.word_ids, docs, K, V, 5.0, 0.05)
+                           for s in states])
+    wrong = np.exp(logp_wrong - logp_wrong.max()); wrong /= wrong.sum()
+    assert stats.chisquare(counts, wrong * n_chains).pvalue < 1e-6
+
+
+def test_sparse_partitions_consistent_and_thread_invariant():
+    corpus = ragged_corpus(seed=6)
+    K = 9
+    parts = token_blocks(corpus.doc_ptr, n_parts=3)
+    init = GibbsState(corpus, K, np.random.default_rng(2))
+    out = []
+    for n_threads in (1, 3):
+        s = state_copy(init)
+        gens = [np.random.default_rng([4, p]).bit_generator for p in range(parts.size - 1)]
+        for _ in range(4):
+            _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, *s, 0.1, 0.05, parts,
+                                    gens, n_threads)
+            assert_counts_of(corpus, *s)
+        out.append(s)
+    for x, y in zip(*out):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_gibbs_lda_uses_sparse_sweeps_above_threshold(corpus_x, monkeypatch):
+    from dptm.models import gibbs
+    monkeypatch.setattr(gibbs, "_SPARSE_MIN_TOPICS", 4)
+    calls = []
+    real = _cgs.gibbs_sweep_sparse
+    monkeypatch.setattr(gibbs._cgs, "gibbs_sweep_sparse",
+                        lambda *a: calls.append(1) or real(*a), raising=True)
+    for n_jobs in (1, 2):
+        m = GibbsLDA(5, max_iter=3, random_state=0, n_jobs=n_jobs).fit(corpus_x)
+        m2 = GibbsLDA(5, max_iter=3, random_state=0, n_jobs=n_jobs).fit(corpus_x)
+        np.testing.assert_array_equal(m.components_, m2.components_)
+        assert np.isclose(m.components_.sum() - m.topic_word_prior_ * m.components_.size,
+                          corpus_x.sum())
+    assert len(calls) == 12

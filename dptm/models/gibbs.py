@@ -12,6 +12,10 @@ from ._base import TopicModelMixin
 
 __all__ = ["GibbsLDA", "GibbsState", "effective_n_jobs"]
 
+# From this many topics the sweeps use SparseLDA's buckets (``_cgs.gibbs_sweep_sparse``),
+# O(K_w + K_d) per token, instead of the O(K) blocked search (crossover measured on KOS).
+_SPARSE_MIN_TOPICS = 500
+
 
 def effective_n_jobs(n_jobs):
     """Number of threads for ``n_jobs`` (scikit-learn semantics): None is 1, a positive int
@@ -98,7 +102,9 @@ class GibbsLDA(TopicModelMixin):
         of the serial sampler (standard, and negligible for corpora much larger than the
         number of topics) whose result depends on ``n_jobs``: a seed reproduces a fit for
         the same ``n_jobs`` only. ``n_jobs=1`` is the exact serial sampler. ``transform``
-        gives the same result for any ``n_jobs``.
+        gives the same result for any ``n_jobs``. From 500 topics the sweeps use SparseLDA's
+        bucket decomposition (Yao et al. 2009; the same conditional, sampled in
+        O(K_w + K_d) per token: the non-zero topics of the word and of the document).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
@@ -149,12 +155,20 @@ class GibbsLDA(TopicModelMixin):
         self.transform_seed_ = int(rng.integers(2**63))
         state = GibbsState(corpus, self.n_components, rng)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
+        sparse = self.n_components >= _SPARSE_MIN_TOPICS
         if n_threads > 1:
             parts = token_blocks(corpus.doc_ptr, n_parts=n_threads)
             part_gens = [g.bit_generator for g in spawn_generators(rng, parts.size - 1)]
+        else:
+            parts = np.array([0, corpus.n_docs], dtype=np.int64)
+            part_gens = [rng.bit_generator]
         start = time.perf_counter()
         for it in range(1, self.max_iter + 1):
-            if n_threads > 1:
+            if sparse:
+                _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                        state.n_dk, state.n_k, alpha, beta, parts, part_gens,
+                                        n_threads)
+            elif n_threads > 1:
                 _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                           state.n_dk, state.n_k, alpha, beta, parts, part_gens,
                                           n_threads)
