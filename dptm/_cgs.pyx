@@ -1036,7 +1036,8 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     """The sweep of ``noisy_gibbs_sweep`` over documents [d_lo, d_hi) with one stream.
 
     ``n_k`` receives the topic-total changes (the totals themselves, or a zeroed delta
-    buffer); ``shared``: other threads update ``n_wk`` concurrently (atomic adds).
+    buffer); ``shared``: other threads update ``n_wk`` concurrently (atomic adds); ``n_wk``
+    NULL: not updated (the caller does it from the topics).
     ``word_cum`` (NULL: linear scan) holds each word's running sums of its word-factor row
     (double, topic order), so the word bucket is a binary search with the same result as
     the scan. Returns the number of tokens resampled."""
@@ -1126,7 +1127,9 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             n_nz += 1
         if knew != k:
             z[cur] = <int32_t> knew
-            if shared:
+            if n_wk == NULL:
+                pass                            # updated by the caller after the sweep
+            elif shared:
                 dptm_atomic_add_i32(n_wk + w * K + k, -1)
                 dptm_atomic_add_i32(n_wk + w * K + knew, 1)
             else:
@@ -1230,7 +1233,9 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                              const double[::1] word_mass, double alpha, double rate,
                              const double[:, ::1] rate_table, const int64_t[::1] block_ptr,
                              list bit_generators, int n_threads,
-                             const double[:, ::1] word_cum=None):
+                             const double[:, ::1] word_cum=None,
+                             const int64_t[::1] word_ptr=None,
+                             const int64_t[::1] word_tokens=None):
     """``noisy_gibbs_sweep`` on blocks of documents, in parallel, exactly.
 
     Block ``b`` holds documents ``block_ptr[b]:block_ptr[b + 1]`` and draws everything
@@ -1246,6 +1251,13 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     ``word_cum`` (V x K, optional): ``word_factor`` rows' running sums in double, topic
     order (``word_cumsum``); the word bucket is then found by binary search, O(log K), with
     the linear scan's result (same sums, same comparison).
+
+    ``word_ptr``, ``word_tokens`` (optional, with ``n_threads > 1``): the token positions
+    grouped by word (word ``w``'s tokens are ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``).
+    The sweep never reads ``n_wk`` (it samples from the fixed word factor), so with them
+    the blocks only write ``z`` and ``n_dk`` and ``n_wk`` is updated after the sweep from
+    the old and new topics, in parallel over words (no atomic adds, no cache line written
+    by two threads). Without them, ``n_wk`` takes atomic adds.
 
     The generators are used without their locks: they must belong to this sweep alone.
 
@@ -1284,10 +1296,28 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef double* cum
     cdef int32_t* nz
     cdef int32_t* pos
+    cdef bint deferred = n_threads > 1 and word_ptr is not None and word_tokens is not None
+    cdef int32_t* z_old = NULL
+    cdef int32_t* wk_target = &n_wk[0, 0]
+    cdef Py_ssize_t w, j
+    cdef int64_t tok
+    cdef int32_t k_old, k_new
+    if deferred:
+        if word_ptr.shape[0] != V + 1 or word_tokens.shape[0] != words.shape[0] \
+                or word_ptr[0] != 0 or word_ptr[V] != words.shape[0]:
+            raise ValueError("word_ptr / word_tokens must group the token positions by word")
+        z_old = <int32_t*> malloc(max(words.shape[0], 1) * sizeof(int32_t))
+        if z_old == NULL:
+            free(rngs); free(dk)
+            raise MemoryError()
+        # the blocks write their n_wk changes nowhere (a scratch row): n_wk is rebuilt below
+        wk_target = NULL
     try:
         for b in range(n_blocks):
             rngs[b] = get_bitgen(bit_generators[b])
         with nogil:
+            if deferred and words.shape[0] > 0:
+                memcpy(z_old, zp, words.shape[0] * sizeof(int32_t))
             for b in prange(n_blocks, num_threads=n_threads, schedule="dynamic"):
                 cum = <double*> malloc(K * sizeof(double))
                 nz = <int32_t*> malloc(K * sizeof(int32_t))
@@ -1296,13 +1326,22 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                     failed += 1                     # a reduction, read after the loop
                 else:
                     cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
-                                       &n_wk[0, 0], &n_dk[0, 0], dk + b * K, &word_factor[0, 0],
+                                       wk_target, &n_dk[0, 0], dk + b * K, &word_factor[0, 0],
                                        &word_mass[0], cp, rp, K, alpha, mode, scale, rngs[b],
                                        cum, nz, pos, n_threads > 1)
                     n_sampled += cnt
                 free(cum)
                 free(nz)
                 free(pos)
+            if deferred and failed == 0:
+                for w in prange(V, num_threads=n_threads, schedule="static"):
+                    for j in range(word_ptr[w], word_ptr[w + 1]):
+                        tok = word_tokens[j]
+                        k_old = z_old[tok]
+                        k_new = zp[tok]
+                        if k_old != k_new:
+                            n_wk[w, k_old] -= 1
+                            n_wk[w, k_new] += 1
             for b in range(n_blocks):
                 for k in range(K):
                     n_k[k] += dk[b * K + k]
@@ -1311,6 +1350,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     finally:
         free(rngs)
         free(dk)
+        free(z_old)
     return n_sampled
 
 

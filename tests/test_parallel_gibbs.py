@@ -76,13 +76,18 @@ def test_block_sweep_is_the_reference_per_block(K, rate, use_table):
         n_ref += reference_noisy_sweep(corpus.doc_ptr[lo:hi + 1], corpus.word_ids, z, n_wk,
                                        n_dk[lo:hi], n_k, F, alpha, rate, table, ref_gens[b])
     word_cum = np.cumsum(F.astype(np.float64), axis=1)
+    # token positions grouped by word: n_wk updated after the sweep instead of atomically
+    word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
+    word_ptr = np.concatenate(([0], np.cumsum(np.bincount(corpus.word_ids, minlength=V))))
     for n_threads in (1, 2, 3):
-        for cum in (None, word_cum):
+        for cum, by_word in ((None, None), (word_cum, None), (None, True), (word_cum, True)):
             got = state_copy(init)
             gens = [np.random.default_rng([5, b]) for b in range(n_blocks)]
+            extra = (word_ptr.astype(np.int64), word_tokens) if by_word else ()
             n = _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *got, F, mass,
                                               alpha, rate, table, block_ptr,
-                                              [g.bit_generator for g in gens], n_threads, cum)
+                                              [g.bit_generator for g in gens], n_threads, cum,
+                                              *extra)
             assert n == n_ref
             for a, b in zip(got, (z, n_wk, n_dk, n_k)):
                 np.testing.assert_array_equal(a, b)

@@ -244,13 +244,21 @@ class _SnapshotGibbsBase(TopicModelMixin):
         gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
         K = self.n_components
         word_cum = (np.empty((corpus.n_words, K)) if K >= _WORD_SEARCH_MIN_TOPICS else None)
+        word_ptr = word_tokens = None
+        if n_threads > 1:
+            # token positions grouped by word: the true counts are updated after each sweep,
+            # in parallel over words (internal to the fit, like the counts themselves)
+            word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
+            word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
+                corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
 
         def sweep(state, snap, alpha, rate, table, new_snapshot):
             if word_cum is not None and new_snapshot:
                 _cgs.word_cumsum(snap[1], word_cum, n_threads)
             return _cgs.noisy_gibbs_sweep_blocks(
                 corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
-                snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, word_cum)
+                snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, word_cum,
+                word_ptr, word_tokens)
         return sweep
 
     def _progress(self, iteration, start=None, extra=""):
