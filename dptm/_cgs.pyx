@@ -879,7 +879,8 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
 
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
-                   float[:, ::1] word_factor, double[::1] word_mass, object bit_generator):
+                   float[:, ::1] word_factor, double[::1] word_mass, object bit_generator,
+                   int n_threads=1):
     """Draw a noisy snapshot of the topic-word counts, its fixed word factor and row masses.
 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
@@ -895,11 +896,20 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     (numerator clamped and clipped, topic totals from the clamped snapshot; float32 halves
     the memory the sweep streams through; ``word_mass`` is summed in topic order, for the
     sweep's word bucket). O(V K).
+
+    ``bit_generator``: one BitGenerator (every row from it, in row order), or a list of
+    ``B`` BitGenerators: rows in ``B`` consecutive blocks of ``ceil(V / B)`` rows, block
+    ``j`` drawing its noise from generator ``j`` (used without its lock: they must belong
+    to this call), on ``n_threads`` OpenMP threads. The topic totals are summed per block
+    (the first block starting from ``V beta``) and then over blocks in block order, so the
+    result depends on the blocks and their streams, never on ``n_threads``.
     """
     cdef Py_ssize_t V = n_wk.shape[0], K = n_wk.shape[1], w, k
+    cdef Py_ssize_t n_blocks, rows_per, blk, j
     cdef double x, m, beta_sum = V * beta
     cdef float f
-    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef bitgen_t* rng
+    cdef bint single = not isinstance(bit_generator, list)
     if snapshot.shape[0] != V or snapshot.shape[1] != K or word_factor.shape[0] != V \
             or word_factor.shape[1] != K:
         raise ValueError("snapshot and word_factor must have the shape of n_wk")
@@ -911,43 +921,69 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("discrete noise needs positive integer parameters")
     if kind == 5 and (a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS)):
         raise ValueError("the dyadic discrete Laplace needs a in [1, 2^21)")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    gens = [bit_generator] if single else bit_generator
+    n_blocks = len(gens)
+    if n_blocks < 1:
+        raise ValueError("need at least one bit generator")
+    if V == 0 or K == 0:
+        return
+    rows_per = (V + n_blocks - 1) // n_blocks
     cdef double* totals = <double*> malloc(K * sizeof(double))
+    cdef double* ptot = <double*> calloc(n_blocks * K, sizeof(double))
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
+    cdef Bits* srcs = <Bits*> malloc(n_blocks * sizeof(Bits))
     cdef int64_t* dnoise = NULL
-    if totals == NULL:
+    if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL:
+        free(totals); free(ptot); free(rngs); free(srcs)
         raise MemoryError()
     if kind == 5:
         dnoise = <int64_t*> malloc(max(V * K, 1) * sizeof(int64_t))
         if dnoise == NULL:
-            free(totals)
+            free(totals); free(ptot); free(rngs); free(srcs)
             raise MemoryError()
-    cdef Bits src
+    if single:
+        n_threads = 1
+        bit_generator.lock.acquire()
     try:
-        with bit_generator.lock, nogil:
-            _bits_init(&src, rng)
+        for j in range(n_blocks):
+            rngs[j] = get_bitgen(gens[j])
+            _bits_init(&srcs[j], rngs[j])
+        for k in range(K):
+            ptot[k] = beta_sum
+        with nogil:
             if kind == 5:
-                _fill_discrete_laplace_dyadic(rng, a, dnoise, V * K)
-            for k in range(K):
-                totals[k] = beta_sum
-            for w in range(V):
+                for j in prange(n_blocks, num_threads=n_threads, schedule="static"):
+                    if j * rows_per < V:
+                        _fill_discrete_laplace_dyadic(rngs[j], a, dnoise + j * rows_per * K,
+                                                      (min(V, (j + 1) * rows_per) - j * rows_per) * K)
+            # one chunk of rows_per rows per block: a chunk runs on one thread, in row order
+            for w in prange(V, num_threads=n_threads, schedule="static", chunksize=rows_per):
+                blk = w // rows_per
+                rng = rngs[blk]
                 for k in range(K):
                     x = n_wk[w, k]
                     if kind == 1:
-                        x += scale * (random_standard_exponential(rng)
-                                      - random_standard_exponential(rng))
+                        x = x + scale * (random_standard_exponential(rng)
+                                         - random_standard_exponential(rng))
                     elif kind == 2:
                         x += scale * random_standard_normal(rng)
                     elif kind == 3:
-                        x += <double> _discrete_laplace(&src, a, b)
+                        x = x + <double> _discrete_laplace(&srcs[blk], a, b)
                     elif kind == 4:
-                        x += <double> _discrete_gaussian(&src, a, b, c)
+                        x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
                     elif kind == 5:
-                        x += <double> dnoise[w * K + k]
+                        x = x + <double> dnoise[w * K + k]
                     snapshot[w, k] = x
                     if x > 0:
-                        totals[k] += x
+                        ptot[blk * K + k] += x
             for k in range(K):
+                totals[k] = ptot[k]
+                for j in range(1, n_blocks):
+                    totals[k] += ptot[j * K + k]
                 totals[k] = 1.0 / totals[k]
-            for w in range(V):
+            for w in prange(V, num_threads=n_threads, schedule="static"):
                 m = 0.0
                 for k in range(K):
                     x = snapshot[w, k]
@@ -957,10 +993,15 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                         x = clip
                     f = <float> ((x + beta) * totals[k])
                     word_factor[w, k] = f
-                    m += f
+                    m = m + f
                 word_mass[w] = m
     finally:
+        if single:
+            bit_generator.lock.release()
         free(totals)
+        free(ptot)
+        free(rngs)
+        free(srcs)
         free(dnoise)
 
 

@@ -148,6 +148,48 @@ def test_word_search_draw_is_the_exact_conditional():
     assert stats.chisquare(obs, exp).pvalue > 1e-6
 
 
+# kind, (scale, a, b, c): none, Laplace, Gaussian, discrete Laplace (CKS20 and dyadic),
+# discrete Gaussian
+SNAPSHOT_KINDS = [(0, (0.0, 0, 0, 0)), (1, (2.0, 0, 0, 0)), (2, (1.5, 0, 0, 0)),
+                  (3, (3.0, 3, 1, 0)), (4, (4.0, 4, 1, 3)), (5, (2.0, 1633000, 0, 0))]
+
+
+@pytest.mark.parametrize("kind,params", SNAPSHOT_KINDS)
+def test_snapshot_blocks(kind, params):
+    """Row blocks: block j's rows hold exactly the noise the single-generator kernel draws
+    for those rows from generator j; one block is the single-generator kernel bit for bit;
+    the result is the same on 1, 2 or 3 threads; word factor and mass follow the
+    docstring's NumPy formula from the snapshot."""
+    V, K, clip, beta = 23, 7, 6.0, 0.1
+    n_wk = np.random.default_rng(0).integers(0, 9, (V, K)).astype(np.int32)
+    scale, a, b, c = params
+
+    def run(gens, n_threads=1, rows=None):
+        m = n_wk if rows is None else np.ascontiguousarray(n_wk[rows])
+        out = (np.empty(m.shape), np.empty(m.shape, dtype=np.float32), np.empty(m.shape[0]))
+        _cgs.noisy_snapshot(m, kind, scale, a, b, c, clip, beta, *out, gens, n_threads)
+        return out
+    single = run(np.random.default_rng(1).bit_generator)
+    listed = run([np.random.default_rng(1).bit_generator], 2)
+    for x, y in zip(single, listed):
+        np.testing.assert_array_equal(x, y)
+    B = 4                                           # blocks of 6, 6, 6, 5 rows
+    outs = [run([np.random.default_rng([2, j]).bit_generator for j in range(B)], t)
+            for t in (1, 2, 3)]
+    for o in outs[1:]:
+        for x, y in zip(o, outs[0]):
+            np.testing.assert_array_equal(x, y)
+    s, f, m = outs[0]
+    for j in range(B):
+        rows = slice(6 * j, min(V, 6 * j + 6))
+        ref = run(np.random.default_rng([2, j]).bit_generator, rows=rows)
+        np.testing.assert_array_equal(s[rows], ref[0])
+    pos = np.maximum(s, 0)
+    wf = ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + V * beta)).astype(np.float32)
+    np.testing.assert_allclose(f, wf, rtol=1e-6)
+    np.testing.assert_array_equal(m, np.cumsum(f.astype(np.float64), axis=1)[:, -1])
+
+
 def test_word_cumsum_is_numpy_cumsum():
     F = np.random.default_rng(0).random((37, 91)).astype(np.float32)
     out = np.empty(F.shape)
@@ -203,6 +245,7 @@ def corpus_x():
 @pytest.mark.parametrize("K", [3, 70])
 def test_private_fit_is_the_same_for_any_n_jobs(corpus_x, monkeypatch, cls, kw, K):
     monkeypatch.setattr(private_gibbs, "_BLOCK_TOKENS", 100)   # ~18 blocks
+    monkeypatch.setattr(private_gibbs, "_SNAPSHOT_BLOCK_ENTRIES", 7 * K)   # 6 row blocks
     fits = [cls(K, max_iter=3, random_state=9, n_jobs=j, record_trace=True,
                 trace_tokens=[0, 500, 1799], **kw).fit(corpus_x) for j in (None, 2, 3, -1)]
     for m in fits[1:]:

@@ -73,6 +73,9 @@ _BLOCK_TOKENS = 4096
 # From this many topics the word bucket of a sweep is found by binary search in per-word
 # running sums built once per snapshot (same draws as the linear scan; measured on KOS).
 _WORD_SEARCH_MIN_TOPICS = 64
+# Snapshot rows are drawn in blocks of about this many counts, each block from its own
+# child of the secret noise generator (V and K only decide the blocks).
+_SNAPSHOT_BLOCK_ENTRIES = 1 << 16
 _SNAPSHOT_LABEL = "noisy snapshot of the topic-word counts"
 _SAMPLING_LABEL = "topic sampling step (inherent privacy of the clipped snapshot sampler)"
 
@@ -143,15 +146,24 @@ class _Noise:
     def sigma(self):
         return self.scale
 
-    def snapshot(self, n_wk, clip, beta, bit_generator, out=None):
+    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1):
         """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
-        ``out`` (a previous return value) when given."""
+        ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
+        or a list (one per block of rows, see ``_snapshot_generators``)."""
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator)
+                            *out, bit_generator, n_threads)
         return out
+
+
+def _snapshot_generators(noise_rng, n_words, n_topics):
+    """One child of the secret ``noise_rng`` per block of snapshot rows: blocks of about
+    ``_SNAPSHOT_BLOCK_ENTRIES`` counts, from V and K only (public), never from n_jobs. A
+    block's generator draws its rows' noise in every snapshot of the fit."""
+    rows = max(1, -(-_SNAPSHOT_BLOCK_ENTRIES // max(n_topics, 1)))
+    return [g.bit_generator for g in _child_generators(noise_rng, -(-n_words // rows))]
 
 
 def _bisect(ok, lo, hi):
@@ -587,6 +599,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         n_threads = effective_n_jobs(self.n_jobs)
         corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
         sweep = self._sweeper(corpus, sweep_rng, n_threads)
+        noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
         T = self.max_iter
         self.clip_, clipped = self._effective_clip(corpus)
@@ -610,8 +623,8 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
             else:
                 if noisy:
                     # a fresh array per snapshot when tracing (the trace keeps them all)
-                    snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
-                                          snap if self.trace_ is None else None)
+                    snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
+                                          snap if self.trace_ is None else None, n_threads)
                 sweep(state, snap, alpha, 1.0, _NO_TABLE, noisy)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
@@ -850,6 +863,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         n_threads = effective_n_jobs(self.n_jobs)
         corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
         sweep = self._sweeper(corpus, sweep_rng, n_threads)
+        noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
         T = self.max_iter           # accounted, even if the stopping rule ends earlier
         self.clip_, clipped = self._effective_clip(corpus)
@@ -873,8 +887,8 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         it = 0
         for it in range(1, self.max_iter + 1):
             # a fresh array per snapshot when tracing (the trace keeps them all)
-            snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
-                                  snap if self.trace_ is None else None)
+            snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
+                                  snap if self.trace_ is None else None, n_threads)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
             sweep(state, snap, alpha, gamma, table, True)
