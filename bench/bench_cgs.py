@@ -29,7 +29,7 @@ CORPORA = {"kos": ("kos", "docword.kos.txt.gz", "vocab.kos.txt"),
 def heldout_perplexity(topic_word, X_test, alpha, seed=0):
     """Perplexity of X_test with theta folded in by dptm's sampler, topics fixed."""
     frozen = GibbsLDA(n_components=topic_word.shape[0], doc_topic_prior=alpha,
-                      transform_max_iter=50)
+                      transform_max_iter=50, n_jobs=-1)   # fold-in: same result any n_jobs
     frozen._check_common_params()
     frozen._set_topics(topic_word)
     frozen.n_features_in_ = topic_word.shape[1]
