@@ -27,7 +27,6 @@ drawn i.i.d. with presence probability ``N_t / M`` (then it is the sampling vari
 true count); :func:`moment_variance` returns either, and the tests check both.
 """
 import numbers
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -383,13 +382,14 @@ class LocalDPLDA(TopicModelMixin):
         if R.nnz == 0:
             raise ValueError("the reconstruction has no tokens (every estimated count rounded "
                              "to 0): too few clients for this flip_probability")
-        callback = None
-        if self.callback is not None:
-            callback = lambda _inner, it: self.callback(self, it)  # noqa: E731
+        def callback(_inner, it):
+            self._progress(it)      # the inner sampler is silent: this model reports
+            if self.callback is not None:
+                self.callback(self, it)
         lda = GibbsLDA(self.n_components, doc_topic_prior=self.doc_topic_prior_,
                        topic_word_prior=self.topic_word_prior_, max_iter=self.max_iter,
                        transform_max_iter=self.transform_max_iter, random_state=gibbs_rng,
-                       verbose=self.verbose, callback=callback).fit(R)
+                       verbose=0, callback=callback).fit(R)
         self._set_topics(lda.components_)
         self.doc_topic_ = lda.doc_topic_
         self.n_iter_ = lda.n_iter_
@@ -647,7 +647,6 @@ class OnlineLocalDPLDA(TopicModelMixin):
             self._validate()
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} words, the model has {self.n_features_in_}")
-        start = time.perf_counter()
         f = self.flip_probability_
         M = X.shape[0]
         batch_rng = spawn_generators(self._rng, 1)[0]
@@ -680,9 +679,8 @@ class OnlineLocalDPLDA(TopicModelMixin):
         self.n_iter_ = self.max_iter
         self._update_report()
         if self.verbose:
-            print(f"[{type(self).__name__}] batch {self.n_batches_}: {M} vectors, "
-                  f"{R.nnz} reconstructed tokens, omega={omega:.3g}, "
-                  f"{time.perf_counter() - start:.2f} s", flush=True)
+            self._log("batch %d: %d vectors, %d reconstructed tokens, omega=%.3g",
+                      self.n_batches_, M, R.nnz, omega)
         if self.callback is not None:
             self.callback(self, self.n_batches_)
         return self
