@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from ._utils import check_count_matrix, check_int, check_positive
+from ._utils import check_count_matrix, check_int, check_positive, check_probability_matrix
 
 __all__ = [
     "PROB_FLOOR", "log_likelihood", "perplexity", "umass_coherence", "npmi_coherence",
@@ -34,37 +34,9 @@ PROB_FLOOR = 1e-300
 
 
 def _check_matrix(A, name, shape=None, stochastic=False):
-    """A finite, non-negative 2-D float array; rows summing to 1 when ``stochastic``."""
-    if sp.issparse(A):
-        A = A.toarray()
-    A = np.asarray(A)
-    if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
-        raise TypeError(f"{name} must be a numeric array, got dtype {A.dtype}")
-    if np.issubdtype(A.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real, got complex values")
-    A = A.astype(np.float64, copy=False)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array, got {A.ndim} dimension(s)")
-    if A.shape[0] == 0 or A.shape[1] == 0:
-        raise ValueError(f"{name} is empty: shape {A.shape}")
-    if shape is not None:
-        for axis, (got, want) in enumerate(zip(A.shape, shape)):
-            if want is not None and got != want:
-                expected = tuple(s if s is not None else "*" for s in shape)
-                raise ValueError(f"{name} has shape {A.shape}; expected {want} along axis "
-                                 f"{axis} (shape {expected})")
-    if not np.all(np.isfinite(A)):
-        raise ValueError(f"{name} contains NaN or infinity")
-    if np.any(A < 0):
-        raise ValueError(f"{name} must be non-negative; found negative entries")
-    if stochastic:
-        sums = A.sum(axis=1)
-        if not np.allclose(sums, 1.0, rtol=0, atol=1e-6):
-            worst = int(np.argmax(np.abs(sums - 1)))
-            raise ValueError(f"rows of {name} must sum to 1 (probability distributions); row "
-                             f"{worst} sums to {sums[worst]:.6g}. Normalise it first, e.g. "
-                             f"{name} / {name}.sum(axis=1, keepdims=True)")
-    return A
+    # one validation module: dptm._utils
+    return check_probability_matrix(A, name, shape=shape,
+                                    rows="stochastic" if stochastic else "any")
 
 
 def log_likelihood(X, doc_topic, topic_word):
