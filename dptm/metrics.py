@@ -382,7 +382,7 @@ def _heldout_perplexity(model, X):
 
 
 def privacy_utility_curve(make_estimator, X_train, X_heldout, epsilons, *, coherence="npmi",
-                          top_n=10, n_repeats=1, nonprivate=None, budget=None):
+                          top_n=10, n_repeats=1, nonprivate=None, budget=None, fit=None):
     """Held-out utility of a private topic model at several total epsilons.
 
     For each epsilon in ``epsilons`` (and each of ``n_repeats`` fits), fits
@@ -421,6 +421,9 @@ def privacy_utility_curve(make_estimator, X_train, X_heldout, epsilons, *, coher
         private: the data owner's own diagnostic, not for publication).
     budget : dptm.accounting.BudgetAccountant, optional
         Every private fit is spent against it.
+    fit : callable(model, X_train), optional
+        How to fit a model (default ``model.fit(X_train)``); e.g. to randomize the
+        clients' data first for a local-DP model.
 
     Returns
     -------
@@ -470,7 +473,10 @@ def privacy_utility_curve(make_estimator, X_train, X_heldout, epsilons, *, coher
         ppl, coh, reported = [], [], []
         for _ in range(n_repeats):
             model = make_estimator(eps)
-            model.fit(X_train)
+            if fit is None:
+                model.fit(X_train)
+            else:
+                fit(model, X_train)
             report = getattr(model, "privacy_", None)
             if report is None:
                 raise ValueError(f"{type(model).__name__} set no privacy_ report after fit: "

@@ -103,7 +103,7 @@ def plot_privacy_utility(table, ax=None, metric="perplexity"):
     table : DataFrame or dict of lists
     ax : matplotlib Axes, optional
     metric : {"perplexity", "coherence"}, default="perplexity"
-        Held-out perplexity (log scale, lower is better; the uniform model's level V is
+        Held-out perplexity (lower is better; the uniform model's level V is
         drawn dashed) or coherence (higher is better).
 
     Returns
@@ -125,18 +125,14 @@ def plot_privacy_utility(table, ax=None, metric="perplexity"):
     if metric == "perplexity":
         ax.axhline(col["uniform_perplexity"][0], color="k", ls="--", lw=0.8,
                    label=f"uniform model (V = {col['uniform_perplexity'][0]:g})")
-        ax.set_yscale("log")
     nonpriv = col[f"nonprivate_{metric}"]
     if np.isfinite(nonpriv).any():
         ax.axhline(nonpriv[np.isfinite(nonpriv)][0], color="C2", ls=":", lw=1.2,
                    label="non-private model")
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    from matplotlib.ticker import NullFormatter
     ax.set_xscale("log")
     ax.set_xticks(eps, [f"{e:g}" for e in eps])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    if metric == "perplexity":
-        ax.yaxis.set_major_formatter(ScalarFormatter())
-        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("total epsilon")
     ax.set_ylabel(f"held-out {metric}" + (" (lower is better)" if metric == "perplexity"
                                            else " (higher is better)"))
