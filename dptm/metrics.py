@@ -429,7 +429,7 @@ def privacy_utility_curve(make_estimator, X_train, X_heldout, epsilons, *, coher
     -------
     table : pandas.DataFrame when pandas is installed, else dict of lists
         One row per epsilon: ``epsilon`` (the target), ``epsilon_reported`` (the model's
-        own report at its delta, mean over repeats), ``perplexity``, ``perplexity_std``,
+        own report at its ``default_delta``, mean over repeats), ``perplexity``, ``perplexity_std``,
         ``coherence``, ``coherence_std`` (NaN when ``coherence`` is None),
         ``uniform_perplexity`` (V), ``nonprivate_perplexity``, ``nonprivate_coherence``
         (NaN without ``nonprivate``) and ``total_epsilon`` (the composition of every fit
@@ -487,7 +487,9 @@ def privacy_utility_curve(make_estimator, X_train, X_heldout, epsilons, *, coher
                 composed = BudgetAccountant(1e300, budget.delta if budget is not None
                                             else report.default_delta)
             composed.spend(model)
-            reported.append(report.epsilon(None if report.pure_only else report.default_delta))
+            # at the report's delta, as its guarantee line (a pure-DP event may be tighter
+            # there than its pure epsilon)
+            reported.append(report.epsilon(report.default_delta))
             p, c = evaluate(model)
             ppl.append(p)
             coh.append(c)

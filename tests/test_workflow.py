@@ -91,7 +91,10 @@ def test_privacy_utility_curve_against_closed_forms(demo):
     assert table["epsilon"].tolist() == [0.5, 1.0, 2.0]
     np.testing.assert_allclose(table["perplexity"], V, rtol=1e-12)
     np.testing.assert_allclose(table["uniform_perplexity"], V)
-    np.testing.assert_allclose(table["epsilon_reported"], [0.5, 1.0, 2.0])
+    # the report's epsilon at its delta (1e-5): a Laplace mechanism is a hair below eps
+    reported = table["epsilon_reported"].to_numpy()
+    assert np.all(reported <= np.array([0.5, 1.0, 2.0]))
+    np.testing.assert_allclose(reported, [0.5, 1.0, 2.0], rtol=1e-4)
     # 2 fits each; at delta = 1e-5 the accountant may compose a little below the pure sum
     total = table["total_epsilon"].to_numpy()
     assert np.all(total <= np.array([1.0, 3.0, 7.0]) * (1 + 1e-12))
