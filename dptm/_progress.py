@@ -165,12 +165,16 @@ def silenced(estimator):
     return estimator
 
 
-def wrap_fit(method, after=None):
-    """``method`` (a fit-like method) run inside :func:`fit_scope`; ``after(self, args,
-    kwargs)`` is called once the outermost call for that estimator returns."""
+def wrap_fit(method, after=None, before=None):
+    """``method`` (a fit-like method) run inside :func:`fit_scope`; ``before(self, args,
+    kwargs)`` is called when the call is the estimator's outermost one, ``after(self, args,
+    kwargs)`` once that call returns."""
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         outer_call = _SCOPE.get() is None
+        current = _SCOPE.get()
+        if before is not None and (current is None or current[0] is not self):
+            before(self, args, kwargs)
         with fit_scope(self):
             result = method(self, *args, **kwargs)
         if outer_call and after is not None:

@@ -196,3 +196,23 @@ def test_metrics_validate_through_utils():
     np.testing.assert_array_equal(metrics._check_matrix(W, "W"), W)
     import inspect
     assert "check_probability_matrix" in inspect.getsource(metrics._check_matrix)
+
+
+def test_every_matrix_model_records_feature_names(demo):
+    """Private models whose fit does not go through scikit-learn's validation still learn
+    the vocabulary from a DataFrame (set centrally before fit), and forget it on arrays."""
+    import warnings
+
+    from dptm import NoisyGibbsLDA, SubsampledGibbsLDA
+    X = pd.DataFrame(demo.X.toarray(), columns=demo.vocabulary)
+    for model in (NoisyGibbsLDA(3, clip=5, epsilon_per_iter=1.0, max_iter=3),
+                  SubsampledGibbsLDA(3, clip=5, noise_multiplier=2.0, max_iter=3)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X)
+            assert model.feature_names_in_.tolist() == list(demo.vocabulary)
+            words = model.top_words(3)
+            assert set(words.to_numpy().ravel()) <= set(demo.vocabulary)
+            assert model.release().vocabulary == list(demo.vocabulary)
+            model.fit(demo.X)
+        assert not hasattr(model, "feature_names_in_")

@@ -22,6 +22,17 @@ def _after_fit(estimator, args, kwargs):
     check_fitted(estimator, X, stacklevel=3)
 
 
+def _record_feature_names(estimator, args, kwargs):
+    """``feature_names_in_`` from a DataFrame's columns for every matrix model, whichever
+    validation its ``fit`` uses (scikit-learn's rule: set from string column names,
+    removed when refitted on an array). The column names are the vocabulary, which the
+    release declares public."""
+    from sklearn.utils.validation import _check_feature_names
+    X = args[0] if args else kwargs.get("X")
+    if X is not None and hasattr(X, "shape"):
+        _check_feature_names(estimator, X, reset=True)
+
+
 class FitScopeMixin:
     """Runs every ``fit`` / ``fit_transform`` / ``partial_fit`` a subclass defines inside
     :func:`dptm._progress.fit_scope` (progress on the ``"dptm"`` logger, nested models
@@ -35,8 +46,14 @@ class FitScopeMixin:
             method = cls.__dict__.get(name)
             if method is None or getattr(method, "_dptm_scoped", False):
                 continue
+            whole = name != "partial_fit"
             setattr(cls, name, _progress.wrap_fit(
-                method, after=None if name == "partial_fit" else _after_fit))
+                method, after=_after_fit if whole else None,
+                before=cls._before_fit if whole else None))
+
+    @staticmethod
+    def _before_fit(estimator, args, kwargs):
+        """Hook run before the outermost ``fit`` / ``fit_transform``."""
 
     def _log(self, message, *args):
         """One INFO progress line ``[ClassName] message`` on the ``"dptm"`` logger (when
@@ -54,6 +71,8 @@ class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, Transforme
     ``_set_topics``; everything here uses only the released ``topic_word_``, so it is
     post-processing of what a private model releases.
     """
+
+    _before_fit = staticmethod(_record_feature_names)
 
     def _check_common_params(self):
         check_int(self.n_components, "n_components", minimum=1)
