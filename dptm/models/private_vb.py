@@ -97,7 +97,9 @@ def _expected_counts(X, beta, alpha, norm, granularity=None):
         contrib = et[rows] * eb_t[Xc.indices] * (Xc.data / phinorm)[:, None]
         sq = np.bincount(rows, (contrib * contrib).sum(axis=1), minlength=Xc.shape[0])
         length = np.sqrt(sq)
-        scale = np.divide(norm, length, out=np.zeros_like(length), where=length > 0)
+        # a hair below ``norm``: the floating-point scaling can never end above the bound
+        scale = np.divide(norm * (1 - 2.0 ** -40), length, out=np.zeros_like(length),
+                          where=length > 0)
         contrib *= scale[rows][:, None]
         if granularity is not None:
             contrib = np.floor(contrib / granularity) * granularity
