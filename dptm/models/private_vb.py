@@ -246,7 +246,7 @@ class PrivateBatchLDA(TopicModelMixin):
             beta = 1.0 + 0.1 * gen.random((K, V))    # data-independent start
         else:
             beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
-        events, sigmas, done = [], [], 0
+        events, sigmas, done, total = [], [], 0, sum(t for _, t in stages)
         for s, (frac, iters) in enumerate(stages):
             z = calibrate_gaussian(eps, delta, steps=iters, discrete=True)
             sigma = z * C
@@ -258,8 +258,7 @@ class PrivateBatchLDA(TopicModelMixin):
                 est = noisy / frac                 # scaled to the whole corpus
                 beta = eta + np.where(est > tau * sig_eff / frac, est, 0.0)
                 done += 1
-                if self.verbose:
-                    self._progress(done)
+                self._progress(done, total=total, unit="release")
             sigmas.append(float(sig_eff))
             events.append(SelfComposedEvent(
                 GaussianEvent(float(sig_eff), sensitivity=float(C), discrete=True), iters,
@@ -280,5 +279,5 @@ class PrivateBatchLDA(TopicModelMixin):
             + (["init_topics (given as public)"] if init is not None else []))
         self._set_topics(beta)
         self.transform_seed_ = public_seed(gen, seeded)
-        self.n_iter_ = sum(t for _, t in stages)
+        self.n_iter_ = total
         return self
