@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import psi
 
+from .. import _svi
 from .._random import private_generator, public_seed
 from .._utils import check_count_matrix, check_int, check_positive, check_real
 from ..mechanisms import lattice_gaussian
@@ -44,37 +45,33 @@ def _exp_dirichlet(x):
 
 
 def _estep(X, exp_elog_beta_t, alpha, max_iter=50, tol=1e-3):
-    """Variational E-step of the documents of CSR ``X`` (all at once, vectorised).
+    """Variational E-step of the documents of CSR ``X`` (Cython kernel ``lda_e_step``).
 
     Returns ``(exp_elog_theta, phinorm, rows)``: exp(E[log theta]) per document (D x K),
     per stored (document, word) pair the normaliser sum_k exp(E log theta_dk) exp(E log
-    beta_kw), and the pair's document index. A document stops updating when the mean
-    absolute change of its gamma is below ``tol``."""
+    beta_kw), and the pair's document index. Each document starts from gamma = alpha +
+    N_d / K and stops when the mean absolute change of its gamma is below ``tol``."""
     D = X.shape[0]
     K = exp_elog_beta_t.shape[1]
+    lengths = np.asarray(X.sum(axis=1), dtype=np.float64).reshape(-1, 1)
+    gamma = np.ascontiguousarray(np.full((D, K), alpha) + lengths / K)
+    _svi.lda_e_step(X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                    X.data.astype(np.float64), np.arange(D, dtype=np.int64),
+                    exp_elog_beta_t, gamma, float(alpha), tol=tol, max_iter=max_iter)
     rows = np.repeat(np.arange(D), np.diff(X.indptr))
-    cnt = X.data.astype(np.float64)
-    eb = exp_elog_beta_t[X.indices]                          # nnz x K
-    gamma = np.full((D, K), alpha) + (np.asarray(X.sum(axis=1), dtype=np.float64) / K)
-    active = np.ones(D, dtype=bool)
-    for _ in range(max_iter):
-        et = _exp_dirichlet(gamma)
-        phinorm = np.einsum("ik,ik->i", et[rows], eb) + 1e-100
-        ratio = sp.csr_matrix((cnt / phinorm, X.indices, X.indptr), shape=X.shape)
-        new = alpha + et * (ratio @ exp_elog_beta_t)
-        change = np.abs(new - gamma).mean(axis=1)
-        gamma = np.where(active[:, None], new, gamma)
-        active &= change >= tol
-        if not active.any():
-            break
     et = _exp_dirichlet(gamma)
-    phinorm = np.einsum("ik,ik->i", et[rows], eb) + 1e-100
+    phinorm = np.einsum("ik,ik->i", et[rows], exp_elog_beta_t[X.indices]) + 1e-100
     return et, phinorm, rows
 
 
-def _expected_counts(X, beta, alpha, norm, granularity=None):
+def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False):
     """Sum over the documents of CSR ``X`` of their expected K x V topic-word counts, each
     document's contribution scaled to L2 norm ``norm`` (empty documents contribute 0).
+
+    ``presence=True`` counts each distinct word of a document once (its topic
+    responsibilities, summing to one) instead of its count: repeated words then weigh
+    less in the norm, so a document carries more signal per unit of sensitivity; the
+    early stages use it to find the topics, the last stage estimates them from counts.
 
     With ``granularity`` g, every entry of every contribution is rounded DOWN to a
     multiple of g before summing: the rounded contribution's norm is at most ``norm``
@@ -94,7 +91,8 @@ def _expected_counts(X, beta, alpha, norm, granularity=None):
         Xc = X[start:stop]
         et, phinorm, rows = _estep(Xc, eb_t, alpha)
         # contribution of pair (d, w) to topic k: n_dw et[d, k] eb[w, k] / phinorm_dw
-        contrib = et[rows] * eb_t[Xc.indices] * (Xc.data / phinorm)[:, None]
+        weight = (1.0 if presence else Xc.data) / phinorm
+        contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
         sq = np.bincount(rows, (contrib * contrib).sum(axis=1), minlength=Xc.shape[0])
         length = np.sqrt(sq)
         # a hair below ``norm``: the floating-point scaling can never end above the bound
@@ -253,7 +251,8 @@ class PrivateBatchLDA(TopicModelMixin):
             g = _granularity(sigma)
             Xs = X[np.flatnonzero(part == s)]
             for it in range(iters):
-                stat = _expected_counts(Xs, beta, alpha, C, granularity=g)
+                stat = _expected_counts(Xs, beta, alpha, C, granularity=g,
+                                        presence=s < len(stages) - 1)
                 noisy, g, sig_eff = _release(stat, sigma, gen, g)
                 est = noisy / frac                 # scaled to the whole corpus
                 beta = eta + np.where(est > tau * sig_eff / frac, est, 0.0)
