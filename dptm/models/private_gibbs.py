@@ -273,11 +273,6 @@ class _SnapshotGibbsBase(TopicModelMixin):
                 word_ptr, word_tokens)
         return sweep
 
-    def _progress(self, iteration, start=None, extra=""):
-        # Iteration numbers only: wall times (and counts) depend on the private data.
-        if self.verbose and (self.verbose > 1 or iteration % 10 == 0 or iteration == self.max_iter):
-            print(f"[{type(self).__name__}] iteration {iteration}/{self.max_iter}", flush=True)
-
     def _assumed_public(self, clipped):
         D, V, N = self._corpus_shape
         out = [f"vocabulary (V = {V} words): word-level privacy assumes it is not taken from "
