@@ -23,7 +23,10 @@ from dptm.models.gibbs import GibbsState, effective_n_jobs, token_blocks
 from test_private_gibbs import reference_noisy_sweep, word_mass
 
 NO_TABLE = np.zeros((0, 0))
-pytestmark = pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
+              # small test corpora: the guarantees are vacuous, not the point here
+              pytest.mark.filterwarnings("ignore::dptm.exceptions.VacuousGuaranteeWarning"),
+              pytest.mark.filterwarnings("ignore::dptm.exceptions.TopicCountWarning")]
 
 
 def ragged_corpus(seed=0, V=23):
