@@ -187,7 +187,9 @@ class PrivateOnlineLDA(TopicModelMixin):
         ``perplexity``), scikit-learn semantics: None is 1, -1 every core. Every result is
         bit-identical for every ``n_jobs`` (each document's fixed point is computed alone;
         the minibatch statistic is summed in document order cell by cell), so the release
-        depends on the data and the random draws only, never on the thread count.
+        depends on the data and the random draws only, never on the thread count. On a
+        machine busy with other work set ``OMP_WAIT_POLICY=passive`` before starting
+        Python (waiting OpenMP threads otherwise spin and slow the busy ones).
     random_state : None, int, SeedSequence or numpy.random.Generator, default=None
         None (the default): a private model draws every random choice (initial lambda,
         truncation, minibatches, gamma initialisation, noise) from a fresh secret
