@@ -16,6 +16,13 @@
     python bench/bench_svi.py            # NIPS (the largest UCI corpus in ../shared/data)
     python bench/bench_svi.py --corpus kos --quick
     python bench/bench_svi.py --corpus kos --skip-privacy     # the issue-12 throughput figure
+    python bench/bench_svi.py --corpus kos --scaling-only     # the issue-16 thread scaling
+
+3. Thread scaling (issue 16): one epoch of PrivateOnlineLDA (non-private and private
+   exact) at n_jobs = 1, 2 beside scikit-learn's online LatentDirichletAllocation at the
+   same n_jobs (``partial_fit`` over the corpus: the same minibatch updates), K = 10 and
+   50, same run, median of ``--repeats``. The load average (``os.getloadavg``) is printed
+   before and after: thread scaling is meaningless on a loaded machine.
 """
 import os
 import sys
@@ -103,6 +110,43 @@ def throughput(Xtr, Xte, K, batch_size, repeats):
     return rows
 
 
+def scaling(Xtr, K, batch_size, repeats, threads):
+    """docs/s of one epoch at every n_jobs in ``threads``: dptm (non-private, private exact)
+    and scikit-learn's online LDA (partial_fit: the same sequential minibatch updates)."""
+    from sklearn.decomposition import LatentDirichletAllocation
+    D = Xtr.shape[0]
+    Xf = Xtr.astype(np.float64)
+    common = dict(n_components=K, batch_size=batch_size, learning_offset=10.0,
+                  learning_decay=0.7, mean_change_tol=1e-3, max_doc_update_iter=100)
+    n_max = int(np.asarray(Xtr.sum(axis=1)).max())
+    group = f"K={K} scaling"
+    cases = []
+    for t in threads:
+        def sk(t=t):
+            LatentDirichletAllocation(learning_method="online", total_samples=D, n_jobs=t,
+                                      random_state=0, **common).partial_fit(Xf)
+
+        def ours(t=t):
+            PrivateOnlineLDA(sampling="sequential", max_iter=1, random_state=0, n_jobs=t,
+                             **common).fit(Xtr)
+
+        def ours_private(t=t):
+            PrivateOnlineLDA(max_iter=1, max_doc_length=n_max, noise_multiplier=1.0, n_jobs=t,
+                             **common).fit(Xtr)
+        cases += [Case(group, f"sklearn_n_jobs={t}", sk, work=D, unit="docs"),
+                  Case(group, f"dptm_n_jobs={t}", ours, work=D, unit="docs"),
+                  Case(group, f"dptm_private_n_jobs={t}", ours_private, work=D, unit="docs")]
+    rows = run_cases(cases, repeats=repeats)
+    t1 = {r["name"].rsplit("=", 1)[0]: r["median_s"] for r in rows
+          if r["name"].endswith(f"={threads[0]}")}
+    sk = {r["name"]: r["median_s"] for r in rows if r["name"].startswith("sklearn")}
+    for r in rows:
+        base, t = r["name"].rsplit("=", 1)
+        r["speedup_vs_own_1_thread"] = t1[base] / r["median_s"]
+        r["speed_vs_sklearn_same_n_jobs"] = sk[f"sklearn_n_jobs={t}"] / r["median_s"]
+    return rows
+
+
 def privacy_utility(Xtr, Xte, K, batch_size, max_iter, N, epsilons, delta, seeds):
     rows = []
     base = dict(n_components=K, batch_size=batch_size, max_iter=max_iter, max_doc_length=N)
@@ -141,6 +185,10 @@ def main():
     p.add_argument("--corpus", choices=sorted(CORPORA), default="nips")
     p.add_argument("--skip-throughput", action="store_true")
     p.add_argument("--skip-privacy", action="store_true")
+    p.add_argument("--skip-scaling", action="store_true")
+    p.add_argument("--scaling-only", action="store_true",
+                   help="only the thread-scaling section (issue 16)")
+    p.add_argument("--threads", default="1,2", help="n_jobs values of the scaling section")
     p.add_argument("--n-topics", type=int, default=5, help="K of the privacy-utility runs")
     p.add_argument("--batch-size", type=int, default=650, help="S of the privacy-utility runs")
     p.add_argument("--epochs", type=int, default=10, help="max_iter of the privacy-utility runs")
@@ -155,6 +203,25 @@ def main():
           f"V={X.shape[1]}, {int(Xtr.sum())} training tokens", flush=True)
     meta = {"corpus": args.corpus, "n_train": Xtr.shape[0], "n_test": Xte.shape[0],
             "n_words": X.shape[1], "quick": args.quick}
+    if args.scaling_only:
+        args.skip_throughput = args.skip_privacy = True
+        args.skip_scaling = False
+    if not args.skip_scaling:
+        threads = tuple(int(t) for t in args.threads.split(","))
+        load0 = os.getloadavg()
+        print(f"thread scaling, n_jobs {threads}; load average before: "
+              f"{' '.join(f'{x:.2f}' for x in load0)} on {os.cpu_count()} CPUs", flush=True)
+        rows = []
+        for K in ((10,) if args.quick else (10, 50)):
+            rows += scaling(Xtr, K, 128, 1 if args.quick else args.repeats, threads)
+        load1 = os.getloadavg()
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in load1)}\n")
+        report(f"svi_scaling_{args.corpus}", rows,
+               [("group", None), ("name", None), ("median_s", ".3f"), ("throughput", ".1f"),
+                ("unit", None), ("speedup_vs_own_1_thread", ".2f"),
+                ("speed_vs_sklearn_same_n_jobs", ".2f")],
+               {**meta, "threads": list(threads), "loadavg_before": load0,
+                "loadavg_after": load1})
     if not args.skip_throughput:
         rows = []
         for K in ((50,) if args.quick else (10, 50)):

@@ -7,7 +7,11 @@ Also reports the largest relative amount by which scipy's objective exceeds ours
 ours is higher), at scipy's own x (which satisfies sum(x) = 1 only to ~1e-9, so it can exceed
 the true maximum by about that much) and at x projected onto the simplex (clip, normalise).
 
-    python bench/bench_zeta.py [--quick] [--repeats 3]
+Thread scaling (issue 16): ``dptm_n_jobs=T`` rows time ``zeta(phi, X, n_jobs=T)`` for
+every T of ``--threads`` (default 1,2), with the speed-up over one thread; the load
+average is printed before and after (scaling figures need an idle machine).
+
+    python bench/bench_zeta.py [--quick] [--repeats 3] [--threads 1,2]
 """
 import os
 import sys
@@ -44,6 +48,7 @@ def scipy_zeta(phi, X, docs, projected=None):
 def main():
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--scipy-docs", type=int, default=300, help="documents timed for scipy")
+    p.add_argument("--threads", default="1,2", help="n_jobs values of the scaling rows")
     args = p.parse_args()
     from sklearn.decomposition import LatentDirichletAllocation
     from sklearn.feature_extraction.text import CountVectorizer
@@ -57,6 +62,10 @@ def main():
     cv = CountVectorizer().fit([texts[i] for i in half])
     X = cv.transform(texts).tocsr()
     n_scipy = 60 if args.quick else args.scipy_docs
+    threads = tuple(int(t) for t in args.threads.split(","))
+    load0 = os.getloadavg()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in load0)} on "
+          f"{os.cpu_count()} CPUs", flush=True)
     rows, acc = [], {}
     for K in (5, 20):
         lda = LatentDirichletAllocation(K, random_state=0).fit(X[half])
@@ -77,6 +86,9 @@ def main():
                  Case(f"zeta_K{K}", "dptm_squarem_only",
                       lambda csr=csr: _svi.zeta_batch(*csr, newton=False),
                       work=X.shape[0], unit="docs"),
+                 *[Case(f"zeta_K{K}", f"dptm_n_jobs={t}",
+                        lambda phi=phi, t=t: zeta(phi, X, n_jobs=t), work=X.shape[0],
+                        unit="docs") for t in threads],
                  Case(f"zeta_K{K}", "scipy_slsqp",
                       lambda phi=phi, docs=docs: scipy_zeta(phi, X, docs),
                       work=len(docs), unit="docs")]
@@ -85,11 +97,18 @@ def main():
     for r in rows:  # speed as throughput ratio (the two sides solve different doc counts)
         ref = [q for q in rows if q["group"] == r["group"] and q["name"] == "scipy_slsqp"][0]
         r["docs_per_s_vs_scipy"] = r["throughput"] / ref["throughput"]
+        if r["name"].startswith("dptm_n_jobs="):
+            one = [q for q in rows if q["group"] == r["group"]
+                   and q["name"] == f"dptm_n_jobs={threads[0]}"][0]
+            r["speedup_vs_1_thread"] = one["median_s"] / r["median_s"]
+    load1 = os.getloadavg()
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in load1)}")
     report("bench_zeta" + ("_quick" if args.quick else ""), rows,
            [("group", ""), ("name", ""), ("median_s", ".3f"), ("throughput", ".0f"),
             ("unit", ""), ("docs_per_s_vs_scipy", ".0f"), ("max_rel_scipy_minus_ours", ".2e"),
-            ("max_rel_scipy_proj_minus_ours", ".2e")],
-           meta={"n_docs": X.shape[0], "n_words": X.shape[1], "scipy_docs": n_scipy})
+            ("max_rel_scipy_proj_minus_ours", ".2e"), ("speedup_vs_1_thread", ".2f")],
+           meta={"n_docs": X.shape[0], "n_words": X.shape[1], "scipy_docs": n_scipy,
+                 "threads": list(threads), "loadavg_before": load0, "loadavg_after": load1})
 
 
 if __name__ == "__main__":

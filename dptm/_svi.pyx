@@ -10,6 +10,7 @@ import numpy as np
 from libc.math cimport log, log1p, fabs, sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
+from cython.parallel cimport prange, threadid
 
 
 cdef double SQUAREM_SHRINK = 1e-3
@@ -311,9 +312,110 @@ cdef inline int _zeta_accept(double* th, double* acc, double* obj, const double*
     return 1 if diff > 0.0 else 0
 
 
+cdef void _zeta_doc(const int64_t start, const int64_t stop, const int32_t[::1] indices,
+                    const double[::1] counts, const double[:, ::1] phi_t, Py_ssize_t K,
+                    double tol, int max_iter, double floor, bint accelerate, bint newton,
+                    double* buf, Py_ssize_t* fidx, double* theta_row, double* zeta_d,
+                    int32_t* n_iter_d) noexcept nogil:
+    """zeta of one document (see zeta_batch) with the scratch ``buf`` (14 K + K^2 doubles)
+    and ``fidx`` (K); writes its theta to ``theta_row``, zeta and the update count."""
+    cdef Py_ssize_t j, k, it
+    cdef double n_d, obj = 0.0, obj_new, rr, vv, a, s
+    cdef int em_left, fails
+    cdef double* th = buf            # current iterate
+    cdef double* acc = buf + K       # gradient at th
+    cdef double* t1 = buf + 2 * K    # F(th)
+    cdef double* t2 = buf + 3 * K    # F(t1)
+    cdef double* acc1 = buf + 4 * K
+    cdef double* tx = buf + 5 * K    # extrapolated point
+    cdef double* tn = buf + 6 * K    # F(tx): the new iterate
+    cdef double* accn = buf + 7 * K
+    cdef double* nwk = buf + 8 * K   # Newton workspace: 6 K + K^2
+    n_d = 0.0
+    for j in range(start, stop):
+        n_d += counts[j]
+    for k in range(K):
+        th[k] = 1.0 / K
+    it = 0
+    em_left = NEWTON_WARM
+    fails = 0
+    if n_d > 0.0:
+        obj = _zeta_eval(start, stop, indices, counts, phi_t, th, acc, K, floor)
+        while it < max_iter and _zeta_gap(acc, K, n_d) > tol * fabs(obj):
+            if not accelerate or K == 1:
+                _zeta_em(th, acc, t1, K, n_d)
+                for k in range(K):
+                    th[k] = t1[k]
+                obj = _zeta_eval(start, stop, indices, counts, phi_t, th, acc, K,
+                                 floor)
+                it += 1
+                continue
+            if newton and em_left <= 0:
+                if _zeta_newton(start, stop, indices, counts, phi_t, th, acc, &obj,
+                                K, n_d, floor, nwk, fidx, &it):
+                    continue
+                # no progress: back to SQUAREM, longer after repeated failures
+                fails += 1
+                em_left = fails if fails < 8 else 8
+            em_left -= 1
+            # SQUAREM cycle: two EM steps, extrapolate, one stabilising EM step.
+            _zeta_em(th, acc, t1, K, n_d)
+            _zeta_eval(start, stop, indices, counts, phi_t, t1, acc1, K, floor, False)
+            _zeta_em(t1, acc1, t2, K, n_d)
+            rr = 0.0
+            vv = 0.0
+            for k in range(K):
+                rr += (t1[k] - th[k]) * (t1[k] - th[k])
+                vv += (t2[k] - 2.0 * t1[k] + th[k]) * (t2[k] - 2.0 * t1[k] + th[k])
+            a = -1.0
+            if vv > 0.0 and rr > 0.0:
+                a = -sqrt(rr / vv)
+                if a > -1.0:
+                    a = -1.0
+            it += 2
+            while True:
+                if a == -1.0:
+                    # theta' = t2 exactly: a plain double EM step, always valid.
+                    for k in range(K):
+                        tx[k] = t2[k]
+                else:
+                    # Extrapolate; a coordinate pushed below 0 is kept at a small
+                    # fraction of its current value (the boundary is approached
+                    # geometrically but never reached, so it can still recover).
+                    s = 0.0
+                    for k in range(K):
+                        tx[k] = th[k] - 2.0 * a * (t1[k] - th[k]) \
+                            + a * a * (t2[k] - 2.0 * t1[k] + th[k])
+                        if tx[k] < SQUAREM_SHRINK * th[k]:
+                            tx[k] = SQUAREM_SHRINK * th[k]
+                        s += tx[k]
+                    for k in range(K):
+                        tx[k] /= s
+                _zeta_eval(start, stop, indices, counts, phi_t, tx, accn, K, floor,
+                           False)
+                _zeta_em(tx, accn, tn, K, n_d)
+                obj_new = _zeta_eval(start, stop, indices, counts, phi_t, tn,
+                                     accn, K, floor)
+                if obj_new >= obj or a == -1.0:
+                    break
+                a = (a - 1.0) / 2.0
+                if a > -1.001:
+                    a = -1.0
+            it += 1
+            for k in range(K):
+                th[k] = tn[k]
+                acc[k] = accn[k]
+            obj = obj_new
+    for k in range(K):
+        theta_row[k] = th[k]
+    zeta_d[0] = obj if n_d > 0.0 else 0.0
+    n_iter_d[0] = <int32_t> it
+
+
 def zeta_batch(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] counts,
                const double[:, ::1] phi_t, double tol=1e-10, int max_iter=10000,
-               double floor=1e-300, bint accelerate=True, bint newton=True):
+               double floor=1e-300, bint accelerate=True, bint newton=True,
+               int n_threads=1):
     """zeta(Phi, d) = max over theta in the simplex of sum_w c_w log(sum_k theta_k Phi[k, w]).
 
     Solved per document by the EM fixed point (papers/manzonelli2024, App. A)
@@ -339,6 +441,10 @@ def zeta_batch(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
     usual case for short documents, K > distinct words); Newton converges quadratically on
     the identified face. ``accelerate=False`` is the plain EM fixed point (no Newton).
 
+    Documents are solved in parallel on ``n_threads`` OpenMP threads (one thread without
+    OpenMP); each document's result depends only on the document, so the output is
+    bit-identical for every ``n_threads``.
+
     Returns
     -------
     zeta : ndarray (n_docs,)
@@ -347,115 +453,31 @@ def zeta_batch(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
         EM-map evaluations used; ``max_iter`` or more means the tolerance was not certified.
     """
     cdef Py_ssize_t D = indptr.shape[0] - 1, K = phi_t.shape[1]
-    cdef Py_ssize_t d, j, k, it
-    cdef int64_t start, stop
-    cdef double n_d, obj = 0.0, obj_new, rr, vv, a, s
-    cdef int em_left, fails
+    cdef Py_ssize_t d, tid, per = 14 * K + K * K
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    cdef int nt = <int> min(n_threads, max(D, 1))
     zeta_out = np.zeros(D, dtype=np.float64)
     theta_out = np.zeros((D, K), dtype=np.float64)
     iter_out = np.zeros(D, dtype=np.int32)
     cdef double[::1] zeta = zeta_out
     cdef double[:, ::1] theta_mv = theta_out
     cdef int32_t[::1] n_iter = iter_out
-    cdef double* buf = <double*> malloc((14 * K + K * K) * sizeof(double))
-    cdef Py_ssize_t* fidx = <Py_ssize_t*> malloc(K * sizeof(Py_ssize_t))
+    # one scratch block per thread
+    cdef double* buf = <double*> malloc(nt * per * sizeof(double))
+    cdef Py_ssize_t* fidx = <Py_ssize_t*> malloc(nt * K * sizeof(Py_ssize_t))
     if buf == NULL or fidx == NULL:
         free(buf)
         free(fidx)
         raise MemoryError()
-    cdef double* th = buf            # current iterate
-    cdef double* acc = buf + K       # gradient at th
-    cdef double* t1 = buf + 2 * K    # F(th)
-    cdef double* t2 = buf + 3 * K    # F(t1)
-    cdef double* acc1 = buf + 4 * K
-    cdef double* tx = buf + 5 * K    # extrapolated point
-    cdef double* tn = buf + 6 * K    # F(tx): the new iterate
-    cdef double* accn = buf + 7 * K
-    cdef double* nwk = buf + 8 * K   # Newton workspace: 6 K + K^2
     try:
-        with nogil:
-            for d in range(D):
-                start = indptr[d]
-                stop = indptr[d + 1]
-                n_d = 0.0
-                for j in range(start, stop):
-                    n_d += counts[j]
-                for k in range(K):
-                    th[k] = 1.0 / K
-                it = 0
-                em_left = NEWTON_WARM
-                fails = 0
-                if n_d > 0.0:
-                    obj = _zeta_eval(start, stop, indices, counts, phi_t, th, acc, K, floor)
-                    while it < max_iter and _zeta_gap(acc, K, n_d) > tol * fabs(obj):
-                        if not accelerate or K == 1:
-                            _zeta_em(th, acc, t1, K, n_d)
-                            for k in range(K):
-                                th[k] = t1[k]
-                            obj = _zeta_eval(start, stop, indices, counts, phi_t, th, acc, K,
-                                             floor)
-                            it += 1
-                            continue
-                        if newton and em_left <= 0:
-                            if _zeta_newton(start, stop, indices, counts, phi_t, th, acc, &obj,
-                                            K, n_d, floor, nwk, fidx, &it):
-                                continue
-                            # no progress: back to SQUAREM, longer after repeated failures
-                            fails += 1
-                            em_left = fails if fails < 8 else 8
-                        em_left -= 1
-                        # SQUAREM cycle: two EM steps, extrapolate, one stabilising EM step.
-                        _zeta_em(th, acc, t1, K, n_d)
-                        _zeta_eval(start, stop, indices, counts, phi_t, t1, acc1, K, floor, False)
-                        _zeta_em(t1, acc1, t2, K, n_d)
-                        rr = 0.0
-                        vv = 0.0
-                        for k in range(K):
-                            rr += (t1[k] - th[k]) * (t1[k] - th[k])
-                            vv += (t2[k] - 2.0 * t1[k] + th[k]) * (t2[k] - 2.0 * t1[k] + th[k])
-                        a = -1.0
-                        if vv > 0.0 and rr > 0.0:
-                            a = -sqrt(rr / vv)
-                            if a > -1.0:
-                                a = -1.0
-                        it += 2
-                        while True:
-                            if a == -1.0:
-                                # theta' = t2 exactly: a plain double EM step, always valid.
-                                for k in range(K):
-                                    tx[k] = t2[k]
-                            else:
-                                # Extrapolate; a coordinate pushed below 0 is kept at a small
-                                # fraction of its current value (the boundary is approached
-                                # geometrically but never reached, so it can still recover).
-                                s = 0.0
-                                for k in range(K):
-                                    tx[k] = th[k] - 2.0 * a * (t1[k] - th[k]) \
-                                        + a * a * (t2[k] - 2.0 * t1[k] + th[k])
-                                    if tx[k] < SQUAREM_SHRINK * th[k]:
-                                        tx[k] = SQUAREM_SHRINK * th[k]
-                                    s += tx[k]
-                                for k in range(K):
-                                    tx[k] /= s
-                            _zeta_eval(start, stop, indices, counts, phi_t, tx, accn, K, floor,
-                                       False)
-                            _zeta_em(tx, accn, tn, K, n_d)
-                            obj_new = _zeta_eval(start, stop, indices, counts, phi_t, tn,
-                                                 accn, K, floor)
-                            if obj_new >= obj or a == -1.0:
-                                break
-                            a = (a - 1.0) / 2.0
-                            if a > -1.001:
-                                a = -1.0
-                        it += 1
-                        for k in range(K):
-                            th[k] = tn[k]
-                            acc[k] = accn[k]
-                        obj = obj_new
-                for k in range(K):
-                    theta_mv[d, k] = th[k]
-                zeta[d] = obj if n_d > 0.0 else 0.0
-                n_iter[d] = <int32_t> it
+        if D > 0:
+            with nogil:
+                for d in prange(D, num_threads=nt, schedule="dynamic"):
+                    tid = threadid()
+                    _zeta_doc(indptr[d], indptr[d + 1], indices, counts, phi_t, K, tol,
+                              max_iter, floor, accelerate, newton, buf + tid * per,
+                              fidx + tid * K, &theta_mv[d, 0], &zeta[d], &n_iter[d])
     finally:
         free(buf)
         free(fidx)
@@ -574,10 +596,62 @@ def exp_dirichlet_expectation_t(const double[:, ::1] lam_t, double[:, ::1] out):
     return np.asarray(out)
 
 
+cdef int _e_step_doc(const int64_t start, Py_ssize_t nnz, const int32_t[::1] indices,
+                     const double[::1] counts, const double[:, ::1] exp_elog_beta_t,
+                     double* g, Py_ssize_t K, double alpha, double tol, int max_iter,
+                     double* et, double* acc, double* pj, double* bd,
+                     double* bdt) noexcept nogil:
+    """The E-step fixed point of one document (see lda_e_step) from gamma row ``g``
+    (overwritten); leaves exp(E[log theta]) in ``et`` and the document's rows of B gathered
+    in ``bd`` / ``bdt``. Returns the number of updates."""
+    cdef Py_ssize_t j, k
+    cdef int it
+    cdef double total, psi_total, change, new
+    cdef const double* brow
+    cdef double* row
+    # The document's rows of B are gathered twice: word-major (bd[j*K + k]) for the
+    # gradient and topic-major (bdt[k*nnz + j]) for the normalisers, so that both inner
+    # loops are axpy-like (vectorisable) rather than reductions.
+    for j in range(nnz):
+        brow = &exp_elog_beta_t[indices[start + j], 0]
+        row = bd + j * K
+        for k in range(K):
+            row[k] = brow[k]
+            bdt[k * nnz + j] = brow[k]
+    total = 0.0
+    for k in range(K):
+        total += g[k]
+    psi_total = digamma(total)
+    for k in range(K):
+        et[k] = _c_exp(digamma(g[k]) - psi_total)
+    it = 0
+    while it < max_iter:
+        # norm_phi[j] = eps + sum_k et[k] B[w_j, k]
+        dptm_svi_norm_phi(bdt, et, pj, K, nnz, _SVI_EPS)
+        for j in range(nnz):
+            pj[j] = counts[start + j] / pj[j]
+        # acc[k] = sum_j (c_j / norm_phi[j]) B[w_j, k]
+        dptm_svi_gradient(bd, pj, acc, K, nnz)
+        total = 0.0
+        change = 0.0
+        for k in range(K):
+            new = et[k] * acc[k] + alpha
+            change += _c_fabs(new - g[k])
+            g[k] = new
+            total += new
+        psi_total = digamma(total)
+        for k in range(K):
+            et[k] = _c_exp(digamma(g[k]) - psi_total)
+        it += 1
+        if change / K < tol:
+            break
+    return it
+
+
 def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] counts,
                const int64_t[::1] rows, const double[:, ::1] exp_elog_beta_t,
                double[:, ::1] gamma, double alpha, double tol=1e-3, int max_iter=100,
-               double[:, ::1] sstats=None, double[::1] word_bound=None):
+               double[:, ::1] sstats=None, double[::1] word_bound=None, int n_threads=1):
     """Variational E-step of LDA for the documents ``rows`` of a CSR matrix.
 
     For document ``d = rows[i]`` with word ids ``ids`` and counts ``c`` (its CSR slice),
@@ -597,15 +671,21 @@ def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
     and ``word_bound[i] = c @ log(et @ B[ids].T)`` (the E[log p(w | theta, beta)] term of
     the variational bound). ``eps`` is float64 machine epsilon.
 
+    Parallelism: documents are processed on ``n_threads`` OpenMP threads (one without
+    OpenMP), each with its own scratch; gamma, the updates and ``word_bound`` of a document
+    depend only on that document. ``sstats`` is then accumulated in a second pass split by
+    word id ranges: every cell ``sstats[w, k]`` receives its documents' terms in the order
+    of ``rows``, exactly as the serial loop adds them. Every output is therefore
+    bit-identical for every ``n_threads`` (and to the former serial kernel).
+
     Returns
     -------
     n_iter : ndarray of int32 (len(rows),): updates run per document.
     """
     cdef Py_ssize_t n_rows = rows.shape[0], K = exp_elog_beta_t.shape[1]
     cdef Py_ssize_t V = exp_elog_beta_t.shape[0], n_docs = indptr.shape[0] - 1
-    cdef Py_ssize_t i, j, k, d, w, start, nnz, max_nnz = 0
-    cdef int it
-    cdef double total, psi_total, change, p, r, new, e, bound
+    cdef Py_ssize_t i, j, k, d, w, t, start, nnz, max_nnz = 0, tid, lo, hi, o
+    cdef double bound, r
     cdef bint do_sstats = sstats is not None, do_bound = word_bound is not None
     if gamma.shape[0] != n_rows or gamma.shape[1] != K:
         raise ValueError(f"gamma must have shape ({n_rows}, {K})")
@@ -617,87 +697,85 @@ def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
         raise ValueError(f"rows must lie in [0, {n_docs})")
     if indices.shape[0] and (np.min(indices) < 0 or np.max(indices) >= V):
         raise ValueError(f"indices must lie in [0, {V})")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    iter_out = np.zeros(n_rows, dtype=np.int32)
+    if n_rows == 0 or K == 0:
+        return iter_out
+    cdef int32_t[::1] n_iter = iter_out
+    # offsets of each row's terms in the (r_j) buffer of the sstats pass
+    off_arr = np.zeros(n_rows + 1, dtype=np.int64)
+    cdef int64_t[::1] off = off_arr
     for i in range(n_rows):
         nnz = indptr[rows[i] + 1] - indptr[rows[i]]
+        off[i + 1] = off[i] + nnz
         if nnz > max_nnz:
             max_nnz = nnz
-    iter_out = np.zeros(n_rows, dtype=np.int32)
-    cdef int32_t[::1] n_iter = iter_out
-    # Per document, its rows of B are gathered twice: word-major (bd[j*K + k]) for the
-    # gradient and topic-major (bdt[k*nnz + j]) for the normalisers, so that both inner
-    # loops are axpy-like (vectorisable) rather than reductions.
-    cdef double* et = <double*> malloc(K * sizeof(double))
-    cdef double* acc = <double*> malloc(K * sizeof(double))
-    cdef double* pj = <double*> malloc((max_nnz + 1) * sizeof(double))
-    cdef double* bd = <double*> malloc((max_nnz * K + 1) * sizeof(double))
-    cdef double* bdt = <double*> malloc((max_nnz * K + 1) * sizeof(double))
-    cdef const double* brow
-    cdef double* row
-    if et == NULL or acc == NULL or pj == NULL or bd == NULL or bdt == NULL:
-        free(et)
-        free(acc)
-        free(pj)
-        free(bd)
-        free(bdt)
+    cdef int nt = <int> min(n_threads, n_rows)
+    cdef Py_ssize_t per = 2 * K + (max_nnz + 1) + 2 * (max_nnz * K + 1)
+    cdef double* scratch = <double*> malloc(nt * per * sizeof(double))
+    # final exp(E[log theta]) per row and c_j / (norm_phi_j + eps) per term, for sstats
+    cdef double* et_all = NULL
+    cdef double* r_all = NULL
+    if do_sstats:
+        et_all = <double*> malloc((n_rows * K + 1) * sizeof(double))
+        r_all = <double*> malloc((off[n_rows] + 1) * sizeof(double))
+    if scratch == NULL or (do_sstats and (et_all == NULL or r_all == NULL)):
+        free(scratch)
+        free(et_all)
+        free(r_all)
         raise MemoryError()
+    cdef double* et
+    cdef double* acc
+    cdef double* pj
+    cdef double* bd
+    cdef double* bdt
     try:
         with nogil:
-            for i in range(n_rows):
+            for i in prange(n_rows, num_threads=nt, schedule="dynamic"):
+                tid = threadid()
+                et = scratch + tid * per
+                acc = et + K
+                pj = acc + K
+                bd = pj + (max_nnz + 1)
+                bdt = bd + (max_nnz * K + 1)
                 d = rows[i]
                 start = indptr[d]
                 nnz = indptr[d + 1] - start
-                for j in range(nnz):
-                    brow = &exp_elog_beta_t[indices[start + j], 0]
-                    row = bd + j * K
-                    for k in range(K):
-                        row[k] = brow[k]
-                        bdt[k * nnz + j] = brow[k]
-                total = 0.0
-                for k in range(K):
-                    total += gamma[i, k]
-                psi_total = digamma(total)
-                for k in range(K):
-                    et[k] = _c_exp(digamma(gamma[i, k]) - psi_total)
-                it = 0
-                while it < max_iter:
-                    # norm_phi[j] = eps + sum_k et[k] B[w_j, k]
-                    dptm_svi_norm_phi(bdt, et, pj, K, nnz, _SVI_EPS)
-                    for j in range(nnz):
-                        pj[j] = counts[start + j] / pj[j]
-                    # acc[k] = sum_j (c_j / norm_phi[j]) B[w_j, k]
-                    dptm_svi_gradient(bd, pj, acc, K, nnz)
-                    total = 0.0
-                    change = 0.0
-                    for k in range(K):
-                        new = et[k] * acc[k] + alpha
-                        change += _c_fabs(new - gamma[i, k])
-                        gamma[i, k] = new
-                        total += new
-                    psi_total = digamma(total)
-                    for k in range(K):
-                        et[k] = _c_exp(digamma(gamma[i, k]) - psi_total)
-                    it += 1
-                    if change / K < tol:
-                        break
-                n_iter[i] = <int32_t> it
+                n_iter[i] = <int32_t> _e_step_doc(start, nnz, indices, counts,
+                                                  exp_elog_beta_t, &gamma[i, 0], K, alpha,
+                                                  tol, max_iter, et, acc, pj, bd, bdt)
                 if do_sstats or do_bound:
                     dptm_svi_norm_phi(bdt, et, pj, K, nnz, 0.0)
                     bound = 0.0
                     for j in range(nnz):
                         if do_bound:
-                            bound += counts[start + j] * _c_log(pj[j])
+                            bound = bound + counts[start + j] * _c_log(pj[j])
                         if do_sstats:
-                            r = counts[start + j] / (pj[j] + _SVI_EPS)
-                            row = bd + j * K
-                            w = indices[start + j]
-                            for k in range(K):
-                                sstats[w, k] += r * et[k] * row[k]
+                            r_all[off[i] + j] = counts[start + j] / (pj[j] + _SVI_EPS)
                     if do_bound:
                         word_bound[i] = bound
+                    if do_sstats:
+                        for k in range(K):
+                            et_all[i * K + k] = et[k]
+            if do_sstats:
+                # Thread t owns the word ids [t V / nt, (t + 1) V / nt): each cell gets its
+                # terms in row order, as in the serial loop, whatever nt is.
+                for t in prange(nt, num_threads=nt, schedule="static", chunksize=1):
+                    lo = (t * V) // nt
+                    hi = ((t + 1) * V) // nt
+                    for i in range(n_rows):
+                        start = indptr[rows[i]]
+                        for j in range(off[i + 1] - off[i]):
+                            w = indices[start + j]
+                            if w < lo or w >= hi:
+                                continue
+                            r = r_all[off[i] + j]
+                            o = i * K
+                            for k in range(K):
+                                sstats[w, k] += r * et_all[o + k] * exp_elog_beta_t[w, k]
     finally:
-        free(et)
-        free(acc)
-        free(pj)
-        free(bd)
-        free(bdt)
+        free(scratch)
+        free(et_all)
+        free(r_all)
     return iter_out

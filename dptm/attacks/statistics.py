@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _svi
+from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_int, check_positive, check_probability_matrix
 
 __all__ = [
@@ -76,7 +77,7 @@ def _prepare(phi, X):
 
 
 def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=False,
-         accelerate=True, floor=1e-300, uncertified="raise"):
+         accelerate=True, floor=1e-300, uncertified="raise", n_jobs=None):
     """The LiRA query statistic zeta(Phi, d) of every document (papers/manzonelli2024 eq. 3).
 
     ``zeta(Phi, d) = max over theta in the simplex of sum_w c_dw log(sum_k theta_k Phi[k, w])``,
@@ -115,6 +116,10 @@ def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=Fa
         ``zeta - objective``); "warn" returns the (lower-bound) objective with a
         RuntimeWarning saying the same; "ignore" returns it silently (a deliberately
         truncated solve; ``return_n_iter`` tells which documents reached ``max_iter``).
+    n_jobs : int or None, default=None
+        Threads over documents (scikit-learn semantics: None is 1, -1 every core; fewer
+        if their solver scratch, 14 K + K^2 doubles each, would pass 1 GiB). Each
+        document is solved alone, so the output is bit-identical for every ``n_jobs``.
 
     Returns
     -------
@@ -141,6 +146,7 @@ def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=Fa
         raise ValueError(f"floor must be in (0, 1), got {floor}")
     if uncertified not in ("raise", "warn", "ignore"):
         raise ValueError(f"uncertified must be 'raise', 'warn' or 'ignore', got {uncertified!r}")
+    n_threads = effective_n_jobs(n_jobs)
     K = phi.shape[0]
     scratch = (14 * K + K * K) * 8
     if scratch > ZETA_SCRATCH_LIMIT:
@@ -148,10 +154,12 @@ def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=Fa
             f"zeta: K = {K} topics would need {scratch / 2**30:.1f} GiB of solver scratch "
             f"(14 K + K^2 doubles; the K^2 is the Newton finish's Hessian); at most "
             f"{ZETA_SCRATCH_LIMIT / 2**30:.0f} GiB (about K = 11,580) is supported")
+    n_threads = max(1, min(n_threads, ZETA_SCRATCH_LIMIT // scratch))  # one scratch each
     indptr, indices = X.indptr.astype(np.int64), X.indices.astype(np.int32)
     counts = X.data.astype(np.float64)
     z, theta, n_iter = _svi.zeta_batch(indptr, indices, counts, np.ascontiguousarray(phi.T),
-                                       tol, max_iter, floor, bool(accelerate))
+                                       tol, max_iter, floor, bool(accelerate),
+                                       n_threads=n_threads)
     _check_certified(phi, indptr, indices, counts, z, theta, n_iter, tol, max_iter, floor,
                      uncertified)
     out = [z]

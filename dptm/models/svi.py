@@ -14,6 +14,7 @@ from scipy.special import gammaln, psi
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _svi
+from .._threads import effective_n_jobs
 from .._random import private_generator, public_seed
 from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
                       check_random_state, spawn_generators)
@@ -181,6 +182,14 @@ class PrivateOnlineLDA(TopicModelMixin):
         E-step stopping tolerance on the mean absolute change of gamma (as scikit-learn).
     max_doc_update_iter : int, default=100
         Maximum E-step fixed-point updates per document.
+    n_jobs : int or None, default=None
+        Threads of the E-step (documents of a minibatch, and of ``transform``, ``score``,
+        ``perplexity``), scikit-learn semantics: None is 1, -1 every core. Every result is
+        bit-identical for every ``n_jobs`` (each document's fixed point is computed alone;
+        the minibatch statistic is summed in document order cell by cell), so the release
+        depends on the data and the random draws only, never on the thread count. On a
+        machine busy with other work set ``OMP_WAIT_POLICY=passive`` before starting
+        Python (waiting OpenMP threads otherwise spin and slow the busy ones).
     random_state : None, int, SeedSequence or numpy.random.Generator, default=None
         None (the default): a private model draws every random choice (initial lambda,
         truncation, minibatches, gamma initialisation, noise) from a fresh secret
@@ -295,8 +304,8 @@ class PrivateOnlineLDA(TopicModelMixin):
                  batch_size=128, sampling="poisson", learning_offset=10.0, learning_decay=0.7,
                  max_iter=10, total_samples=1e6, max_doc_length=None, noise_multiplier=None,
                  target_epsilon=None, target_delta=None, accounting="rdp",
-                 mechanism="lattice_gaussian", mean_change_tol=1e-3, max_doc_update_iter=100, random_state=None, verbose=0,
-                 callback=None):
+                 mechanism="lattice_gaussian", mean_change_tol=1e-3, max_doc_update_iter=100,
+                 n_jobs=None, random_state=None, verbose=0, callback=None):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
@@ -314,6 +323,7 @@ class PrivateOnlineLDA(TopicModelMixin):
         self.mechanism = mechanism
         self.mean_change_tol = mean_change_tol
         self.max_doc_update_iter = max_doc_update_iter
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
@@ -330,6 +340,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             raise ValueError(f"learning_decay must be in [0, 1], got {decay}")
         check_positive(self.total_samples, "total_samples")
         check_positive(self.mean_change_tol, "mean_change_tol", strict=False)
+        effective_n_jobs(self.n_jobs)
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         if self.mechanism not in MECHANISMS:
@@ -403,7 +414,8 @@ class PrivateOnlineLDA(TopicModelMixin):
             gamma = np.ascontiguousarray(self._init_gamma(rng, rows.size), dtype=np.float64)
             _svi.lda_e_step(indptr, indices, counts, rows, self._exp_elog_beta_t, gamma,
                             self.doc_topic_prior_, float(self.mean_change_tol),
-                            int(self.max_doc_update_iter), sstats, None)
+                            int(self.max_doc_update_iter), sstats, None,
+                            effective_n_jobs(self.n_jobs))
         if self.sigma_ is not None:
             # Noise on every one of the K x V coordinates, whether or not a word occurs.
             noisy = self._privatize(np.ascontiguousarray(sstats.T), rng)
@@ -736,7 +748,7 @@ class PrivateOnlineLDA(TopicModelMixin):
         _svi.lda_e_step(indptr, indices, counts, np.arange(X.shape[0], dtype=np.int64),
                         self._exp_elog_beta_t, gamma, self.doc_topic_prior_,
                         float(self.mean_change_tol), int(self.max_doc_update_iter), None,
-                        word_bound)
+                        word_bound, effective_n_jobs(self.n_jobs))
         return gamma
 
     def _check_fitted_input(self, X):
