@@ -9,7 +9,7 @@ through its C API; they know nothing of estimators, privacy or I/O.
 """
 import numpy as np
 
-from libc.math cimport log, log1p
+from libc.math cimport exp, log, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from numpy.random cimport bitgen_t
@@ -17,6 +17,7 @@ from numpy.random.c_distributions cimport (random_interval, random_standard_expo
                                            random_standard_normal)
 
 from dptm._bitgen cimport get_bitgen, next_uniform
+from dptm import _exact
 
 
 cdef inline Py_ssize_t sample_cumulative(const double* cum, Py_ssize_t K, double u) noexcept nogil:
@@ -283,20 +284,12 @@ def fold_in(const int64_t[::1] doc_ptr, const int32_t[::1] words,
 
 # ---------------------------------------------------------------------------------------
 # Exact discrete noise (Canonne, Kamath & Steinke 2020, "The discrete Gaussian for
-# differential privacy", Algorithms 1-3). Only integer arithmetic and uniform integers drawn
-# from the BitGenerator: the output follows the stated pmf exactly for rational parameters.
-# 128-bit integers hold the squared numerators of the discrete Gaussian's acceptance test.
+# differential privacy", Algorithms 1-3), for rational parameters, with the Bernoulli(exp)
+# steps decided lazily (below): the output follows the stated pmf exactly.
 
-# Cython types uint128 as a 64-bit integer and would narrow a 128-bit division to 64 bits
-# (truncating the discrete Gaussian's acceptance numerator): dividing in C keeps the width.
+# Cython would type uint128 as a 64-bit integer; the C helpers below keep its width.
 cdef extern from *:
-    """
-    static inline unsigned __int128 dptm_div128(unsigned __int128 a, uint64_t b) { return a / b; }
-    static inline uint64_t dptm_mod128(unsigned __int128 a, uint64_t b) { return (uint64_t)(a % b); }
-    """
     ctypedef unsigned long long uint128 "unsigned __int128"
-    uint128 dptm_div128(uint128 a, uint64_t b) nogil
-    uint64_t dptm_mod128(uint128 a, uint64_t b) nogil
 
 
 cdef extern from *:
@@ -344,44 +337,78 @@ cdef inline uint64_t _uniform_below(Bits* src, uint64_t m) noexcept nogil:
             return v
 
 
-cdef bint _bernoulli_exp_small(Bits* rng, uint64_t num, uint64_t den) noexcept nogil:
-    """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS20 Algorithm 1, gamma <= 1).
+# Each Bernoulli(exp(-g)), g = num / den >= 0 rational, is decided lazily and exactly: a
+# 64-bit uniform u (U in [u, u + 1) / 2^64) is compared with p = exp(-g) evaluated in double
+# precision. That value is within 2^-49 of the true p (g to relative 2^-50 from exact
+# integers, |d exp(-g) / dg| <= 1/e, libm's exp within an ulp), and u / 2^64 is within 2^-53
+# of U, so a comparison with a margin of 2^-36 is never wrong; inside the margin
+# (probability < 2^-34) the uniform's further bits are drawn and ``dptm._exact`` decides
+# with exact rational arithmetic. The samplers' output follows the stated pmf exactly.
 
-    Draws A_k ~ Bernoulli(gamma / k) for k = 1, 2, ... until the first failure and returns
-    whether the number of successes is even. Bernoulli(num / (den k)) is U < num for U
-    uniform on [0, den k), i.e. (V == 0 and W < num) with V on [0, k), W on [0, den)."""
-    cdef uint64_t k = 1
-    if num == 0:
-        return 1
+cdef double LAZY_MARGIN = 1.0 / 68719476736.0    # 2^-36
+cdef double TWO_M64 = 1.0 / 18446744073709551616.0  # 2^-64
+
+
+def _set_lazy_margin(double margin):
+    """Test hook: set the comparison margin (returns the old one). A margin >= 1 sends every
+    Bernoulli(exp) decision down the exact rational path, so tests can check its pmf."""
+    global LAZY_MARGIN
+    old, LAZY_MARGIN = LAZY_MARGIN, margin
+    return old
+
+cdef extern from *:
+    """
+    static inline uint64_t dptm_hi64(unsigned __int128 a) { return (uint64_t)(a >> 64); }
+    static inline uint64_t dptm_lo64(unsigned __int128 a) { return (uint64_t)a; }
+    static inline double dptm_u128_to_double(unsigned __int128 a) { return (double)a; }
+    """
+    uint64_t dptm_hi64(uint128 a) nogil
+    uint64_t dptm_lo64(uint128 a) nogil
+    double dptm_u128_to_double(uint128 a) nogil
+
+
+cdef bint _resolve_below_exp(bitgen_t* rng, uint64_t u, uint128 a, uint64_t den,
+                             bint squared) noexcept with gil:
+    """The rare exact path: U < exp(-num / den), num = a^2 if ``squared`` else a."""
+    cdef object hi = dptm_hi64(a), lo = dptm_lo64(a)
+    num = (hi << 64) | lo
+    if squared:
+        num = num * num
+    big, nbits = u, 64
     while True:
-        if _uniform_below(rng, k) != 0 or _uniform_below(rng, den) >= num:
-            break
-        k += 1
-    return k % 2
+        r = _exact.uniform_below_exp(big, nbits, num, den)
+        if r is not None:
+            return r
+        big = (big << 64) | rng.next_uint64(rng.state)
+        nbits += 64
 
 
-cdef bint _bernoulli_exp(Bits* rng, uint128 num, uint64_t den) noexcept nogil:
-    """Bernoulli(exp(-num/den)) for any num >= 0 (CKS20 Algorithm 1, gamma > 1 branch)."""
-    cdef uint128 whole = dptm_div128(num, den)
-    cdef uint64_t rem = dptm_mod128(num, den)
-    cdef uint128 i = 0
-    while i < whole:
-        if not _bernoulli_exp_small(rng, 1, 1):
-            return 0
-        i += 1
-    return _bernoulli_exp_small(rng, rem, den)
+cdef inline bint _bernoulli_exp(bitgen_t* rng, double g, uint128 a, uint64_t den,
+                                bint squared) noexcept nogil:
+    """Bernoulli(exp(-num / den)) exactly, num = a^2 if ``squared`` else a; ``g`` is
+    num / den in double precision (relative error at most 2^-50)."""
+    cdef uint64_t u = rng.next_uint64(rng.state)
+    cdef double x = <double> u * TWO_M64
+    cdef double p = exp(-g)
+    if x < p - LAZY_MARGIN:
+        return 1
+    if x > p + LAZY_MARGIN:
+        return 0
+    return _resolve_below_exp(rng, u, a, den, squared)
 
 
 cdef int64_t _discrete_laplace(Bits* rng, uint64_t t, uint64_t s) noexcept nogil:
     """Discrete Laplace with scale t/s: P(x) proportional to exp(-|x| s / t) on the
-    integers (CKS20 Algorithm 2)."""
+    integers (CKS20 Algorithm 2: U uniform on [0, t) kept with probability exp(-U/t), plus
+    t times a Geometric(exp(-1)) count, divided by s; a random sign, -0 rejected)."""
     cdef uint64_t u, v, y
+    cdef double inv_t = 1.0 / <double> t
     while True:
         u = _uniform_below(rng, t)
-        if not _bernoulli_exp_small(rng, u, t):
+        if u and not _bernoulli_exp(rng.rng, u * inv_t, u, t, 0):
             continue
         v = 0
-        while _bernoulli_exp_small(rng, 1, 1):
+        while _bernoulli_exp(rng.rng, 1.0, 1, 1, 0):
             v += 1
         y = (u + t * v) // s
         if _uniform_below(rng, 2):
@@ -401,12 +428,14 @@ cdef int64_t _discrete_gaussian(Bits* rng, uint64_t p, uint64_t q, uint64_t t) n
     cdef uint128 a, ay
     cdef uint128 pp = p
     cdef uint64_t den = 2 * p * q * t * t
+    cdef double ad, dden = <double> den
     while True:
         y = _discrete_laplace(rng, t, 1)
         ay = <uint128> (y if y >= 0 else -y)
         a = ay * t * q
         a = a - pp if a >= pp else pp - a
-        if _bernoulli_exp(rng, a * a, den):
+        ad = dptm_u128_to_double(a)
+        if _bernoulli_exp(rng.rng, ad * ad / dden, a, den, 1):
             return y
 
 

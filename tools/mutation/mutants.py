@@ -5,7 +5,8 @@ replacement (or ``edits``, a list of such (old, new) pairs applied together); ``
 models. ``equivalent`` (optional) explains why a survivor is harmless.
 """
 
-MECH = ["tests/test_mechanisms.py", "tests/test_secret_randomness.py", "tests/test_empirical_dp.py"]
+MECH = ["tests/test_mechanisms.py", "tests/test_secret_randomness.py", "tests/test_empirical_dp.py",
+        "tests/test_exact_sampling.py"]
 ACC = ["tests/test_accounting_primitives.py", "tests/test_accounting_accountants.py",
        "tests/test_accounting_soundness.py", "tests/test_accounting_recipes.py",
        "tests/test_accounting_robust.py", "tests/test_accounting_golden.py"]
@@ -62,12 +63,15 @@ MUTANTS = [
     dict(id="N09", file="dptm/mechanisms.py", old="_cgs.fill_noise(out.reshape(-1), 2, sigma,",
          new="_cgs.fill_noise(out.reshape(-1), 2, 1.0,", tests=MECH,
          what="continuous Gaussian drawn unscaled (sigma ignored)"),
-    dict(id="N10", file="dptm/_cgs.pyx", old="    cdef uint128 whole = dptm_div128(num, den)",
-         new="    cdef uint128 whole = <uint64_t> num // den", tests=MECH,
-         what="discrete Gaussian acceptance numerator truncated to 64 bits (wrong pmf when q > 1)"),
-    dict(id="N11", file="dptm/_cgs.pyx", old="        if _bernoulli_exp(rng, a * a, den):",
+    dict(id="N10", file="dptm/_exact.py", old="    if hi <= p * (1 - rel):",
+         new="    if lo <= p * (1 - rel):", tests=MECH,
+         what="exact path decides 'below' for an interval that straddles exp(-g)"),
+    dict(id="N11", file="dptm/_cgs.pyx", old="        if _bernoulli_exp(rng.rng, ad * ad / dden, a, den, 1):",
          new="        if True:", tests=MECH,
          what="discrete Gaussian returns its discrete-Laplace proposal without the rejection step"),
+    dict(id="N13", file="dptm/_cgs.pyx", old="    if x < p - LAZY_MARGIN:",
+         new="    if x < p + LAZY_MARGIN:", tests=MECH,
+         what="lazy Bernoulli(exp) accepts inside the margin instead of deciding exactly"),
     dict(id="N12", file="dptm/mechanisms.py", old="    per_coord = g if rounded == \"statistic\" else g / 2",
          new="    per_coord = g / 2", tests=MECH,
          what="rounding slack of a rounded statistic taken as g/2 per coordinate (it is g)"),
