@@ -126,7 +126,7 @@ def main():
     doc_length = (20, 60)
     models = args.models.split(",")
 
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, get_task_stream
     import dask
     import dask.array as da
     from dptm import NoisyGibbsLDA
@@ -180,11 +180,18 @@ def main():
         times, log, peaks = [], {}, {q: 0 for q in worker_pids}
         for _ in range(args.repeats):
             log = {}
-            with warnings.catch_warnings(), PeakRSS(worker_pids) as mon:
+            with warnings.catch_warnings(), PeakRSS(worker_pids) as mon, \
+                    get_task_stream(client) as stream:
                 warnings.simplefilter("ignore")
                 t0 = time.perf_counter()
                 fit_distributed(estimator(), arr, client, transfer_log=log)
                 times.append(time.perf_counter() - t0)
+            busy = {}
+            for rec in stream.data:     # compute seconds per worker (wall time in the task)
+                busy[rec["worker"]] = busy.get(rec["worker"], 0.0) + sum(
+                    ss["stop"] - ss["start"] for ss in rec["startstops"] if ss["action"] == "compute")
+            busiest = max(busy.values())
+            print("    busy per worker:", {k[-5:]: round(v, 2) for k, v in busy.items()}, flush=True)
             peaks = {q: max(peaks[q], mon.peak[q]) for q in worker_pids}
         t_dist = float(np.median(times))
         final = n * K * 4 if model == "gibbs" else 0
@@ -216,6 +223,7 @@ def main():
         rows.append({**common, "name": f"dask {args.workers} workers, {P} parts", "median_s": t_dist,
                      "docs_per_s": n * T / t_dist, "speed_vs_single": t_single / t_dist,
                      "bytes_per_step": per_step, "final_bytes": final,
+                     "busiest_worker_s": busiest, "idle_share": 1.0 - busiest / t_dist,
                      "peak_mem_MB": max(peaks[q] - idle[q] for q in worker_pids) / 2**20,
                      "idle_mem_MB": max(idle.values()) / 2**20,
                      "data_MB": max(per_worker.values()) / 2**20})
@@ -229,7 +237,10 @@ def main():
     report("bench_distributed" + ("_quick" if args.quick else ""), rows,
            [("group", ""), ("name", ""), ("docs", "d"), ("tokens", "d"), ("iters", "d"),
             ("median_s", ".2f"), ("docs_per_s", ",.0f"), ("speed_vs_single", ".2f"),
-            ("bytes_per_step", ",.0f"), ("peak_mem_MB", ".0f"), ("data_MB", ".0f")], meta)
+            ("bytes_per_step", ",.0f"), ("busiest_worker_s", ".2f"), ("peak_mem_MB", ".0f"),
+            ("data_MB", ".0f")], meta)
+    print("busiest_worker_s: compute seconds inside the tasks of the busiest worker (the rest "
+          "of the wall time is scheduling, transfers and the driver's noise); ")
     print("peak_mem_MB: dask row = max over workers of (peak RSS during the fit - RSS with "
           "the partitions loaded); single row = driver peak - RSS before the fit. data_MB: "
           "CSR bytes of the corpus (dask row: the largest per-worker share)")
