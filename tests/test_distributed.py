@@ -169,6 +169,13 @@ def test_cluster_equals_serial(X, client, case):
     assert log["broadcast"] >= steps * 2 * K * V * 4
 
 
+def test_default_client_is_used(X, client):
+    ref = fit_distributed(make("noisy_every"), X, "serial", n_partitions=2)
+    with client.as_current():
+        dist = fit_distributed(make("noisy_every"), X, n_partitions=2)
+    assert_same_fit(ref, dist)
+
+
 def test_dask_array_and_bag_inputs(X, client, tmp_path):
     da = pytest.importorskip("dask.array")
     db = pytest.importorskip("dask.bag")
