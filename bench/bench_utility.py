@@ -25,7 +25,7 @@ def main():
     print(f"D={D} V={V} uniform perplexity={V}")
     warnings.simplefilter("ignore")
     for eps in [0.5, 1, 2, 4, 8]:
-        m = PrivateBatchLDA(20, target_epsilon=eps, max_iter=3).fit(Xtr)
+        m = PrivateBatchLDA(20, target_epsilon=eps).fit(Xtr)
         print(f"eps={eps}: PrivateBatchLDA perplexity={m.perplexity(Xte):.1f}", flush=True)
 
 

@@ -8,7 +8,9 @@ import logging
 
 __version__ = "0.1.0"
 
-# The package never configures logging; applications do.
+# The package never configures logging; applications do. Progress of verbose fits goes to
+# this logger (see dptm._progress: verbose >= 1 attaches a stderr handler for the fit only
+# when the application configured none).
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 _LAZY = {
@@ -24,10 +26,12 @@ _LAZY = {
     "DPVocabulary": "dptm.vocab",
     "FullyPrivateTopicModel": "dptm.pipeline",
     "Release": "dptm.release",
+    "set_progress": "dptm._progress",
 }
 _SUBMODULES = {
     "accounting", "attacks", "corpus", "datasets", "exceptions", "local", "mechanisms",
-    "guardrails", "metrics", "models", "text", "vocab", "pipeline", "release", "testing",
+    "guardrails", "metrics", "models", "plotting", "text", "vocab", "pipeline", "release",
+    "testing",
 }
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)

@@ -244,17 +244,29 @@ def check_orders(orders, name="orders"):
     return arr
 
 
-def check_probability_matrix(P, name, shape=None, normalize=False, atol=1e-6):
+def check_probability_matrix(P, name, shape=None, normalize=False, atol=1e-6, rows=None):
     """A 2-D float64 matrix of probability rows (theta, a topic-word matrix, ...).
 
-    Every entry finite and >= 0, every row with positive mass; rows must sum to 1 (within
-    ``atol``) unless ``normalize`` is True, in which case they are normalised (a new array;
-    the input is never modified). ``shape`` entries that are not None are required.
+    Every entry finite and >= 0. ``rows`` says what the rows must be: ``"stochastic"``
+    (the default; each row sums to 1 within ``atol``), ``"normalize"`` (each row has
+    positive mass and is normalised; same as ``normalize=True``), or ``"any"`` (no
+    condition on the rows: non-negative weights such as pseudo-counts). A new array is
+    returned when anything changes; the input is never modified. ``shape`` entries that
+    are not None are required. Non-numeric and complex input raise TypeError.
     """
+    if rows is None:
+        rows = "normalize" if normalize else "stochastic"
+    if rows not in ("stochastic", "normalize", "any"):
+        raise ValueError(f"rows must be 'stochastic', 'normalize' or 'any', got {rows!r}")
     if sp.issparse(P):
         P = P.toarray()
     if isinstance(P, np.matrix):
         P = np.asarray(P)
+    dtype = getattr(P, "dtype", None)
+    if dtype is not None and (np.issubdtype(dtype, np.complexfloating)
+                              or not (np.issubdtype(dtype, np.number) or dtype == bool
+                                      or dtype == object)):
+        raise TypeError(f"{name} must be a real numeric array, got dtype {dtype}")
     try:
         P = np.asarray(P, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -270,10 +282,12 @@ def check_probability_matrix(P, name, shape=None, normalize=False, atol=1e-6):
         raise ValueError(f"{name} contains NaN or infinity")
     if np.any(P < 0):
         raise ValueError(f"{name} must be non-negative (negative entries found)")
+    if rows == "any":
+        return P
     sums = P.sum(axis=1, keepdims=True)
     if np.any(sums <= 0) or not np.all(np.isfinite(sums)):
         raise ValueError(f"{name} has a row with zero (or overflowing) total mass")
-    if normalize:
+    if rows == "normalize":
         return P / sums
     if np.any(np.abs(sums - 1.0) > atol):
         raise ValueError(f"{name} rows must sum to 1 (within {atol:g}); found a row summing to "

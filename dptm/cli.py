@@ -2,17 +2,22 @@
 the privacy guarantee; audit a trainer with membership inference.
 
     dptm                       # GibbsLDA on the embedded demo corpus
-    dptm fit --model vips --epsilon 4 --data texts.jsonl --save my_release
-    dptm audit --model gibbs --shadows 16 --data texts.json -k 5
+    dptm fit --model vips --epsilon 4 --data texts.jsonl --save my_release --plot topics.png
+    dptm fit --model vips --epsilons 0.5,1,2,4,8 --plot curve.png   # privacy-utility curve
+    dptm audit --model gibbs --shadows 16 --data texts.json -k 5 --plot roc.png
 
-``--epsilon`` is always the total epsilon of the release (at ``--delta``), except for the
-local models, where it is each client's per-word local epsilon. A private model is never
-seeded unless ``--seed`` is given (a labelled test mode); it prints its topics and its
-privacy report, never a metric of the private data nor a timing, and ``--save DIR``
-writes the publishable release.
+``--epsilon`` is always the total epsilon of the release (at ``--delta``; for the local
+models lp-lda/olp-lda the total per document, pure local DP: each of the V word-presence
+bits gets epsilon / V; ``--epsilon-per-word`` sets the per-bit level instead). A private
+model is never seeded unless ``--seed`` is given (a labelled test mode); it prints its
+topics and its privacy report, never a metric of the private data nor a timing, and
+``--save DIR`` writes the publishable release. ``--plot FILE`` saves the top words of
+each topic as bar charts (with ``--epsilons``: the privacy-utility curve). ``-v`` logs
+progress on stderr (the ``"dptm"`` logger).
 """
 import argparse
 import json
+import math
 import sys
 import time
 import warnings
@@ -69,15 +74,23 @@ def _vips(a):
                             verbose=a.verbose)
 
 
+def _local_budget(a):
+    # --epsilon: the total per document (the estimators' target_epsilon, "document"
+    # neighbours); --epsilon-per-word: the clients' per-bit level
+    if getattr(a, "epsilon_per_word", None) is not None:
+        return {"epsilon": a.epsilon_per_word}
+    return {"target_epsilon": a.epsilon}
+
+
 def _lp_lda(a):
     from .models.local import LocalDPLDA
-    return LocalDPLDA(n_components=a.topics, epsilon=a.epsilon, max_iter=a.iterations or 200,
+    return LocalDPLDA(n_components=a.topics, **_local_budget(a), max_iter=a.iterations or 200,
                       random_state=a.seed, verbose=a.verbose)
 
 
 def _olp_lda(a):
     from .models.local import OnlineLocalDPLDA
-    return OnlineLocalDPLDA(n_components=a.topics, epsilon=a.epsilon, batch_size=a.batch_size,
+    return OnlineLocalDPLDA(n_components=a.topics, **_local_budget(a), batch_size=a.batch_size,
                             max_iter=a.iterations or 50, random_state=a.seed, verbose=a.verbose)
 
 
@@ -143,7 +156,9 @@ def _fit_model(model, name, X_train, a):
     if name in LOCAL:
         from .local import randomize_matrix
         from .accounting import flip_from_epsilon
-        f = flip_from_epsilon(a.epsilon)
+        from .models.local import flip_for_target_epsilon
+        f = (flip_from_epsilon(a.epsilon_per_word) if a.epsilon_per_word is not None
+             else flip_for_target_epsilon(a.epsilon, X_train.shape[1]))
         if name == "olp-lda":
             n_prior = max(1, int(a.prior_fraction * X_train.shape[0]))
             noisy = randomize_matrix(X_train[n_prior:], f, random_state=a.seed)
@@ -280,12 +295,15 @@ def cmd_fit(a, out):
         print(f"dptm: {a.model} ({MODELS[a.model][0]}), K={a.topics}, on {name}: "
               f"{X_train.shape[0]} training documents, {X_train.shape[1]} words, "
               f"{int(X_train.sum())} tokens", file=out)
-    from .guardrails import check_topic_count
-    check_topic_count(a.topics, X_train.shape[0])
     start = time.perf_counter()
     with warnings.catch_warnings():
-        warnings.simplefilter("default")          # test mode and other caveats are shown
-        _fit_model(model, a.model, X_train, a)
+        # test mode, a vacuous guarantee, more topics than documents (the estimators'
+        # guardrails, on stderr for the data owner) and other caveats are shown
+        warnings.simplefilter("default")
+        try:
+            _fit_model(model, a.model, X_train, a)
+        except ValueError as exc:
+            raise ValueError(_explain_unreachable(exc, a)) from exc
     if not private:
         print(f"trained in {time.perf_counter() - start:.2f} s", file=out)
     print(file=out)
@@ -313,11 +331,6 @@ def cmd_fit(a, out):
         result["metrics"] = metrics
         print("\nprivacy: none (non-private model; use a private --model to publish)", file=out)
     else:
-        from .guardrails import check_guarantee
-        # warnings on stderr, for the data owner: a vacuous epsilon, or delta >= 1/n
-        units = {"word": int(X_train.sum()), "local": None}.get(release.privacy.adjacency,
-                                                                  X_train.shape[0])
-        check_guarantee(release.privacy, units, unit="protected units")
         print("(no metric of the private data is printed for a private model: it would not be "
               "covered by the guarantee; evaluate the release on public text, e.g. "
               "dptm.Release.load(DIR).perplexity(X_public))", file=out)
@@ -328,8 +341,127 @@ def cmd_fit(a, out):
         result["release"] = a.save
         print(f"\nrelease written to {a.save} (topics.npz + release.json): publish this, not "
               "the fitted estimator", file=out)
+    if a.plot:
+        from .plotting import plot_top_words
+        fig = plot_top_words(release, n=min(top_n, 10))
+        _save_figure(fig, a.plot)
+        result["plot"] = a.plot
+        print(f"\ntop words of each topic plotted to {a.plot}", file=out)
     a.result = result
     return model
+
+
+def _save_figure(fig, path):
+    import matplotlib.pyplot as plt
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _explain_unreachable(exc, a):
+    """The estimator's message, plus CLI flags that reach ``--epsilon`` for the Gibbs
+    models whose sampling has an inherent cost (hdp-lda: eps_I = 2 log(C / beta + 1) per
+    sweep, papers/zhao2021 Theorem 1)."""
+    msg = str(exc)
+    if "smallest reachable total" not in msg or a.model not in ("hdp-lda", "cdp-lda+",
+                                                                   "zhu-lda"):
+        return msg
+    from .models.private_gibbs import NoisyGibbsLDA, inherent_epsilon
+    suggestions = []
+    T0 = a.iterations or 100
+    for T in dict.fromkeys((T0, 20, 10)):
+        # the sampling steps may take half the budget; the rest buys the Laplace noise
+        ratio = math.expm1(a.epsilon / (4.0 * T))         # C / beta with T eps_I = eps / 2
+        clip = 1.0
+        # rounded up to 3 significant digits: a larger prior only lowers eps_I
+        scale = 10.0 ** (2 - math.floor(math.log10(clip / ratio)))
+        beta = math.ceil(clip / ratio * scale) / scale
+        probe = NoisyGibbsLDA(target_epsilon=a.epsilon, target_delta=a.delta, clip=clip,
+                              topic_word_prior=beta, max_iter=T)
+        try:
+            probe._make_noise(inherent_epsilon(clip, beta), None, T, a.delta)
+        except ValueError:
+            continue
+        suggestions.append(f"--model hdp-lda --iterations {T} --clip {clip:g} "
+                           f"--beta {beta:g}")
+    if not suggestions:
+        return msg
+    return (f"{msg}\n  with dptm fit: --clip is C, --beta the topic-word prior, --iterations "
+            f"the sweeps. A total of {a.epsilon:g} is reachable with, e.g.:\n    "
+            + "\n    ".join(f"dptm fit {s} --epsilon {a.epsilon:g}" for s in suggestions)
+            + "\n  (a prior beta much larger than 1 flattens the topics: fewer sweeps keep it "
+              "smaller), or use a document-level model whose noise is calibrated to any "
+              "total: --model vips")
+
+
+def cmd_curve(a, out):
+    """``dptm fit --epsilons E1,E2,...``: the privacy-utility curve of a private model
+    (:func:`dptm.metrics.privacy_utility_curve`), evaluated on public held-out data only:
+    the embedded demo corpus' held-out split, or ``--reference-data``."""
+    from .metrics import privacy_utility_curve
+    if not _is_private(a.model):
+        raise ValueError("--epsilons draws the privacy-utility curve of a private --model")
+    X_train, X_test, vocab, name, provenance = load_corpus(a)
+    if a.documents is not None:
+        raise ValueError("--epsilons needs a public vocabulary (the demo corpus, --vocab or "
+                         "--public-vocab): a DP vocabulary differs from fit to fit")
+    if a.data == "demo":
+        X_heldout, where = X_test, "the demo corpus' held-out split (public)"
+    elif a.reference_X is not None:
+        X_heldout, where = a.reference_X, f"{a.reference_data} (declared public)"
+    else:
+        raise ValueError("--epsilons evaluates held-out perplexity and coherence on public "
+                         "text: pass --reference-data FILE (public, same vocabulary); a metric "
+                         "of the private data would not be covered by any guarantee")
+    if X_heldout is None or X_heldout.sum() == 0:
+        raise ValueError("the held-out data for --epsilons is empty: raise --test-fraction")
+    nonprivate = _gibbs(a)
+    nonprivate.set_params(verbose=0, max_iter=200)      # a converged reference
+
+    def make(eps):
+        a.epsilon = eps
+        return MODELS[a.model][1](a)
+
+    print(f"dptm: privacy-utility curve of {a.model} ({MODELS[a.model][0]}), K={a.topics}, "
+          f"on {name}; held-out: {where}", file=out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        table = privacy_utility_curve(make, X_train, X_heldout, a.epsilons, nonprivate=nonprivate,
+                                      top_n=max(2, min(a.top_words, X_train.shape[1])),
+                                      fit=lambda m, X: _fit_model(m, a.model, X, a))
+    cols = {k: list(table[k]) for k in table}
+    print(f"{'epsilon':>8} {'reported':>9} {'perplexity':>11} {'NPMI':>7} {'total':>9}", file=out)
+    for i in range(len(cols["epsilon"])):
+        print(f"{cols['epsilon'][i]:8.3g} {cols['epsilon_reported'][i]:9.4g} "
+              f"{cols['perplexity'][i]:11.2f} {cols['coherence'][i]:7.3f} "
+              f"{cols['total_epsilon'][i]:9.4g}", file=out)
+    print(f"uniform model: perplexity {cols['uniform_perplexity'][0]:g} (V); non-private "
+          f"{a.model if a.model == 'gibbs' else 'GibbsLDA'}: perplexity "
+          f"{cols['nonprivate_perplexity'][0]:.2f}, NPMI {cols['nonprivate_coherence'][0]:.3f}",
+          file=out)
+    print(f"every fit is a release of the training data: together they cost a total of "
+          f"epsilon = {cols['total_epsilon'][-1]:.4g} (composed; 'total' column). Draw the curve "
+          "on public or proxy data, then fit once on the private data.", file=out)
+    result = {"model": a.model, "curve": cols}
+    if a.plot:
+        from .plotting import plot_privacy_utility
+        ax = plot_privacy_utility(cols)
+        ax.set_title(f"{a.model}, K={a.topics}", fontsize="medium")
+        _save_figure(ax.figure, a.plot)
+        result["plot"] = a.plot
+        print(f"\nprivacy-utility curve plotted to {a.plot}", file=out)
+    a.result = result
+
+
+def _epsilon_list(text):
+    try:
+        values = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a comma-separated list of numbers > 0, "
+                                         f"got {text!r}") from None
+    if not values or any(not (v > 0 and math.isfinite(v)) for v in values):
+        raise argparse.ArgumentTypeError(f"must be a comma-separated list of numbers > 0, "
+                                         f"got {text!r}")
+    return values
 
 
 AUDIT_TRAINERS = {
@@ -356,9 +488,7 @@ def cmd_audit(a, out):
     if privacy is not None:
         print("\n" + str(privacy), file=out)
     if a.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        result.plot().figure.savefig(a.plot, dpi=120, bbox_inches="tight")
+        _save_figure(result.plot().figure, a.plot)
         print(f"\nROC curves saved to {a.plot}", file=out)
     if a.save:
         result.lira.save(a.save)
@@ -439,7 +569,11 @@ def _add_privacy_options(p):
     priv.add_argument("--epsilon", type=_POS_FLOAT, default=1.0,
                       help="total epsilon of the release at --delta (the noise is calibrated "
                            "to it; a model with an inherent cost says the smallest reachable "
-                           "total); lp-lda/olp-lda: each client's local epsilon per word")
+                           "total and settings that reach it); lp-lda/olp-lda: the total per "
+                           "document (pure local DP; each of the V words gets epsilon / V)")
+    priv.add_argument("--epsilon-per-word", type=_POS_FLOAT, default=None,
+                      help="lp-lda/olp-lda: each client's per-word (per presence bit) local "
+                           "epsilon instead of the total per document")
     priv.add_argument("--epsilon-per-iter", type=_POS_FLOAT, default=None,
                       help="hdp-lda/cdp-lda+/zhu-lda: Laplace epsilon per sweep instead of a total")
     priv.add_argument("--delta", type=_UNIT_OPEN, default=1e-5)
@@ -489,6 +623,13 @@ def build_parser():
                           "to DIR")
     fit.add_argument("--json", action="store_true",
                      help="print the result (top words, privacy report, metrics) as JSON")
+    fit.add_argument("--plot", default=None, metavar="FILE",
+                     help="save bar charts of each topic's top words to this image (with "
+                          "--epsilons: the privacy-utility curve); needs matplotlib")
+    fit.add_argument("--epsilons", type=_epsilon_list, default=None, metavar="E1,E2,...",
+                     help="privacy-utility curve: fit the private --model at each total "
+                          "epsilon and report held-out perplexity and NPMI on public data "
+                          "(the demo corpus' held-out split or --reference-data)")
     _add_privacy_options(fit)
     aud = sub.add_parser("audit", help="membership-inference audit (online/offline LiRA)")
     aud.add_argument("--model", choices=sorted(AUDIT_TRAINERS), default="gibbs",
@@ -515,14 +656,24 @@ def main(argv=None, out=None):
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a flag out of range (2, message on stderr)
         return exc.code if isinstance(exc.code, int) else 2
+    if getattr(args, "plot", None):
+        # checked before a long fit; a file backend: no display needed
+        try:
+            import matplotlib
+        except ImportError:
+            print("dptm: error: --plot needs matplotlib: pip install 'dptm[plot]'",
+                  file=sys.stderr)
+            return 2
+        matplotlib.use("Agg")
     try:
         if args.command == "fit":
+            command = cmd_curve if args.epsilons is not None else cmd_fit
             if args.json:
                 import io
-                cmd_fit(args, io.StringIO())
+                command(args, io.StringIO())
                 print(json.dumps(args.result, indent=1, default=str), file=out)
             else:
-                cmd_fit(args, out)
+                command(args, out)
         elif args.command == "audit":
             cmd_audit(args, out)
     except (ValueError, TypeError, OSError, EOFError, MemoryError) as exc:

@@ -4,13 +4,23 @@ Each check emits a :mod:`dptm.exceptions` warning class that users can filter or
 errors (``warnings.simplefilter("error", dptm.exceptions.VacuousGuaranteeWarning)``).
 The checks run on the data owner's side; what they compute (a held-out perplexity, the
 number of records) is not part of any release.
+
+Every dptm estimator runs :func:`check_fitted` when its ``fit`` returns (a vacuous
+guarantee, more topics than documents). :func:`check_against_uniform` is not run
+automatically: it needs held-out or public documents, and a private model's utility is
+never measured silently on its private training data. Call it yourself::
+
+    model.fit(X_train)
+    dptm.guardrails.check_against_uniform(model, X_heldout)   # warns if no better than uniform
 """
+import re
 import warnings
 
 from ._utils import check_int
 from .exceptions import TopicCountWarning, UninformativeModelWarning, VacuousGuaranteeWarning
 
-__all__ = ["VACUOUS_EPSILON", "check_guarantee", "check_against_uniform", "check_topic_count"]
+__all__ = ["VACUOUS_EPSILON", "check_guarantee", "check_against_uniform", "check_topic_count",
+           "check_fitted", "public_record_count"]
 
 #: Above this epsilon a guarantee is flagged as vacuous.
 VACUOUS_EPSILON = 10.0
@@ -21,8 +31,11 @@ def check_guarantee(report, n_records=None, unit="records", stacklevel=2):
     its delta exceeds :data:`VACUOUS_EPSILON`, or when its delta is at least
     ``1 / n_records``. Returns the list of problems found (empty when none)."""
     problems = []
-    eps = report.epsilon(None if report.pure_only else report.default_delta)
-    if eps > VACUOUS_EPSILON:
+    try:
+        eps = report.epsilon(None if report.pure_only else report.default_delta)
+    except ValueError:          # no accountant supports the event: nothing to compare
+        eps = None
+    if eps is not None and eps > VACUOUS_EPSILON:
         problems.append(f"epsilon = {eps:.4g} exceeds {VACUOUS_EPSILON:g}: the guarantee allows an "
                         f"adversary's odds about the protected unit to grow by e^{eps:.3g}")
     if n_records is not None and not report.pure_only:
@@ -59,3 +72,75 @@ def check_topic_count(n_components, n_docs, stacklevel=2):
                       "cannot be estimated", TopicCountWarning, stacklevel=stacklevel + 1)
         return True
     return False
+
+
+_PUBLIC_COUNTS = {
+    "documents": re.compile(r"number of documents D = (\d+)\b"),
+    "tokens": re.compile(r"number of tokens N = (\d+)\b"),
+}
+
+
+def public_record_count(report):
+    """``(n, unit)``: the number of protected units the report declares public, or
+    ``(None, None)``.
+
+    Only counts the report lists under "assumed public" are used (the number of
+    documents D of the Gibbs and VIPS models, the token count N of an unclipped Gibbs
+    model): a count the guarantee protects is never looked at. Word-level reports use N
+    when public, else D (a document holds at least one word, so ``delta >= 1/D`` implies
+    ``delta >= 1/N``); user-level and local reports have no public count.
+    """
+    found = {}
+    for text in report.assumed_public:
+        for unit, pattern in _PUBLIC_COUNTS.items():
+            m = pattern.search(text)
+            if m:
+                found[unit] = int(m.group(1))
+    if report.adjacency in ("document", "document-replace") and "documents" in found:
+        return found["documents"], "documents"
+    if report.adjacency == "word":
+        if "tokens" in found:
+            return found["tokens"], "tokens"
+        if "documents" in found:
+            return found["documents"], "documents (fewer than the protected tokens)"
+    return None, None
+
+
+def _n_rows(X):
+    if X is None:
+        return None
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        return None
+
+
+def check_fitted(estimator, X=None, stacklevel=2):
+    """The checks every dptm estimator runs when its ``fit`` returns.
+
+    * :func:`check_guarantee` on ``estimator.privacy_`` (when set), with ``n`` the
+      number of protected units the report declares public (:func:`public_record_count`);
+    * :func:`check_topic_count` with the number of topics released and the number of
+      training documents ``len(X)`` (a warning to the data owner who runs the fit; it is
+      not part of the release).
+
+    Returns the list of problems found.
+    """
+    problems = []
+    report = getattr(estimator, "privacy_", None)
+    from .accounting import PrivacyReport
+    if isinstance(report, PrivacyReport):
+        n, unit = public_record_count(report)
+        problems += check_guarantee(report, n, unit=unit or "records", stacklevel=stacklevel + 1)
+    topics = getattr(estimator, "topic_word_", None)
+    if topics is None:
+        topics = getattr(estimator, "components_", None)
+    n_docs = _n_rows(X)
+    shape = getattr(topics, "shape", ())
+    if n_docs is not None and len(shape) == 2:
+        if check_topic_count(int(shape[0]), n_docs, stacklevel=stacklevel + 1):
+            problems.append(f"{shape[0]} topics for {n_docs} documents")
+    return problems

@@ -7,6 +7,9 @@
   as the field reports it (UMass as the mean over word pairs, like gensim and tomotopy;
   the paper's sum over pairs with ``aggregate="sum"``), from document co-occurrence in a
   reference corpus, top 10 words by default, averaged over topics.
+* :func:`privacy_utility_curve` — held-out perplexity and coherence of a private model
+  for several epsilons, beside the uniform model's (plot it with
+  :func:`dptm.plotting.plot_privacy_utility`).
 * :func:`align_topics`, :func:`aligned_l1`, :func:`aligned_rmse`,
   :func:`kendall_tau_distance` — distances between two topic-word matrices (e.g. before and
   after DP noise, papers/wang2022 Section 6), computed after matching topics, since a fit
@@ -20,12 +23,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from ._utils import check_count_matrix, check_int, check_positive
+from ._utils import check_count_matrix, check_int, check_positive, check_probability_matrix
 
 __all__ = [
     "PROB_FLOOR", "log_likelihood", "perplexity", "umass_coherence", "npmi_coherence",
     "cv_coherence", "align_topics",
     "aligned_l1", "aligned_rmse", "kendall_tau_distance", "top_words",
+    "privacy_utility_curve",
 ]
 
 #: Probabilities below this are raised to it before taking logs, so a token the model
@@ -34,37 +38,9 @@ PROB_FLOOR = 1e-300
 
 
 def _check_matrix(A, name, shape=None, stochastic=False):
-    """A finite, non-negative 2-D float array; rows summing to 1 when ``stochastic``."""
-    if sp.issparse(A):
-        A = A.toarray()
-    A = np.asarray(A)
-    if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
-        raise TypeError(f"{name} must be a numeric array, got dtype {A.dtype}")
-    if np.issubdtype(A.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real, got complex values")
-    A = A.astype(np.float64, copy=False)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array, got {A.ndim} dimension(s)")
-    if A.shape[0] == 0 or A.shape[1] == 0:
-        raise ValueError(f"{name} is empty: shape {A.shape}")
-    if shape is not None:
-        for axis, (got, want) in enumerate(zip(A.shape, shape)):
-            if want is not None and got != want:
-                expected = tuple(s if s is not None else "*" for s in shape)
-                raise ValueError(f"{name} has shape {A.shape}; expected {want} along axis "
-                                 f"{axis} (shape {expected})")
-    if not np.all(np.isfinite(A)):
-        raise ValueError(f"{name} contains NaN or infinity")
-    if np.any(A < 0):
-        raise ValueError(f"{name} must be non-negative; found negative entries")
-    if stochastic:
-        sums = A.sum(axis=1)
-        if not np.allclose(sums, 1.0, rtol=0, atol=1e-6):
-            worst = int(np.argmax(np.abs(sums - 1)))
-            raise ValueError(f"rows of {name} must sum to 1 (probability distributions); row "
-                             f"{worst} sums to {sums[worst]:.6g}. Normalise it first, e.g. "
-                             f"{name} / {name}.sum(axis=1, keepdims=True)")
-    return A
+    # one validation module: dptm._utils
+    return check_probability_matrix(A, name, shape=shape,
+                                    rows="stochastic" if stochastic else "any")
 
 
 def log_likelihood(X, doc_topic, topic_word):
@@ -392,3 +368,143 @@ def kendall_tau_distance(A, B, top_n=10, align=True, per_topic=False):
     half = ((sa == 0) != (sb == 0)).sum(axis=1)
     dist = (discordant + 0.5 * half) / i.size
     return dist if per_topic else float(dist.mean())
+
+
+_COHERENCE = {"npmi": "npmi_coherence", "umass": "umass_coherence", "cv": "cv_coherence"}
+
+
+def _heldout_perplexity(model, X):
+    if hasattr(model, "perplexity"):
+        return float(model.perplexity(X))
+    X = check_count_matrix(X)
+    keep = np.asarray(X.sum(axis=1)).ravel() > 0
+    return perplexity(X[keep], model.transform(X[keep]), model.topic_word_)
+
+
+def privacy_utility_curve(make_estimator, X_train, X_heldout, epsilons, *, coherence="npmi",
+                          top_n=10, n_repeats=1, nonprivate=None, budget=None, fit=None):
+    """Held-out utility of a private topic model at several total epsilons.
+
+    For each epsilon in ``epsilons`` (and each of ``n_repeats`` fits), fits
+    ``make_estimator(epsilon)`` on ``X_train`` and evaluates the fitted model on
+    ``X_heldout``: the held-out perplexity (``model.perplexity``) and the topic coherence
+    of its top words in ``X_heldout``. The uniform model's perplexity (the vocabulary size
+    V: every word probability 1/V) is given beside it, and a non-private reference when
+    ``nonprivate`` is given.
+
+    Privacy: every fit is a release of ``X_train``. The table is post-processing of those
+    releases and of ``X_heldout``, so its guarantee is the *composition of all the fits*
+    (the ``total_epsilon`` column, composed by :class:`dptm.accounting.BudgetAccountant`;
+    pass ``budget`` to spend them against a cap, which raises before the fit that would
+    exceed it is reported). ``X_heldout`` must be held-out or public text: it is not
+    protected. To choose epsilon without spending the private data's budget, draw the
+    curve on public or proxy data, then fit once on the private data.
+
+    Parameters
+    ----------
+    make_estimator : callable(epsilon) -> unfitted estimator
+        E.g. ``lambda eps: PrivateOnlineLDA(10, target_epsilon=eps, target_delta=1e-5)``.
+        A model whose ``privacy_`` report is set after fit (a private dptm model).
+    X_train : matrix (n_docs, V)
+        Training counts (private).
+    X_heldout : matrix (n_heldout, V)
+        Held-out or public counts over the same vocabulary.
+    epsilons : sequence of float > 0
+    coherence : {"npmi", "umass", "cv"} or None, default="npmi"
+        Coherence measure on ``X_heldout`` (None: skip).
+    top_n : int, default=10
+        Top words per topic for the coherence.
+    n_repeats : int, default=1
+        Fits per epsilon (mean and standard deviation are reported). Each is a release.
+    nonprivate : unfitted estimator, optional
+        A non-private model fitted once on ``X_train`` for reference (its metrics are not
+        private: the data owner's own diagnostic, not for publication).
+    budget : dptm.accounting.BudgetAccountant, optional
+        Every private fit is spent against it.
+    fit : callable(model, X_train), optional
+        How to fit a model (default ``model.fit(X_train)``); e.g. to randomize the
+        clients' data first for a local-DP model.
+
+    Returns
+    -------
+    table : pandas.DataFrame when pandas is installed, else dict of lists
+        One row per epsilon: ``epsilon`` (the target), ``epsilon_reported`` (the model's
+        own report at its ``default_delta``, mean over repeats), ``perplexity``, ``perplexity_std``,
+        ``coherence``, ``coherence_std`` (NaN when ``coherence`` is None),
+        ``uniform_perplexity`` (V), ``nonprivate_perplexity``, ``nonprivate_coherence``
+        (NaN without ``nonprivate``) and ``total_epsilon`` (the composition of every fit
+        so far, at the budget's delta or the first report's).
+    """
+    if not callable(make_estimator):
+        raise TypeError("make_estimator must be a callable epsilon -> unfitted estimator, got "
+                        f"{type(make_estimator).__name__}")
+    eps_list = [check_positive(e, "epsilons") for e in np.atleast_1d(np.asarray(epsilons,
+                                                                                 dtype=float))]
+    if not eps_list:
+        raise ValueError("epsilons must hold at least one epsilon > 0")
+    n_repeats = check_int(n_repeats, "n_repeats", minimum=1)
+    if coherence is not None and coherence not in _COHERENCE:
+        raise ValueError(f"coherence must be one of {sorted(_COHERENCE)} or None, got "
+                         f"{coherence!r}")
+    X_train = check_count_matrix(X_train, "X_train")
+    X_heldout = check_count_matrix(X_heldout, "X_heldout")
+    V = X_train.shape[1]
+    if X_heldout.shape[1] != V:
+        raise ValueError(f"X_heldout has {X_heldout.shape[1]} words but X_train has {V}: "
+                         "they must share the vocabulary")
+    score = None if coherence is None else globals()[_COHERENCE[coherence]]
+    top = min(check_int(top_n, "top_n", minimum=2), V)
+
+    def evaluate(model):
+        ppl = _heldout_perplexity(model, X_heldout)
+        coh = np.nan if score is None else score(X_heldout, model.topic_word_, top_n=top)
+        return ppl, coh
+
+    np_ppl = np_coh = np.nan
+    if nonprivate is not None:
+        np_ppl, np_coh = evaluate(nonprivate.fit(X_train))
+
+    from .accounting import BudgetAccountant
+    composed = None
+    rows = {k: [] for k in ("epsilon", "epsilon_reported", "perplexity", "perplexity_std",
+                            "coherence", "coherence_std", "uniform_perplexity",
+                            "nonprivate_perplexity", "nonprivate_coherence", "total_epsilon")}
+    for eps in eps_list:
+        ppl, coh, reported = [], [], []
+        for _ in range(n_repeats):
+            model = make_estimator(eps)
+            if fit is None:
+                model.fit(X_train)
+            else:
+                fit(model, X_train)
+            report = getattr(model, "privacy_", None)
+            if report is None:
+                raise ValueError(f"{type(model).__name__} set no privacy_ report after fit: "
+                                 "make_estimator must build a private model")
+            if budget is not None:
+                budget.spend(model, label=f"privacy-utility curve, epsilon={eps:g}")
+            if composed is None:
+                composed = BudgetAccountant(1e300, budget.delta if budget is not None
+                                            else report.default_delta)
+            composed.spend(model)
+            # at the report's delta, as its guarantee line (a pure-DP event may be tighter
+            # there than its pure epsilon)
+            reported.append(report.epsilon(report.default_delta))
+            p, c = evaluate(model)
+            ppl.append(p)
+            coh.append(c)
+        rows["epsilon"].append(eps)
+        rows["epsilon_reported"].append(float(np.mean(reported)))
+        rows["perplexity"].append(float(np.mean(ppl)))
+        rows["perplexity_std"].append(float(np.std(ppl)))
+        rows["coherence"].append(float(np.mean(coh)))
+        rows["coherence_std"].append(float(np.std(coh)) if score is not None else np.nan)
+        rows["uniform_perplexity"].append(float(V))
+        rows["nonprivate_perplexity"].append(float(np_ppl))
+        rows["nonprivate_coherence"].append(float(np_coh))
+        rows["total_epsilon"].append(float(composed.spent))
+    try:
+        import pandas as pd
+    except ImportError:
+        return rows
+    return pd.DataFrame(rows)

@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .accounting import ApproxDPEvent, ComposedEvent, PrivacyReport
+from .models._base import FitScopeMixin
 from .text import TextPreprocessor, tokens_to_matrix
 from .vocab import DPVocabulary, _check_token_lists
 
@@ -35,7 +36,7 @@ def _seed(est, gen, seeded):
     return est
 
 
-class FullyPrivateTopicModel(BaseEstimator):
+class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
     """FDPTM: a private vocabulary plus a private topic model, with one composed guarantee.
 
     Parameters
@@ -61,6 +62,8 @@ class FullyPrivateTopicModel(BaseEstimator):
         ``random_state`` is replaced by None). Anything else is a labelled test mode: each
         stage gets a seed drawn from it (``SeededPrivacyWarning``).
     verbose : int, default=0
+        >= 1: one line per stage on the ``"dptm"`` logger (the size of the released
+        vocabulary, then the model stage); the stages themselves are silent.
 
     Attributes
     ----------
@@ -194,8 +197,9 @@ class FullyPrivateTopicModel(BaseEstimator):
                 "the private vocabulary is empty: no word passed the DP set-union threshold "
                 f"(rho={self.vocabulary_stage_.threshold_:.3g}); raise the vocabulary stage's "
                 "target_epsilon or use more data")
-        if self.verbose:
-            print(f"[FDPTM] private vocabulary: {words.size} words", flush=True)
+        # the released vocabulary's size: part of the release
+        self._log("stage 1 (%s): private vocabulary of %d words", type(vocab).__name__,
+                  words.size)
 
         # SAN(PRE(D), S): a per-document map; empty documents are kept (D stays public)
         X, _ = tokens_to_matrix(tokens, vocabulary=words)
@@ -210,6 +214,7 @@ class FullyPrivateTopicModel(BaseEstimator):
             R, _ = tokens_to_matrix(self._tokens(self.reference_documents, "reference_documents"),
                                     vocabulary=words)
             self.model_.set_params(reference_X=R)
+        self._log("stage 2: fitting %s on the sanitized corpus", type(model).__name__)
         params = inspect.signature(self.model_.fit).parameters
         if "groups" in params:
             self.model_.fit(X, groups=users)

@@ -45,8 +45,8 @@ PRIVATE = {
     "zhu-lda": (["--epsilon-per-iter", "1"], None),
     "sub-lda": (["--noise-multiplier", "2"], None),
     "vips": (["--epsilon", "4"], 4.0),
-    "lp-lda": (["--epsilon", "3"], None),
-    "olp-lda": (["--epsilon", "3"], None),
+    "lp-lda": (["--epsilon", "3"], 3.0),        # the total per document (#18)
+    "olp-lda": (["--epsilon", "3"], 3.0),
     "topicdp": (["--epsilon", "2", "--sensitivity", "0.05"], 2.0),
     "fdptm": (["--epsilon", "3", "--vocab-epsilon", "1"], 4.0),
 }
@@ -134,12 +134,56 @@ def test_vacuous_guarantee_is_flagged():
     assert code == 0
 
 
-def test_unreachable_total_explains_the_smallest_one(capsys):
+def test_unreachable_total_explains_the_smallest_one(capsys, tmp_path):
     code, _ = run("fit", "--model", "hdp-lda", "--epsilon", "8")
     assert code == 2
     err = capsys.readouterr().err
     m = re.search(r"smallest reachable total is ([\d.]+)", err)
     assert m and float(m.group(1)) > 8 and "lower clip or max_iter" in err
+    # ... and how to get there with the CLI's own flags: the suggestion reaches a total of 8
+    suggestions = re.findall(r"dptm fit (--model hdp-lda [^\n]*--epsilon 8)", err)
+    assert len(suggestions) == 3
+    flags = suggestions[-1].split()                      # the fewest sweeps
+    assert flags[flags.index("--iterations") + 1] == "10"
+    code, out = run("fit", *flags, "-k", "3", "--save", str(tmp_path / "rel"))
+    assert code == 0, out
+    report = Release.load(str(tmp_path / "rel")).privacy
+    assert 7.5 < report.epsilon(1e-5) <= 8.0
+
+
+def test_fit_plot_saves_the_top_words(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib: the optional extra dptm[plot]")
+    png = tmp_path / "topics.png"
+    code, out = run("fit", "--model", "vips", "--epsilon", "2", "--iterations", "2", "-k", "3",
+                    "--plot", str(png))
+    assert code == 0, out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"top words of each topic plotted to {png}" in out
+
+
+def test_fit_epsilons_draws_the_privacy_utility_curve(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib: the optional extra dptm[plot]")
+    png = tmp_path / "curve.png"
+    code, out = run("fit", "--model", "vips", "--epsilons", "1,4", "--iterations", "1",
+                    "-k", "3", "--plot", str(png), "--json")
+    assert code == 0, out
+    curve = json.loads(out)["curve"]
+    assert curve["epsilon"] == [1.0, 4.0]
+    assert all(r <= e * (1 + 1e-9) for r, e in zip(curve["epsilon_reported"], curve["epsilon"]))
+    assert 4.0 < curve["total_epsilon"][-1] <= 5.0 * (1 + 1e-9)     # both fits composed
+    assert curve["uniform_perplexity"][0] == 232.0                  # V of the demo corpus
+    assert png.exists()
+    # on private data the held-out metric needs public text
+    data = tmp_path / "texts.txt"
+    data.write_text("\n".join(["rain storm flood", "vote poll election"] * 50))
+    vocab = tmp_path / "words.txt"
+    vocab.write_text("rain\nstorm\nflood\nvote\npoll\nelection\n")
+    code, _ = run("fit", "--model", "vips", "--epsilons", "1,4", "--data", str(data),
+                  "--public-vocab", str(vocab))
+    assert code == 2
+    code, _ = run("fit", "--epsilons", "1,4")                   # gibbs: not private
+    assert code == 2
+    assert main(["fit", "--epsilons", "1,-4"]) == 2
 
 
 def test_json_and_version(capsys):

@@ -275,15 +275,17 @@ def test_sparse_and_dense_inputs_agree():
     np.testing.assert_array_equal(a.components_, b.components_)
 
 
-def test_verbose_reports_progress(capsys):
+def test_verbose_reports_progress(caplog):
+    # progress goes to the "dptm" logger (dptm._progress)
     X, _, _ = make_lda_corpus(20, 10, 2, doc_length=10, random_state=0)
     GibbsLDA(n_components=2, max_iter=20, verbose=1, random_state=0).fit(X)
-    out = capsys.readouterr().out
-    assert "iteration 10/20" in out and "iteration 20/20" in out
+    assert caplog.messages == ["[GibbsLDA] iteration 10/20", "[GibbsLDA] iteration 20/20"]
+    caplog.clear()
     GibbsLDA(n_components=2, max_iter=3, verbose=2, random_state=0).fit(X)
-    assert "log-likelihood" in capsys.readouterr().out
+    assert "log-likelihood" in caplog.text
+    caplog.clear()
     GibbsLDA(n_components=2, max_iter=3, random_state=0).fit(X)
-    assert capsys.readouterr().out == ""
+    assert caplog.messages == []
 
 
 def test_callback_called_every_sweep():

@@ -52,3 +52,76 @@ def test_topic_count():
     with pytest.warns(TopicCountWarning, match="20 topics for 5 documents"):
         assert check_topic_count(20, 5)
     assert not check_topic_count(5, 5)
+
+
+# ------------------------------------------------------------ guardrails inside fit (#18)
+def test_every_private_fit_warns_of_a_vacuous_guarantee():
+    from dptm import NoisyGibbsLDA, PrivateOnlineLDA
+    demo = load_demo_corpus()
+    with pytest.warns(VacuousGuaranteeWarning, match=r"epsilon = .* exceeds 10") as rec:
+        NoisyGibbsLDA(3, clip=5, epsilon_per_iter=2.0, max_iter=10).fit(demo.X)
+    # attributed to the caller's line, not to dptm's internals
+    assert [w.filename for w in rec if w.category is VacuousGuaranteeWarning] == [__file__]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VacuousGuaranteeWarning)
+        PrivateOnlineLDA(3, target_epsilon=2.0, target_delta=1e-5, max_doc_length=50,
+                         max_iter=1).fit(demo.X)
+
+
+def test_delta_against_the_public_number_of_documents():
+    """delta >= 1/D warns when D is declared public in the report (VIPS lists it)."""
+    from dptm import PrivateOnlineLDA
+    demo = load_demo_corpus()
+    D = demo.X.shape[0]
+    with pytest.warns(VacuousGuaranteeWarning, match=rf"delta = 0.01 >= 1/n = 1/{D} documents"):
+        PrivateOnlineLDA(3, target_epsilon=2.0, target_delta=0.01, max_doc_length=50,
+                         max_iter=1).fit(demo.X)
+
+
+def test_public_record_count_reads_only_declared_counts():
+    from dptm.guardrails import public_record_count
+    rep = PrivacyReport(GaussianEvent(5.0), "document",
+                        assumed_public=["number of documents D = 120 (sets q)"])
+    assert public_record_count(rep) == (120, "documents")
+    word = PrivacyReport(LaplaceEvent(1.0), "word",
+                         assumed_public=["number of documents D = 10 and every length",
+                                         "number of tokens N = 900 (no clip requested: C = N)"])
+    assert public_record_count(word) == (900, "tokens")
+    # nothing declared: no count is looked at (the data owner's D may be private)
+    assert public_record_count(PrivacyReport(GaussianEvent(5.0), "document")) == (None, None)
+    assert public_record_count(PrivacyReport(GaussianEvent(5.0), "user",
+                                             assumed_public=["number of documents D = 5"])) \
+        == (None, None)
+
+
+def test_more_topics_than_documents_warns_at_fit():
+    demo = load_demo_corpus()
+    with pytest.warns(TopicCountWarning, match="12 topics for 10 documents"):
+        GibbsLDA(12, max_iter=2, random_state=0).fit(demo.X[:10])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TopicCountWarning)
+        GibbsLDA(10, max_iter=2, random_state=0).fit(demo.X[:10])
+
+
+def test_nested_fits_are_not_checked_the_enclosing_model_is():
+    """TopicDP's refits (each on D - 1 documents) do not warn; TopicDP's own fit does."""
+    from dptm import TopicDP
+    demo = load_demo_corpus()
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        TopicDP(GibbsLDA(6, max_iter=2), sensitivity=0.05, target_epsilon=20.0).fit(demo.X[:5])
+    counts = [w for w in rec if w.category is TopicCountWarning]
+    assert len(counts) == 1 and "6 topics for 5 documents" in str(counts[0].message)
+    assert sum(w.category is VacuousGuaranteeWarning for w in rec) == 1
+
+
+def test_uniform_check_is_never_run_silently_on_training_data():
+    """check_against_uniform needs held-out data: fit never calls it."""
+    demo = load_demo_corpus()
+    V = demo.X.shape[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UninformativeModelWarning)
+        # a model no better than uniform (one sweep, a huge prior) fits without a warning
+        model = GibbsLDA(4, max_iter=1, topic_word_prior=1e6, random_state=0).fit(demo.X[50:])
+    with pytest.warns(UninformativeModelWarning):
+        assert check_against_uniform(model, demo.X[:50]) > 0.95 * V

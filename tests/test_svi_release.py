@@ -3,6 +3,7 @@ replay from a pickle), exact lattice noise, neighbour-invariant report and relea
 first fit's cap kept by partial_fit, no silently exceeded target."""
 import contextlib
 import io
+import logging
 import pickle
 import warnings
 
@@ -157,8 +158,13 @@ def test_report_and_release_metadata_are_neighbour_invariant(kw, tmp_path):
     out, models = [], []
     for data in (X, Y):
         buf = io.StringIO()
-        with contextlib.redirect_stdout(buf), pytest.warns(SeededPrivacyWarning):
-            models.append(PrivateOnlineLDA(**params).fit(data))
+        handler = logging.StreamHandler(buf)     # progress: the "dptm" logger
+        logging.getLogger("dptm").addHandler(handler)
+        try:
+            with contextlib.redirect_stdout(buf), pytest.warns(SeededPrivacyWarning):
+                models.append(PrivateOnlineLDA(**params).fit(data))
+        finally:
+            logging.getLogger("dptm").removeHandler(handler)
         out.append(buf.getvalue())
     a, b = models
     assert out[0] == out[1] and "epoch 2/2" in out[0] and " s\n" not in out[0]

@@ -12,8 +12,8 @@ extra ``dptm[pld]`` and imports ``dp_accounting`` only when created.
 """
 from .events import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
                      PoissonSampledEvent, PrivacyEvent, PureDPEvent, RandomizedResponseEvent,
-                     SelfComposedEvent, ZCDPEvent, epsilon_from_flip, flip_from_epsilon,
-                     leaf_events, randomized_response_epsilon)
+                     ParallelComposedEvent, SelfComposedEvent, ZCDPEvent, epsilon_from_flip,
+                     flip_from_epsilon, leaf_events, randomized_response_epsilon)
 from .rdp import (DEFAULT_ORDERS, rdp_gated, rdp_gaussian, rdp_laplace, rdp_pure_dp,
                   rdp_subsampled_bound, rdp_subsampled_gaussian, rdp_zcdp)
 from .zcdp import zcdp_from_dp_target, zcdp_from_pure, zcdp_gaussian, zcdp_to_dp
@@ -37,7 +37,8 @@ def __getattr__(name):
 __all__ = [
     "PrivacyEvent", "GaussianEvent", "LaplaceEvent", "PureDPEvent", "ApproxDPEvent", "ZCDPEvent",
     "RandomizedResponseEvent", "PoissonSampledEvent", "GatedEvent", "SelfComposedEvent",
-    "ComposedEvent", "epsilon_from_flip", "flip_from_epsilon", "randomized_response_epsilon",
+    "ComposedEvent", "ParallelComposedEvent", "epsilon_from_flip", "flip_from_epsilon",
+    "randomized_response_epsilon",
     "leaf_events", "DEFAULT_ORDERS", "rdp_gated", "rdp_gaussian", "rdp_laplace", "rdp_pure_dp",
     "rdp_zcdp",
     "rdp_subsampled_gaussian", "rdp_subsampled_bound",

@@ -22,6 +22,7 @@ import numpy as np
 from ._validation import count_int, delta_open, real
 from .conversions import amplify_dp_by_subsampling, rdp_to_dp
 from .events import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
+                     ParallelComposedEvent,
                      PoissonSampledEvent, PrivacyEvent, PureDPEvent, RandomizedResponseEvent,
                      SelfComposedEvent, ZCDPEvent)
 from .rdp import (DEFAULT_ORDERS, rdp_gated, rdp_gaussian, rdp_laplace, rdp_pure_dp,
@@ -167,7 +168,7 @@ class RDPAccountant(_Accountant):
         return self._rdp.copy()
 
     def _cost(self, event, q=1.0):
-        if q < 1.0 and isinstance(event, (SelfComposedEvent, ComposedEvent)):
+        if q < 1.0 and isinstance(event, (SelfComposedEvent, ComposedEvent, ParallelComposedEvent)):
             # Several mechanisms run on ONE shared subsample (e.g. nested Poisson sampling of
             # a composition): amplifying each leaf on its own would be unsound. A pure-DP
             # composite is amplified as a whole mechanism; anything else is refused.
@@ -180,6 +181,8 @@ class RDPAccountant(_Accountant):
             for e in event.events:
                 total = total + self._cost(e, q)
             return total
+        if isinstance(event, ParallelComposedEvent):
+            return np.maximum.reduce([self._cost(e, q) for e in event.events])
         if isinstance(event, PoissonSampledEvent):
             return self._cost(event.event, q * event.sampling_probability)
         return _rdp_leaf(event, q, self.orders)
@@ -221,6 +224,8 @@ class ZCDPAccountant(_Accountant):
             return event.count * self._cost(event.event) if event.count else 0.0
         if isinstance(event, ComposedEvent):
             return sum((self._cost(e) for e in event.events), 0.0)
+        if isinstance(event, ParallelComposedEvent):
+            return max(self._cost(e) for e in event.events)
         if isinstance(event, PoissonSampledEvent):
             if event.sampling_probability < 1.0:
                 raise UnsupportedEventError("zCDP: no amplification by subsampling")
@@ -262,7 +267,7 @@ class PureDPAccountant(_Accountant):
         self.ledger = []
 
     def _cost(self, event, q=1.0):
-        if q < 1.0 and isinstance(event, (SelfComposedEvent, ComposedEvent)):
+        if q < 1.0 and isinstance(event, (SelfComposedEvent, ComposedEvent, ParallelComposedEvent)):
             # One subsample shared by the whole composite: amplify the composed mechanism
             # as a whole (it is (e, d)-DP), never each leaf on its own.
             e, d = self._cost(event, 1.0)
@@ -278,6 +283,9 @@ class PureDPAccountant(_Accountant):
                 e, d = self._cost(sub, q)
                 te, td = te + e, td + d
             return te, td
+        if isinstance(event, ParallelComposedEvent):
+            costs = [self._cost(sub, q) for sub in event.events]
+            return max(c[0] for c in costs), max(c[1] for c in costs)
         if isinstance(event, PoissonSampledEvent):
             return self._cost(event.event, q * event.sampling_probability)
         if isinstance(event, ApproxDPEvent):

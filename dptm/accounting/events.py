@@ -267,6 +267,36 @@ class ComposedEvent(PrivacyEvent):
         return "composition of " + "; ".join(e.describe() for e in self.events)
 
 
+@dataclass(frozen=True)
+class ParallelComposedEvent(PrivacyEvent):
+    """Events run on DISJOINT parts of the data (parallel composition).
+
+    Each record (document, user) is in exactly one part, and the parts are chosen
+    independently of the data (e.g. a secret uniformly random partition), so a neighbour
+    changes the input of one part only; later parts may depend on earlier parts' outputs.
+    The guarantee is the worst part's: conditionally on the part a record falls in, only
+    that part's events see it, and Renyi divergence is jointly quasi-convex, so the RDP of
+    the mixture over parts is at most the order-wise maximum (likewise rho, pure epsilon
+    and delta). Part sizes are not needed and are not published.
+    """
+
+    events: tuple = field(default_factory=tuple)
+    label: str = ""
+
+    def __post_init__(self):
+        events = tuple(self.events)
+        if not events:
+            raise ValueError("events must hold at least one part's event")
+        for e in events:
+            if not isinstance(e, PrivacyEvent):
+                raise TypeError(f"events must all be PrivacyEvent instances, got {type(e).__name__}")
+        _set(self, "events", events)
+
+    def describe(self):
+        return ("parallel composition (each record in exactly one part) of: "
+                + "; ".join(e.describe() for e in self.events))
+
+
 def leaf_events(event, count=1, sampling_probability=1.0):
     """Flatten an event tree into ``[(leaf, count, sampling_probability, label), ...]``.
 
@@ -280,7 +310,7 @@ def leaf_events(event, count=1, sampling_probability=1.0):
         label = getattr(e, "label", "") or label
         if isinstance(e, SelfComposedEvent):
             walk(e.event, c * e.count, q, label)
-        elif isinstance(e, ComposedEvent):
+        elif isinstance(e, (ComposedEvent, ParallelComposedEvent)):
             for sub in e.events:
                 walk(sub, c, q, label)
         elif isinstance(e, PoissonSampledEvent):

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from .. import _progress
 from .._utils import check_count_matrix, check_int, check_random_state, spawn_generators
 from .evaluation import attack_summary
 from .statistics import (_check_statistics, compute_statistics, get_topic_word, logit_max,
@@ -53,7 +54,8 @@ def shadow_splits(n_docs, n_shadows, rng):
 def _fit_shadow(trainer, X, rows, seed, statistics, tol, max_iter):
     """Train one shadow on ``X[rows]`` and return its statistics on every row of ``X``
     (the model itself is dropped: memory per shadow is O(n_docs))."""
-    est = set_random_state(clone(trainer), seed)
+    # a shadow is nested in the audit (maybe in another process): it reports nothing
+    est = set_random_state(_progress.silenced(clone(trainer)), seed)
     start = time.perf_counter()
     est.fit(X[rows])
     t_fit = time.perf_counter() - start
@@ -144,7 +146,9 @@ class LiRA:
         Seeds the shadow splits and each shadow's training. Results do not depend on
         ``n_jobs`` or the backend.
     verbose : int, default=0
-        1 prints a line per finished shadow model.
+        1 logs a line per finished shadow model on the ``"dptm"`` logger (a stderr
+        handler is attached for the fit if the application configured none); the shadow
+        models themselves are silent.
     tol, max_iter : float, int
         Tolerance and iteration cap of the zeta optimisation.
 
@@ -246,12 +250,14 @@ class LiRA:
                                       seeds[i], self.statistics_, self.tol, self.max_iter)
                  for i in range(N))
         parallel = Parallel(n_jobs=self.n_jobs, backend=self.backend, return_as="generator")
-        for i, (stats, t_fit, t_stats) in enumerate(parallel(tasks)):
-            self.shadow_stats_[i] = stats
-            self.fit_time_[i], self.stats_time_[i] = t_fit, t_stats
-            if self.verbose:
-                print(f"[LiRA] shadow model {i + 1}/{N} done, "
-                      f"{time.perf_counter() - start:.1f} s elapsed", flush=True)
+        with _progress.fit_scope(self):
+            for i, (stats, t_fit, t_stats) in enumerate(parallel(tasks)):
+                self.shadow_stats_[i] = stats
+                self.fit_time_[i], self.stats_time_[i] = t_fit, t_stats
+                _progress.update_bar(self, i + 1, N)
+                # an audit runs on data the auditor holds: timings are not a leak here
+                _progress.log(self, "shadow model %d/%d done, %.1f s elapsed", i + 1, N,
+                              time.perf_counter() - start)
         if target is not None:
             self.observe(target)
         return self
@@ -453,6 +459,15 @@ class AuditResult:
         return plot_roc(self.labels, {n: self.scores[n] for n in names}, ax=ax, **kwargs)
 
 
+class _AuditProgress:
+    """Progress owner of :func:`audit`'s target fit (the LiRA that follows reports its
+    shadow models itself)."""
+    _progress_name = "audit"
+
+    def __init__(self, verbose):
+        self.verbose = verbose
+
+
 def audit(trainer, X, *, n_shadows=128, target_fraction=0.5, statistics=("zeta",),
           restrict_vocabulary=True, target_trainer=None, baselines=True, variance="per_example",
           n_jobs=None, backend=None, random_state=None, verbose=0, fprs=(0.001, 0.01),
@@ -505,10 +520,11 @@ def audit(trainer, X, *, n_shadows=128, target_fraction=0.5, statistics=("zeta",
     Xv = X[:, np.flatnonzero(vocab)]
     tgt = set_random_state(clone(target_trainer if target_trainer is not None else trainer),
                            int(target_rng.integers(2**32 - 1)))
-    if verbose:
-        print(f"[audit] training the target model on {n_target} of {D} documents, "
-              f"{int(vocab.sum())} words", flush=True)
-    tgt.fit(Xv[members])
+    owner = _AuditProgress(verbose)
+    with _progress.fit_scope(owner):
+        _progress.log(owner, "training the target model on %d of %d documents, %d words",
+                      n_target, D, int(vocab.sum()))
+        tgt.fit(Xv[members])        # nested: the target model reports nothing
     lira = LiRA(trainer, n_shadows=n_shadows, statistics=statistics, variance=variance,
                 n_jobs=n_jobs, backend=backend, random_state=lira_rng, verbose=verbose)
     lira.fit(Xv, tgt)

@@ -1,14 +1,69 @@
 """Shared machinery of the topic-model estimators: parameter checks, fold-in inference,
-perplexity and score, progress reporting."""
+perplexity and score, progress reporting (through :mod:`dptm._progress`) and the
+guardrails checked when a fit returns."""
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _progress
 from .._utils import check_count_matrix, check_int, check_positive
 from ..release import Release, fold_in, public_params
 
+_SCOPED_METHODS = ("fit", "fit_transform", "partial_fit")
 
-class TopicModelMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+
+def _after_fit(estimator, args, kwargs):
+    """Guardrails once the outermost fit of ``estimator`` returns (nested fits, e.g.
+    TopicDP's refits, are not checked: the enclosing model is)."""
+    from ..guardrails import check_fitted
+    X = args[0] if args else kwargs.get("X", kwargs.get("documents"))
+    # frames: warnings.warn <- check_guarantee/check_topic_count <- check_fitted <- here <-
+    # the fit wrapper <- the caller's fit(...) line
+    check_fitted(estimator, X, stacklevel=3)
+
+
+def _record_feature_names(estimator, args, kwargs):
+    """``feature_names_in_`` from a DataFrame's columns for every matrix model, whichever
+    validation its ``fit`` uses (scikit-learn's rule: set from string column names,
+    removed when refitted on an array). The column names are the vocabulary, which the
+    release declares public."""
+    from sklearn.utils.validation import _check_feature_names
+    X = args[0] if args else kwargs.get("X")
+    if X is not None and hasattr(X, "shape"):
+        _check_feature_names(estimator, X, reset=True)
+
+
+class FitScopeMixin:
+    """Runs every ``fit`` / ``fit_transform`` / ``partial_fit`` a subclass defines inside
+    :func:`dptm._progress.fit_scope` (progress on the ``"dptm"`` logger, nested models
+    silent) and, when the outermost ``fit`` or ``fit_transform`` returns, calls
+    :func:`dptm.guardrails.check_fitted` (vacuous guarantee, more topics than documents).
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in _SCOPED_METHODS:
+            method = cls.__dict__.get(name)
+            if method is None or getattr(method, "_dptm_scoped", False):
+                continue
+            whole = name != "partial_fit"
+            setattr(cls, name, _progress.wrap_fit(
+                method, after=_after_fit if whole else None,
+                before=cls._before_fit if whole else None))
+
+    @staticmethod
+    def _before_fit(estimator, args, kwargs):
+        """Hook run before the outermost ``fit`` / ``fit_transform``."""
+
+    def _log(self, message, *args):
+        """One INFO progress line ``[ClassName] message`` on the ``"dptm"`` logger (when
+        ``verbose`` is set and no enclosing dptm model is fitting this one). Private
+        models log public quantities only: no metric of the data, no timing."""
+        _progress.log(self, message, *args)
+
+
+class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                      BaseEstimator):
     """Common API of dptm topic models: ``transform`` by Gibbs fold-in with the released
     topics fixed, ``perplexity``, ``score``, priors with 1/K defaults, progress output.
 
@@ -16,6 +71,8 @@ class TopicModelMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     ``_set_topics``; everything here uses only the released ``topic_word_``, so it is
     post-processing of what a private model releases.
     """
+
+    _before_fit = staticmethod(_record_feature_names)
 
     def _check_common_params(self):
         check_int(self.n_components, "n_components", minimum=1)
@@ -105,10 +162,16 @@ class TopicModelMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         from ..metrics import log_likelihood
         return log_likelihood(X, self.transform(X), self.topic_word_)
 
-    def _progress(self, iteration, start=None, extra=""):
-        # No wall times: how long a private fit takes depends on the private data.
-        if self.verbose and (self.verbose > 1 or iteration % 10 == 0 or iteration == self.max_iter):
-            print(f"[{type(self).__name__}] iteration {iteration}/{self.max_iter}{extra}", flush=True)
+    def _progress(self, iteration, start=None, extra="", total=None, unit="iteration"):
+        """Progress of iteration ``iteration`` of ``total`` (default ``max_iter``): a log
+        line every 10th iteration (every one with ``verbose > 1``), or the tqdm bar.
+        ``extra`` is appended to the line: only non-private models may put a metric of
+        the data there. No wall times: how long a private fit takes depends on the
+        private data (``start`` is accepted for compatibility and ignored)."""
+        total = self.max_iter if total is None else total
+        _progress.update_bar(self, iteration, total)
+        if self.verbose and (self.verbose > 1 or iteration % 10 == 0 or iteration == total):
+            self._log("%s %d/%d%s", unit, iteration, total, extra)
 
     # -- publication -----------------------------------------------------------------------
     def _release_fields(self):

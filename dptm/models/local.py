@@ -27,7 +27,6 @@ drawn i.i.d. with presence probability ``N_t / M`` (then it is the sampling vari
 true count); :func:`moment_variance` returns either, and the tests check both.
 """
 import numbers
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,7 +39,7 @@ from .gibbs import GibbsLDA, GibbsState
 from ._base import TopicModelMixin
 
 __all__ = ["LocalDPLDA", "OnlineLocalDPLDA", "moment_estimate", "moment_variance", "bayes_weight",
-           "bayes_estimate", "reconstruct", "check_noisy_bits"]
+           "bayes_estimate", "reconstruct", "check_noisy_bits", "flip_for_target_epsilon"]
 
 _NEIGHBOURING = ("document", "word", "word_replacement")
 
@@ -214,15 +213,37 @@ def _corpus_from_bits(R):
 
 
 # ---------------------------------------------------------------------------- privacy
-def _flip_from_params(est):
-    """The clients' flip parameter from ``flip_probability`` or per-word ``epsilon``."""
+_BITS_PER_NEIGHBOUR = {"document": None, "word": 1, "word_replacement": 2}
+
+
+def flip_for_target_epsilon(target_epsilon, n_words, neighbouring="document"):
+    """The clients' flip probability f whose guarantee under ``neighbouring`` is
+    ``target_epsilon`` in total: two neighbouring documents differ in ``n`` presence bits
+    (V for "document", 1 for "word", 2 for "word_replacement"), each bit is
+    ``eps_w``-LDP, so ``eps_w = target_epsilon / n`` (pure, delta = 0). The clients must
+    randomize with this f (e.g. ``dptm.local.randomize_matrix(X, f)``)."""
+    from ..local import f_from_epsilon
+    target = check_positive(target_epsilon, "target_epsilon")
+    n_words = check_int(n_words, "n_words", minimum=1)
+    n_bits = _BITS_PER_NEIGHBOUR[_check_neighbouring(neighbouring)]
+    n_bits = n_words if n_bits is None else min(n_bits, n_words)
+    return f_from_epsilon(target / n_bits)
+
+
+def _flip_from_params(est, n_words=None):
+    """The clients' flip parameter from ``flip_probability``, per-word ``epsilon`` or the
+    total ``target_epsilon`` under ``neighbouring`` (needs the vocabulary size)."""
     f, eps = est.flip_probability, est.epsilon
-    if (f is None) == (eps is None):
-        raise ValueError("set exactly one of flip_probability (the clients' f in (0, 1)) or "
-                         "epsilon (their per-word local epsilon > 0); the server must use the "
-                         "value the clients used")
+    target = getattr(est, "target_epsilon", None)
+    if sum(v is not None for v in (f, eps, target)) != 1:
+        raise ValueError("set exactly one of flip_probability (the clients' f in (0, 1)), "
+                         "epsilon (their per-word local epsilon > 0) or target_epsilon (the "
+                         "total under `neighbouring`); the server must use the value the "
+                         "clients used")
     if f is not None:
         return check_probability(f, "flip_probability", high_open=True)
+    if target is not None:
+        return flip_for_target_epsilon(target, n_words, est.neighbouring)
     from ..local import f_from_epsilon
     eps = check_positive(eps, "epsilon")
     return f_from_epsilon(eps)
@@ -286,7 +307,14 @@ class LocalDPLDA(TopicModelMixin):
         The clients' flip parameter f. Set exactly one of ``flip_probability`` and
         ``epsilon``.
     epsilon : float > 0, default=None
-        The clients' per-word local epsilon ``log((1 - f/2) / (f/2))``; f is derived from it.
+        The clients' per-word local epsilon ``log((1 - f/2) / (f/2))``, the per-bit knob
+        (papers/zhao2021's privacy level); f is derived from it.
+    target_epsilon : float > 0, default=None
+        The total epsilon of ``privacy_`` under ``neighbouring`` (pure LDP, delta = 0):
+        with the default "document" relation, two documents differ in up to V presence
+        bits, so each bit gets ``target_epsilon / V``
+        (:func:`flip_for_target_epsilon`; the clients must use the same f). Set exactly
+        one of ``flip_probability``, ``epsilon`` and ``target_epsilon``.
     neighbouring : {"document", "word", "word_replacement"}, default="document"
         The neighbouring relation ``privacy_`` states its guarantee for (see Privacy).
     doc_topic_prior, topic_word_prior : float, default=None
@@ -350,11 +378,13 @@ class LocalDPLDA(TopicModelMixin):
     """
 
     def __init__(self, n_components=10, *, flip_probability=None, epsilon=None,
+                 target_epsilon=None,
                  neighbouring="document", doc_topic_prior=None, topic_word_prior=None,
                  max_iter=100, transform_max_iter=50, random_state=None, verbose=0, callback=None):
         self.n_components = n_components
         self.flip_probability = flip_probability
         self.epsilon = epsilon
+        self.target_epsilon = target_epsilon
         self.neighbouring = neighbouring
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
@@ -367,10 +397,10 @@ class LocalDPLDA(TopicModelMixin):
     def fit(self, X, y=None):
         """Fit on the clients' noisy presence vectors ``X`` (n_clients, n_words), 0/1."""
         self._check_common_params()
-        f = _flip_from_params(self)
-        neighbouring = _check_neighbouring(self.neighbouring)
         X = check_noisy_bits(X)
         M, V = X.shape
+        f = _flip_from_params(self, V)
+        neighbouring = _check_neighbouring(self.neighbouring)
         rng = check_random_state(self.random_state)
         self.transform_seed_ = int(rng.integers(2**63))
         rec_rng, gibbs_rng = spawn_generators(rng, 2)
@@ -383,13 +413,14 @@ class LocalDPLDA(TopicModelMixin):
         if R.nnz == 0:
             raise ValueError("the reconstruction has no tokens (every estimated count rounded "
                              "to 0): too few clients for this flip_probability")
-        callback = None
-        if self.callback is not None:
-            callback = lambda _inner, it: self.callback(self, it)  # noqa: E731
+        def callback(_inner, it):
+            self._progress(it)      # the inner sampler is silent: this model reports
+            if self.callback is not None:
+                self.callback(self, it)
         lda = GibbsLDA(self.n_components, doc_topic_prior=self.doc_topic_prior_,
                        topic_word_prior=self.topic_word_prior_, max_iter=self.max_iter,
                        transform_max_iter=self.transform_max_iter, random_state=gibbs_rng,
-                       verbose=self.verbose, callback=callback).fit(R)
+                       verbose=0, callback=callback).fit(R)
         self._set_topics(lda.components_)
         self.doc_topic_ = lda.doc_topic_
         self.n_iter_ = lda.n_iter_
@@ -442,6 +473,9 @@ class OnlineLocalDPLDA(TopicModelMixin):
         The clients' f. Set exactly one of ``flip_probability`` and ``epsilon``.
     epsilon : float > 0, default=None
         The clients' per-word local epsilon.
+    target_epsilon : float > 0, default=None
+        The total epsilon of ``privacy_`` under ``neighbouring``, as :class:`LocalDPLDA`
+        (the f of :func:`flip_for_target_epsilon`).
     neighbouring : {"document", "word", "word_replacement"}, default="document"
         Relation ``privacy_`` states its guarantee for (as :class:`LocalDPLDA`).
     batch_size : int, default=160
@@ -514,6 +548,7 @@ class OnlineLocalDPLDA(TopicModelMixin):
     """
 
     def __init__(self, n_components=10, *, flip_probability=None, epsilon=None,
+                 target_epsilon=None,
                  neighbouring="document", batch_size=160, correlation_factor=0.5,
                  prior_weight=0.4, prior_variance=None, doc_topic_prior=None,
                  topic_word_prior=None, max_iter=50, prior_max_iter=None, transform_max_iter=50,
@@ -521,6 +556,7 @@ class OnlineLocalDPLDA(TopicModelMixin):
         self.n_components = n_components
         self.flip_probability = flip_probability
         self.epsilon = epsilon
+        self.target_epsilon = target_epsilon
         self.neighbouring = neighbouring
         self.batch_size = batch_size
         self.correlation_factor = correlation_factor
@@ -536,9 +572,10 @@ class OnlineLocalDPLDA(TopicModelMixin):
         self.callback = callback
 
     # -- parameters and state ---------------------------------------------------------
-    def _validate(self):
+    def _validate(self, n_words=None):
         self._check_common_params()
-        f = _flip_from_params(self)
+        f = _flip_from_params(self, n_words if n_words is not None
+                              else getattr(self, "n_features_in_", None))
         _check_neighbouring(self.neighbouring)
         check_int(self.batch_size, "batch_size", minimum=1)
         lam = check_positive(self.correlation_factor, "correlation_factor", strict=False)
@@ -559,7 +596,7 @@ class OnlineLocalDPLDA(TopicModelMixin):
         return f, lam
 
     def _reset(self, n_words):
-        f, lam = self._validate()
+        f, lam = self._validate(n_words)
         self._rng = check_random_state(self.random_state)
         self.transform_seed_ = int(self._rng.integers(2**63))
         self.flip_probability_ = f
@@ -647,7 +684,6 @@ class OnlineLocalDPLDA(TopicModelMixin):
             self._validate()
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} words, the model has {self.n_features_in_}")
-        start = time.perf_counter()
         f = self.flip_probability_
         M = X.shape[0]
         batch_rng = spawn_generators(self._rng, 1)[0]
@@ -680,9 +716,8 @@ class OnlineLocalDPLDA(TopicModelMixin):
         self.n_iter_ = self.max_iter
         self._update_report()
         if self.verbose:
-            print(f"[{type(self).__name__}] batch {self.n_batches_}: {M} vectors, "
-                  f"{R.nnz} reconstructed tokens, omega={omega:.3g}, "
-                  f"{time.perf_counter() - start:.2f} s", flush=True)
+            self._log("batch %d: %d vectors, %d reconstructed tokens, omega=%.3g",
+                      self.n_batches_, M, R.nnz, omega)
         if self.callback is not None:
             self.callback(self, self.n_batches_)
         return self

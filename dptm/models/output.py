@@ -22,12 +22,14 @@ from scipy.special import lambertw
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _progress
 from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
                       check_random_state, spawn_generators)
 from ..accounting import (ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyReport,
                           calibrate_gaussian, dp_to_rdp)
 from ..mechanisms import (gaussian_noise, laplace_noise, lattice_gaussian, lattice_granularity,
                           lattice_laplace, lattice_rounding_slack)
+from ._base import FitScopeMixin
 
 __all__ = [
     "TopicDP", "sensitivity_sample_size", "topic_word_matrix", "topic_weights",
@@ -39,8 +41,6 @@ _MECHANISMS = ("gaussian", "laplace", "mvg", "gaussian-float", "laplace-float")
 _RELEASES = ("full", "keywords")
 _CALIBRATIONS = ("renyi", "gaussian")
 _REFIT_SEEDS = ("independent", "shared")
-# verbose=None prints progress when sensitivity sampling is estimated to take this long
-_PROGRESS_AFTER_SECONDS = 60.0
 
 
 # --------------------------------------------------------------------------------------
@@ -204,7 +204,8 @@ def block_distance(W_ref, topics, word_ids, W_other):
 # Sensitivity sampling (Algorithm 1) with refits in parallel
 # --------------------------------------------------------------------------------------
 def _with_seed(estimator, seed):
-    est = clone(estimator)
+    # a refit is nested in TopicDP's fit (maybe in another process): it reports nothing
+    est = _progress.silenced(clone(estimator))
     if "random_state" in est.get_params(deep=False):
         # scikit-learn estimators take seeds below 2^32
         est.set_params(random_state=None if seed is None else int(seed) % (2**31 - 1))
@@ -457,7 +458,7 @@ _SENSITIVITY_HELP = (
     "private data: the noise scale then depends on the private data and the release is NOT DP")
 
 
-class TopicDP(BaseEstimator):
+class TopicDP(FitScopeMixin, BaseEstimator):
     """Model-agnostic differentially private topic release (TopicDP, papers/wang2022).
 
     Fits ``estimator`` on all the data and releases its topic-word matrix with noise
@@ -524,8 +525,12 @@ default="gaussian"
         from the secret generator (:func:`dptm._random.private_generator`). Anything else
         is a labelled test mode (:class:`~dptm.exceptions.SeededPrivacyWarning`).
     verbose : int or None, default=None
-        None: progress lines only for long sensitivity sampling (an estimated minute or
-        more); 0: silent; >= 1: always. No timing of work on private data is printed.
+        Progress on the ``"dptm"`` logger (:mod:`dptm._progress`): one line for the fit of
+        the wrapped model and one per chunk of refits (about 20 for any ``h``); the refits
+        themselves are silent. None: the lines are logged at INFO but nothing is
+        configured (they show if the application's logging lets INFO through); 0: silent;
+        >= 1: logged, with a stderr handler for the fit if the application configured
+        none. Counts only: no timing of work on private data.
 
     Attributes
     ----------
@@ -740,6 +745,7 @@ default="gaussian"
         sample_gen, noise_gen = gen.spawn(2)
         del gen
 
+        self._log("fitting %s on the data", type(base).__name__)
         W, est = _fit_topic_word(base, X, None, fit_seed)
         if "random_state" in est.get_params(deep=False):   # keep no derived seed
             est.set_params(random_state=base.get_params(deep=False)["random_state"])
@@ -862,25 +868,16 @@ default="gaussian"
         return self
 
     def _progress_printer(self, h, source):
-        """Progress of sensitivity sampling: always with verbose >= 1; with verbose=None
-        only when the first chunk suggests a minute or more. Counts only, no timings."""
-        import sys
-        import time
+        """Progress of sensitivity sampling on the ``"dptm"`` logger: one line per chunk of
+        refits (or the tqdm bar). Counts only (``h`` follows from the public gamma), no
+        timings: whether and what is shown never depends on the data."""
         if self.verbose == 0:
             return None
-        state = {"start": time.perf_counter(), "on": bool(self.verbose)}
+        self._log("sensitivity sampling (%s): %d refits (gamma=%g)", source, h, self._gamma)
 
         def progress(done, total):
-            if not state["on"] and done < total:
-                # estimate from the first chunk: refits of public data for reference_X
-                elapsed = time.perf_counter() - state["start"]
-                if elapsed / done * total >= _PROGRESS_AFTER_SECONDS:
-                    state["on"] = True
-                    print(f"[TopicDP] sensitivity sampling: {total} refits (gamma={self._gamma:g});"
-                          " this takes a while", file=sys.stderr, flush=True)
-            if state["on"]:
-                print(f"[TopicDP] sensitivity sampling ({source}): {done}/{total} refits",
-                      file=sys.stderr, flush=True)
+            _progress.update_bar(self, done, total)
+            self._log("sensitivity sampling (%s): %d/%d refits", source, done, total)
         return progress
 
     def _report(self, event, m, V, per_document, seeded):

@@ -227,11 +227,6 @@ class _SnapshotGibbsBase(TopicModelMixin):
         trace_idx = _check_trace_tokens(self.trace_tokens, corpus.n_tokens) if self.record_trace else None
         return corpus, state, noise_rng, sweep_rng, trace_idx
 
-    def _progress(self, iteration, start=None, extra=""):
-        # Iteration numbers only: wall times (and counts) depend on the private data.
-        if self.verbose and (self.verbose > 1 or iteration % 10 == 0 or iteration == self.max_iter):
-            print(f"[{type(self).__name__}] iteration {iteration}/{self.max_iter}", flush=True)
-
     def _assumed_public(self, clipped):
         D, V, N = self._corpus_shape
         out = [f"vocabulary (V = {V} words): word-level privacy assumes it is not taken from "

@@ -1,127 +1,282 @@
-"""Document-level private full-batch variational Bayes for LDA (issue #15).
+"""Document-level private batch variational Bayes for LDA (issue #15).
 
-EXPERIMENTAL: a first version, not yet benchmarked against the non-private model nor
-tuned (issue #15 is open); its E-step is NumPy, not a Cython kernel.
+Each iteration runs the variational E-step on a set of documents with the current topics,
+scales every document's expected topic-word counts (a K x V matrix) to a fixed L2 norm,
+sums them and releases the sum once with the exact (lattice) discrete Gaussian; the
+topics are post-processing of the releases.
 
-Each iteration: E-step over all documents with the current topics, each document's
-expected topic-word counts (K x V) scaled to a fixed L2 norm, summed, released with the
-discrete (lattice) Gaussian mechanism; topics = post-processed noisy statistic.
+Few iterations are affordable under a total budget, and variational Bayes from a
+data-independent start needs many. The documents are therefore split by a secret random
+partition into *stages*: stage s runs its iterations on its own part only, starting from
+the topics of stage s - 1. A document is in one part, so its privacy loss is that of its
+stage alone (parallel composition: ``ParallelComposedEvent``), and every stage is
+calibrated to the whole budget: early stages find the topics on a few documents with many
+noisy iterations, the last stage refines them on most documents with few, low-noise ones.
 """
+import math
+
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import psi
 
+from .. import _svi
 from .._random import private_generator, public_seed
-from .._utils import check_count_matrix, check_int, check_positive
-from ..mechanisms import lattice_gaussian, lattice_granularity, lattice_rounding_slack
+from .._utils import check_count_matrix, check_int, check_positive, check_real
+from ..mechanisms import lattice_gaussian
 from ._base import TopicModelMixin
 
+#: Default stages: (fraction of the documents, iterations). Tuned on the issue's
+#: 50,000-document synthetic corpus and KOS (bench/bench_utility.py).
+DEFAULT_STAGES = ((0.3, 6), (0.7, 3))
 
-def _estep_doc(ids, cnts, exp_elog_beta, alpha, n_inner=50, tol=1e-3):
-    """Variational E-step of one document; returns its expected K x len(ids) counts."""
-    K = exp_elog_beta.shape[0]
-    gamma = np.full(K, alpha + cnts.sum() / K)
-    eb = exp_elog_beta[:, ids]
-    for _ in range(n_inner):
-        et = np.exp(psi(gamma) - psi(gamma.sum()))
-        phinorm = et @ eb + 1e-100
-        new = alpha + et * (eb @ (cnts / phinorm))
-        done = np.mean(np.abs(new - gamma)) < tol
-        gamma = new
-        if done:
-            break
-    et = np.exp(psi(gamma) - psi(gamma.sum()))
-    phinorm = et @ eb + 1e-100
-    return np.outer(et, cnts / phinorm) * eb
+# sigma / g of the noise lattice in [2^13, 2^14): each contribution is rounded down to the
+# lattice, which loses at most g per entry (a 1e-4 fraction of the noise) and cannot
+# increase its norm; the exact discrete Gaussian sampler takes sigma / g <= 2^14.
+_LATTICE_BITS = 13
+_CHUNK_NNZ = 1 << 20   # E-step working set: about 1M (document, word) pairs at a time
 
 
-def _expected_counts(X, beta, alpha, norm):
-    """Sum over documents of the expected topic-word counts, each document's contribution
-    scaled to L2 norm exactly ``norm`` (empty documents contribute zero)."""
+def _granularity(sigma):
+    return math.ldexp(1.0, math.frexp(sigma)[1] - 1 - _LATTICE_BITS)
+
+
+def _exp_dirichlet(x):
+    return np.exp(psi(x) - psi(x.sum(axis=-1, keepdims=True)))
+
+
+def _estep(X, exp_elog_beta_t, alpha, max_iter=50, tol=1e-3):
+    """Variational E-step of the documents of CSR ``X`` (Cython kernel ``lda_e_step``).
+
+    Returns ``(exp_elog_theta, phinorm, rows)``: exp(E[log theta]) per document (D x K),
+    per stored (document, word) pair the normaliser sum_k exp(E log theta_dk) exp(E log
+    beta_kw), and the pair's document index. Each document starts from gamma = alpha +
+    N_d / K and stops when the mean absolute change of its gamma is below ``tol``."""
+    D = X.shape[0]
+    K = exp_elog_beta_t.shape[1]
+    lengths = np.asarray(X.sum(axis=1), dtype=np.float64).reshape(-1, 1)
+    gamma = np.ascontiguousarray(np.full((D, K), alpha) + lengths / K)
+    _svi.lda_e_step(X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                    X.data.astype(np.float64), np.arange(D, dtype=np.int64),
+                    exp_elog_beta_t, gamma, float(alpha), tol=tol, max_iter=max_iter)
+    rows = np.repeat(np.arange(D), np.diff(X.indptr))
+    et = _exp_dirichlet(gamma)
+    phinorm = np.einsum("ik,ik->i", et[rows], exp_elog_beta_t[X.indices]) + 1e-100
+    return et, phinorm, rows
+
+
+def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False):
+    """Sum over the documents of CSR ``X`` of their expected K x V topic-word counts, each
+    document's contribution scaled to L2 norm ``norm`` (empty documents contribute 0).
+
+    ``presence=True`` counts each distinct word of a document once (its topic
+    responsibilities, summing to one) instead of its count: repeated words then weigh
+    less in the norm, so a document carries more signal per unit of sensitivity; the
+    early stages use it to find the topics, the last stage estimates them from counts.
+
+    With ``granularity`` g, every entry of every contribution is rounded DOWN to a
+    multiple of g before summing: the rounded contribution's norm is at most ``norm``
+    (entries are non-negative) and the sum is an exact multiple of g, so the lattice
+    release needs no rounding slack. This is the per-block statistic of a distributed fit:
+    the sum over blocks equals the statistic of their union.
+    """
+    X = sp.csr_matrix(X)
     K, V = beta.shape
-    exp_elog_beta = np.exp(psi(beta) - psi(beta.sum(axis=1, keepdims=True)))
+    eb_t = np.ascontiguousarray(_exp_dirichlet(beta).T)      # V x K
     stat = np.zeros((K, V))
-    for d in range(X.shape[0]):
-        lo, hi = X.indptr[d], X.indptr[d + 1]
-        if hi == lo:
-            continue
-        ids, cnts = X.indices[lo:hi], X.data[lo:hi].astype(np.float64)
-        c = _estep_doc(ids, cnts, exp_elog_beta, alpha)
-        nrm = np.sqrt(np.sum(c * c))
-        if nrm > 0:
-            stat[:, ids] += c * (norm / nrm)
+    D = X.shape[0]
+    start = 0
+    while start < D:   # documents in chunks of about _CHUNK_NNZ stored pairs
+        stop = int(np.searchsorted(X.indptr, X.indptr[start] + _CHUNK_NNZ, side="right"))
+        stop = min(D, max(stop - 1, start + 1))
+        Xc = X[start:stop]
+        et, phinorm, rows = _estep(Xc, eb_t, alpha)
+        # contribution of pair (d, w) to topic k: n_dw et[d, k] eb[w, k] / phinorm_dw
+        weight = (1.0 if presence else Xc.data) / phinorm
+        contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
+        sq = np.bincount(rows, (contrib * contrib).sum(axis=1), minlength=Xc.shape[0])
+        length = np.sqrt(sq)
+        # a hair below ``norm``: the floating-point scaling can never end above the bound
+        scale = np.divide(norm * (1 - 2.0 ** -40), length, out=np.zeros_like(length),
+                          where=length > 0)
+        contrib *= scale[rows][:, None]
+        if granularity is not None:
+            contrib = np.floor(contrib / granularity) * granularity
+        for k in range(K):
+            stat[k] += np.bincount(Xc.indices, contrib[:, k], minlength=V)
+        start = stop
     return stat
 
 
-def _release(stat, sigma, gen):
+def _release(stat, sigma, gen, granularity):
     """Lattice Gaussian release of ``stat``; returns (noisy, granularity, effective sigma)."""
-    return lattice_gaussian(stat, sigma, gen)
+    return lattice_gaussian(stat, sigma, gen, granularity=granularity)
+
+
+def _check_stages(stages):
+    if stages is None:
+        stages = DEFAULT_STAGES
+    try:
+        stages = [(check_positive(f, "stages fraction"),
+                   check_int(t, "stages iterations", minimum=1)) for f, t in stages]
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"stages must be non-empty (fraction > 0, iterations >= 1) pairs, "
+                        f"got {stages!r}: {exc}") from None
+    if not stages:
+        raise ValueError("stages must hold at least one (fraction, iterations) pair")
+    total = sum(f for f, _ in stages)
+    return [(f / total, t) for f, t in stages]
 
 
 class PrivateBatchLDA(TopicModelMixin):
-    """Document-level (add/remove) differentially private full-batch variational LDA.
+    """Document-level differentially private LDA by staged batch variational Bayes.
 
-    Privacy contract: ``components_`` is post-processing of ``max_iter`` lattice-Gaussian
-    releases of the sum of per-document K x V expected counts, each scaled to L2 norm
-    ``clip_norm`` (minus the lattice rounding slack), noise calibrated by RDP so that the
-    whole fit is (target_epsilon, target_delta)-DP; the vocabulary is assumed public. The
-    number of documents is neither used by the mechanism nor published. ``random_state=None`` (default) draws from a secret
-    generator; any other value is test mode.
+    The documents are split by a secret uniformly random partition into stages (sizes in
+    the proportions ``stages`` gives, not published). Stage s runs its iterations on its
+    own documents, starting from the previous stage's topics; each iteration is one
+    release: the sum over the stage's documents of each document's expected topic-word
+    counts, scaled to L2 norm ``clip_norm`` and rounded down to the noise lattice, plus
+    exact discrete Gaussian noise. Every stage is calibrated to (``target_epsilon``,
+    ``target_delta``) by the RDP accountant; since each document is in one stage only,
+    the fit as a whole meets that target (parallel composition). Between releases the
+    noisy statistic is scaled to the whole corpus and entries below ``threshold`` noise
+    standard deviations are set to zero (topics are sparse; pure noise would otherwise
+    spread mass over every word).
+
+    Parameters
+    ----------
+    n_components : int
+        Number of topics K.
+    target_epsilon, target_delta : float
+        Total document-level (add/remove one document) guarantee of the fit.
+    stages : sequence of (fraction, iterations), optional
+        Default ``DEFAULT_STAGES``. Fractions are normalised to sum to one.
+    clip_norm : float, default=1.0
+        L2 norm of every document's contribution (its sensitivity). It only sets the
+        scale: the noise is ``clip_norm`` times the calibrated multiplier.
+    threshold : float, default=2.0
+        Entries of a released statistic below ``threshold`` times its noise standard
+        deviation are zeroed (post-processing).
+    init_topics : array of shape (K, V), optional
+        PUBLIC initial topic-word weights (e.g. from a public corpus); accounted as
+        public, so they must not be derived from the private documents. Default: a
+        data-independent random start.
+    doc_topic_prior, topic_word_prior : float, optional
+        Default 1 / K.
+    transform_max_iter : int, default=50
+        Gibbs fold-in sweeps of ``transform``.
+    random_state : None, int, SeedSequence or Generator
+        None (default): all randomness (partition, start, noise) from the secret
+        generator. Anything else is a labelled test mode.
+    verbose : int
+
+    Attributes
+    ----------
+    components_, topic_word_ : ndarray (K, V)
+        Released pseudo-counts and topics.
+    privacy_ : PrivacyReport
+    stage_sigmas_ : list of float
+        Noise standard deviation of each stage's releases (public: set by the budget).
+
+    Privacy contract
+    ----------------
+    ``components_`` is post-processing of the releases recorded in ``privacy_`` (a
+    parallel composition over the stages of each stage's lattice-Gaussian releases). The
+    vocabulary and ``init_topics`` are assumed public; the number of documents and the
+    stage sizes are neither used by the mechanism nor published.
     """
 
     def __init__(self, n_components=10, *, target_epsilon=1.0, target_delta=1e-5,
-                 max_iter=4, clip_norm=1.0, doc_topic_prior=None, topic_word_prior=None,
-                 transform_max_iter=50, random_state=None, verbose=0):
+                 stages=None, clip_norm=1.0, threshold=2.0, init_topics=None,
+                 doc_topic_prior=None, topic_word_prior=None, transform_max_iter=50,
+                 random_state=None, verbose=0):
         self.n_components = n_components
         self.target_epsilon = target_epsilon
         self.target_delta = target_delta
-        self.max_iter = max_iter
+        self.stages = stages
         self.clip_norm = clip_norm
+        self.threshold = threshold
+        self.init_topics = init_topics
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
         self.transform_max_iter = transform_max_iter
         self.random_state = random_state
         self.verbose = verbose
 
+    @property
+    def max_iter(self):
+        """Releases per document (the largest stage's iterations)."""
+        return max(t for _, t in _check_stages(self.stages))
+
+    def _check_init(self, V):
+        if self.init_topics is None:
+            return None
+        init = np.array(self.init_topics, dtype=np.float64)
+        if init.shape != (self.n_components, V):
+            raise ValueError(f"init_topics must have shape (n_components, n_features) = "
+                             f"({self.n_components}, {V}), got {init.shape}")
+        if not np.all(np.isfinite(init)) or np.any(init < 0) or np.any(init.sum(axis=1) <= 0):
+            raise ValueError("init_topics must be finite, non-negative, with positive rows")
+        return init
+
     def fit(self, X, y=None):
-        from ..accounting import (GaussianEvent, PrivacyReport, SelfComposedEvent,
-                                  calibrate_gaussian)
+        from ..accounting import (GaussianEvent, ParallelComposedEvent, PrivacyReport,
+                                  SelfComposedEvent, calibrate_gaussian)
+        stages = _check_stages(self.stages)
         self._check_common_params()
         eps = check_positive(self.target_epsilon, "target_epsilon")
-        delta = float(self.target_delta)
+        delta = check_real(self.target_delta, "target_delta")
         if not 0.0 < delta < 1.0:
             raise ValueError(f"target_delta must be in (0, 1), got {self.target_delta!r}")
         C = check_positive(self.clip_norm, "clip_norm")
+        tau = check_real(self.threshold, "threshold")
+        if not tau >= 0:
+            raise ValueError(f"threshold must be >= 0, got {self.threshold!r}")
         X = check_count_matrix(X, estimator=self, reset=True).tocsr()
-        V = X.shape[1]
-        K, T = self.n_components, self.max_iter
+        K, V = self.n_components, X.shape[1]
+        init = self._check_init(V)
+        alpha, eta = self.doc_topic_prior_, self.topic_word_prior_
         gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")
-        z = calibrate_gaussian(eps, delta, steps=T)
-        z = float(getattr(z, "noise_multiplier", z))
-        sigma = z * C
-        g = lattice_granularity(sigma)
-        slack = lattice_rounding_slack(g, K * V, 2, rounded="statistic")
-        if slack >= C:
-            raise ValueError("clip_norm too small for the lattice granularity")
-        norm = C - slack   # contribution + rounding slack <= C: record sensitivity C
-        beta = 1.0 + 0.1 * gen.random((K, V))   # data-independent initialisation
-        eta = self.topic_word_prior_
-        sig_eff = sigma
-        for it in range(T):
-            stat = _expected_counts(X, beta, self.doc_topic_prior_, norm)
-            noisy, g, sig_eff = _release(stat, sigma, gen)
-            beta = eta + np.maximum(noisy, 0.0)
-        self.sigma_, self.sensitivity_, self.granularity_ = float(sig_eff), float(C), float(g)
-        event = SelfComposedEvent(GaussianEvent(float(sig_eff), sensitivity=float(C),
-                                                discrete=True), T, label="fit")
+
+        # secret partition: each document's stage drawn independently of the data
+        fractions = np.array([f for f, _ in stages])
+        part = gen.choice(len(stages), size=X.shape[0], p=fractions)
+        if init is None:
+            beta = 1.0 + 0.1 * gen.random((K, V))    # data-independent start
+        else:
+            beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
+        events, sigmas, done, total = [], [], 0, sum(t for _, t in stages)
+        for s, (frac, iters) in enumerate(stages):
+            z = calibrate_gaussian(eps, delta, steps=iters, discrete=True)
+            sigma = z * C
+            g = _granularity(sigma)
+            Xs = X[np.flatnonzero(part == s)]
+            for it in range(iters):
+                stat = _expected_counts(Xs, beta, alpha, C, granularity=g,
+                                        presence=s < len(stages) - 1)
+                noisy, g, sig_eff = _release(stat, sigma, gen, g)
+                est = noisy / frac                 # scaled to the whole corpus
+                beta = eta + np.where(est > tau * sig_eff / frac, est, 0.0)
+                done += 1
+                self._progress(done, total=total, unit="release")
+            sigmas.append(float(sig_eff))
+            events.append(SelfComposedEvent(
+                GaussianEvent(float(sig_eff), sensitivity=float(C), discrete=True), iters,
+                label=f"stage {s + 1} ({frac:.3g} of the documents)"))
+        event = (ParallelComposedEvent(tuple(events), label="fit") if len(events) > 1
+                 else events[0])
+        self.stage_sigmas_ = sigmas
+        self.sigma_, self.sensitivity_ = sigmas[-1], float(C)
         self.privacy_ = PrivacyReport(
             event, "document",
-            description="full-batch private VB LDA: lattice Gaussian on per-document "
-                        "normalised expected counts, each iteration",
+            description=("staged batch VB LDA: per-document L2-normalised expected counts, "
+                         "lattice (exact discrete) Gaussian releases; stages on the parts "
+                         "of a secret random partition (parallel composition)"),
             default_delta=delta, seeded=seeded,
-            # D is not used by the mechanism and not published: under add/remove
-            # adjacency it would tell a neighbour apart
-            assumed_public=[f"vocabulary (V = {V} words)"])
+            # D and the stage sizes are not used by the mechanism and not published:
+            # under add/remove adjacency they would tell neighbours apart
+            assumed_public=[f"vocabulary (V = {V} words)"]
+            + (["init_topics (given as public)"] if init is not None else []))
         self._set_topics(beta)
         self.transform_seed_ = public_seed(gen, seeded)
-        self.n_iter_ = T
+        self.n_iter_ = total
         return self

@@ -646,9 +646,8 @@ class PrivateOnlineLDA(TopicModelMixin):
                 self._step(indptr, indices, counts, rows, scale, g)
                 t += 1
             self.n_iter_ = epoch
-            if self.verbose and (self.verbose > 1 or epoch % 10 == 0 or epoch == self.max_iter):
-                # no wall time: how long a private fit takes depends on the private data
-                print(f"[PrivateOnlineLDA] epoch {epoch}/{self.max_iter}, {t} steps", flush=True)
+            # no wall time: how long a private fit takes depends on the private data
+            self._progress(epoch, extra=f", {t} steps", unit="epoch")
             if self.callback is not None:
                 self._sync_public()
                 self.callback(self, epoch)

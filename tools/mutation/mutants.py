@@ -13,6 +13,7 @@ ACC = ["tests/test_accounting_primitives.py", "tests/test_accounting_accountants
 GIBBS = ["tests/test_private_gibbs.py", "tests/test_private_gibbs_ledger.py",
          "tests/test_private_gibbs_order.py", "tests/test_private_gibbs_release.py",
          "tests/test_private_gibbs_secrets.py"]
+BATCH = ["tests/test_private_vb.py", "tests/test_accounting_parallel.py"]
 AUDIT = ["tests/test_audit_experiment.py", "tests/test_lira.py"]
 REPORT = ["tests/test_release.py", "tests/test_secret_randomness.py"]
 SVI = ["tests/test_svi_ledger.py", "tests/test_svi_release.py", "tests/test_svi_empirical_dp.py",
@@ -191,6 +192,23 @@ MUTANTS = [
          old="        if eps > float(self.target_epsilon) * (1 + 1e-9):",
          new="        if False:", tests=SVI,
          what="VIPS paper recipe silently exceeds the target epsilon"),
+    # -- PrivateBatchLDA (staged private batch VB) and parallel composition ---------------
+    dict(id="B01", file="dptm/models/private_vb.py",
+         old="            z = calibrate_gaussian(eps, delta, steps=iters, discrete=True)",
+         new="            z = calibrate_gaussian(eps, delta, steps=1, discrete=True)", tests=BATCH,
+         what="a stage's noise calibrated for one release whatever its iterations"),
+    dict(id="B02", file="dptm/models/private_vb.py",
+         old="            contrib = np.floor(contrib / granularity) * granularity",
+         new="            contrib = np.ceil(contrib / granularity) * granularity", tests=BATCH,
+         what="contributions rounded up to the lattice (norm above the recorded sensitivity)"),
+    dict(id="B03", file="dptm/models/private_vb.py",
+         old="        contrib *= scale[rows][:, None]",
+         new="        contrib *= 2 * scale[rows][:, None]", tests=BATCH,
+         what="contributions scaled to twice the recorded L2 sensitivity"),
+    dict(id="B04", file="dptm/accounting/accountants.py",
+         old="            return np.maximum.reduce([self._cost(e, q) for e in event.events])",
+         new="            return np.minimum.reduce([self._cost(e, q) for e in event.events])",
+         tests=BATCH, what="parallel composition accounted as its best part, not its worst"),
 ]
 
 from mutants_output import MUTANTS as _OUTPUT  # noqa: E402  (the output engineer's mutants)
