@@ -6,10 +6,10 @@ and persisted there; the driver never holds it for the distributed fit. The same
 then built in this process for the single-process fit (the anchor, same run).
 
 Per model (NoisyGibbsLDA, HDP-LDA with the default exact discrete Laplace; PrivateBatchLDA,
-full-batch private VB whose E-step is still NumPy, so its corpus is smaller by default:
-``--vb-docs``):
+staged private VB with its default stages; ``--vb-docs``):
 
-* wall time of the whole fit (median of ``--repeats``), documents/s = D x iterations / time,
+* wall time of the whole fit (median of ``--repeats``), documents/s = document visits /
+  time (Gibbs: D x sweeps; staged VB: D x sum(fraction x iterations) of its stages),
   and the speed ratio distributed / single;
 * payload bytes moved per step (``fit_distributed(transfer_log=...)``: the broadcast word
   factor or topics, counted once per worker, and the statistics gathered; sizes of
@@ -112,16 +112,16 @@ def main():
     p.set_defaults(repeats=1)
     p.add_argument("--docs", type=int, default=None, help="documents (default 1e6, quick 5e4)")
     p.add_argument("--vb-docs", type=int, default=None,
-                   help="documents for PrivateBatchLDA (default 5e4, quick 1e4: NumPy E-step)")
+                   help="documents for PrivateBatchLDA (default 1e6, quick 5e4)")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--words", type=int, default=2000)
     p.add_argument("--topics", type=int, default=10)
-    p.add_argument("--iters", type=int, default=5, help="Gibbs sweeps (VB: 2 iterations)")
+    p.add_argument("--iters", type=int, default=5, help="Gibbs sweeps (VB: its default stages)")
     p.add_argument("--models", default="gibbs,vb")
     args = p.parse_args()
     D = args.docs or (50_000 if args.quick else 1_000_000)
-    D_vb = args.vb_docs or (10_000 if args.quick else 50_000)
+    D_vb = args.vb_docs or (50_000 if args.quick else 1_000_000)
     K, V, P = args.topics, args.words, args.partitions
     doc_length = (20, 60)
     models = args.models.split(",")
@@ -168,12 +168,17 @@ def main():
             for addr in holder[f.key]:
                 per_worker[addr] = per_worker.get(addr, 0) + b
         corpus_bytes = int(sum(sizes_b))
-        T = args.iters if model == "gibbs" else 2
+        if model == "gibbs":
+            T = args.iters
+        else:   # default stages: releases, and passes over a document on average
+            from dptm.models.private_vb import DEFAULT_STAGES
+            T = sum(t for _, t in DEFAULT_STAGES)
+            passes = sum(f * t for f, t in DEFAULT_STAGES)
 
         def estimator():
             if model == "gibbs":
                 return NoisyGibbsLDA(K, clip=200, epsilon_per_iter=1.0, max_iter=T)
-            return PrivateBatchLDA(K, target_epsilon=2.0, max_iter=T)
+            return PrivateBatchLDA(K, target_epsilon=2.0)
 
         # distributed fit
         idle = {q: rss(q) for q in worker_pids}
@@ -216,12 +221,13 @@ def main():
         driver_peak = mon.peak[os.getpid()] - before
         del X
         common = {"group": model, "docs": n, "tokens": n_tokens, "iters": T}
+        work = n * (T if model == "gibbs" else passes)     # document visits
         rows.append({**common, "name": "single process", "median_s": t_single,
-                     "docs_per_s": n * T / t_single, "speed_vs_single": 1.0,
+                     "docs_per_s": work / t_single, "speed_vs_single": 1.0,
                      "bytes_per_step": 0, "peak_mem_MB": driver_peak / 2**20,
                      "data_MB": corpus_bytes / 2**20})
         rows.append({**common, "name": f"dask {args.workers} workers, {P} parts", "median_s": t_dist,
-                     "docs_per_s": n * T / t_dist, "speed_vs_single": t_single / t_dist,
+                     "docs_per_s": work / t_dist, "speed_vs_single": t_single / t_dist,
                      "bytes_per_step": per_step, "final_bytes": final,
                      "busiest_worker_s": busiest, "idle_share": 1.0 - busiest / t_dist,
                      "peak_mem_MB": max(peaks[q] - idle[q] for q in worker_pids) / 2**20,

@@ -6,11 +6,12 @@ the workers of a ``dask.distributed`` cluster, and sets exactly the fitted attri
 (``components_``, ``privacy_``, ``release()``, ...) that the estimator's own ``fit`` sets.
 Nothing is approximated:
 
-* private VB: the E-step is independent per document, so each partition's sum of clipped
-  per-document statistics (``private_vb._expected_counts``) is computed where the partition
-  lives; the driver adds the partition sums in the fixed partition order (the result does not
-  depend on which worker finishes first), draws the lattice-Gaussian noise once, and
-  broadcasts the new topics;
+* private VB (staged): the E-step is independent per document, so each partition's sum of
+  clipped per-document statistics (``private_vb._expected_counts``, rounded down to the
+  noise lattice) is computed where the partition lives, on the documents of the current
+  stage (drawn on the worker from the partition's secret stream); the driver adds the
+  partition sums in the fixed partition order (exact: multiples of the lattice step),
+  draws the lattice-Gaussian noise once, and broadcasts the new topics;
 * noisy-snapshot Gibbs: the word factor is fixed within a sweep, so each partition sweeps
   its own documents against the broadcast factor (``_cgs.noisy_gibbs_sweep``, the
   single-machine kernel) and returns its V x K topic-word counts; the driver sums them
@@ -27,7 +28,9 @@ secret unless a seed is given: labelled test mode). The noise is drawn from it o
 driver only, after the statistics of every partition of the step are in. Each partition's
 token order, initial topics and sweep draws come from its own AES-CTR streams keyed with 128
 bits drawn from the driver's generator in partition order (partition 0 gets the keys of the
-single-machine fit, so a one-partition distributed fit is bitwise the single-machine fit).
+single-machine fit, so a one-partition distributed Gibbs fit is bitwise the single-machine
+fit; PrivateBatchLDA's secret stage partition is drawn per partition, so its topics are
+another draw of the same mechanism, with the same report).
 The keys are task arguments, so a task that is retried or recomputed after a lost worker
 replays exactly the same draws: a step is never run twice with different randomness, and
 noise is never drawn for a partial step. A fit that fails (a task failing more than
@@ -233,64 +236,94 @@ def _partitions(ex, data, vocabulary, n_partitions):
 
 
 # --------------------------------------------------------------------------- private VB
-def _vb_stat(X, beta, alpha, norm):
+def _vb_split(X, key, fractions):
+    """The partition's documents split into the stages by its own secret stream (each
+    document's stage drawn independently of the data, as in PrivateBatchLDA.fit)."""
+    gen = np.random.Generator(AESCounter(key=key))
+    stage = gen.choice(len(fractions), size=X.shape[0], p=np.asarray(fractions))
+    return [X[np.flatnonzero(stage == s)] for s in range(len(fractions))]
+
+
+def _vb_stat(split, s, beta, alpha, norm, granularity, presence):
     from .models.private_vb import _expected_counts
-    return _expected_counts(X, beta, alpha, norm)
+    return _expected_counts(split[s], beta, alpha, norm, granularity=granularity,
+                            presence=presence)
 
 
 def _fit_vb(est, ex, parts, V):
-    # Mirrors PrivateBatchLDA.fit (same checks, same draws in the same order, same report);
-    # tests/test_distributed.py checks one partition against it bit for bit.
-    from .accounting import GaussianEvent, PrivacyReport, SelfComposedEvent, calibrate_gaussian
-    from .mechanisms import lattice_gaussian, lattice_granularity, lattice_rounding_slack
+    # Mirrors PrivateBatchLDA.fit (same checks, calibration, stages, thresholding and
+    # report). The stage of each document is drawn on its worker from the partition's
+    # stream (the driver does not know D); every contribution is rounded down to the
+    # lattice, so the sum over partitions is exactly the statistic of their union.
+    from .accounting import (GaussianEvent, ParallelComposedEvent, PrivacyReport,
+                             SelfComposedEvent, calibrate_gaussian)
+    from .models import private_vb
+    from ._utils import check_real
+    stages = private_vb._check_stages(est.stages)
     est._check_common_params()
     eps = check_positive(est.target_epsilon, "target_epsilon")
-    delta = float(est.target_delta)
+    delta = check_real(est.target_delta, "target_delta")
     if not 0.0 < delta < 1.0:
         raise ValueError(f"target_delta must be in (0, 1), got {est.target_delta!r}")
     C = check_positive(est.clip_norm, "clip_norm")
+    tau = check_real(est.threshold, "threshold")
+    if not tau >= 0:
+        raise ValueError(f"threshold must be >= 0, got {est.threshold!r}")
     if not any(ex.gather([ex.submit(_has_tokens, p) for p in parts], what="metadata")):
         raise ValueError("data has no token: every document is empty")
-    K, T = est.n_components, est.max_iter
+    K = est.n_components
+    init = est._check_init(V)
+    alpha, eta = est.doc_topic_prior_, est.topic_word_prior_
     gen, seeded = private_generator(est.random_state, type(est).__name__)
-    z = calibrate_gaussian(eps, delta, steps=T)
-    z = float(getattr(z, "noise_multiplier", z))
-    sigma = z * C
-    g = lattice_granularity(sigma)
-    slack = lattice_rounding_slack(g, K * V, 2, rounded="statistic")
-    if slack >= C:
-        raise ValueError("clip_norm too small for the lattice granularity")
-    norm = C - slack
-    beta = 1.0 + 0.1 * gen.random((K, V))
-    eta, alpha = est.topic_word_prior_, est.doc_topic_prior_
-    sig_eff = sigma
-    for it in range(T):
-        beta_f = ex.scatter(beta)
-        stats = ex.gather([ex.submit(_vb_stat, p, beta_f, alpha, norm) for p in parts])
-        # every partition's statistic is in: only now is noise drawn, once, summed in the
-        # fixed partition order
-        stat = np.zeros((K, V))
-        for s in stats:
-            stat += s
-        noisy, g, sig_eff = lattice_gaussian(stat, sigma, gen)
-        beta = eta + np.maximum(noisy, 0.0)
-        if est.verbose:
-            est._progress(it + 1)
-    event = SelfComposedEvent(GaussianEvent(float(sig_eff), sensitivity=float(C), discrete=True),
-                              T, label="fit")
+    fractions = [f for f, _ in stages]
+    splits = [ex.submit(_vb_split, p, _key(gen), fractions) for p in parts]
+    if init is None:
+        beta = 1.0 + 0.1 * gen.random((K, V))
+    else:
+        beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
+    events, sigmas, done, total = [], [], 0, sum(t for _, t in stages)
+    for s, (frac, iters) in enumerate(stages):
+        z = calibrate_gaussian(eps, delta, steps=iters, discrete=True)
+        sigma = z * C
+        g = private_vb._granularity(sigma)
+        presence = s < len(stages) - 1
+        for it in range(iters):
+            beta_f = ex.scatter(beta)
+            stats = ex.gather([ex.submit(_vb_stat, sp_, s, beta_f, alpha, C, g, presence)
+                               for sp_ in splits])
+            # every partition's statistic is in: only now is noise drawn, once; the sum
+            # (multiples of g) is exact in any order, taken in partition order anyway
+            stat = np.zeros((K, V))
+            for st in stats:
+                stat += st
+            noisy, g, sig_eff = private_vb._release(stat, sigma, gen, g)
+            est_ = noisy / frac
+            beta = eta + np.where(est_ > tau * sig_eff / frac, est_, 0.0)
+            done += 1
+            if est.verbose:
+                est._progress(done, total=total, unit="release")
+        sigmas.append(float(sig_eff))
+        events.append(SelfComposedEvent(
+            GaussianEvent(float(sig_eff), sensitivity=float(C), discrete=True), iters,
+            label=f"stage {s + 1} ({frac:.3g} of the documents)"))
+    event = (ParallelComposedEvent(tuple(events), label="fit") if len(events) > 1
+             else events[0])
     privacy = PrivacyReport(
         event, "document",
-        description="full-batch private VB LDA: lattice Gaussian on per-document "
-                    "normalised expected counts, each iteration",
+        description=("staged batch VB LDA: per-document L2-normalised expected counts, "
+                     "lattice (exact discrete) Gaussian releases; stages on the parts "
+                     "of a secret random partition (parallel composition)"),
         default_delta=delta, seeded=seeded,
-        assumed_public=[f"vocabulary (V = {V} words)"])
+        assumed_public=[f"vocabulary (V = {V} words)"]
+        + (["init_topics (given as public)"] if init is not None else []))
     transform_seed = public_seed(gen, seeded)
     # nothing is set on the estimator before this point
-    est.sigma_, est.sensitivity_, est.granularity_ = float(sig_eff), float(C), float(g)
+    est.stage_sigmas_ = sigmas
+    est.sigma_, est.sensitivity_ = sigmas[-1], float(C)
     est.privacy_ = privacy
     est._set_topics(beta)
     est.transform_seed_ = transform_seed
-    est.n_iter_ = T
+    est.n_iter_ = total
     est.n_features_in_ = V
     return est
 
@@ -537,7 +570,8 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
     from that generator. What differs from one machine is where intermediate values live:
     the cluster (workers, scheduler, network) must be trusted as the single machine's memory
     is (see the module docstring). In test mode (a seed) partition 0 uses the streams of
-    the single-machine fit: a one-partition fit reproduces it bit for bit.
+    the single-machine fit: a one-partition Gibbs fit reproduces it bit for bit
+    (PrivateBatchLDA: the same report; its secret stage partition is drawn per partition).
     """
     from .models.private_gibbs import NoisyGibbsLDA, SubsampledGibbsLDA
     from .models.private_vb import PrivateBatchLDA
@@ -552,9 +586,19 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
         if not isinstance(transfer_log, dict):
             raise TypeError("transfer_log must be a dict")
         ex.log = transfer_log
-    parts, V = _partitions(ex, data, vocabulary, n_partitions)
-    if isinstance(estimator, PrivateBatchLDA):
-        if eval_X is not None:
-            raise ValueError("eval_X is only used by SubsampledGibbsLDA's stopping rule")
-        return _fit_vb(estimator, ex, parts, V)
-    return _fit_gibbs(estimator, ex, parts, V, eval_X, return_doc_topic)
+    from . import _progress
+    if isinstance(estimator, PrivateBatchLDA) and eval_X is not None:
+        raise ValueError("eval_X is only used by SubsampledGibbsLDA's stopping rule")
+    with _progress.fit_scope(estimator):      # progress reporting as in the estimator's fit
+        parts, V = _partitions(ex, data, vocabulary, n_partitions)
+        if isinstance(estimator, PrivateBatchLDA):
+            _fit_vb(estimator, ex, parts, V)
+            n_docs = None          # D is not known to the driver (nor published)
+        else:
+            _fit_gibbs(estimator, ex, parts, V, eval_X, return_doc_topic)
+            n_docs = SimpleNamespace(shape=(estimator._corpus_shape[0],))   # public here
+    # the checks the estimator's own fit runs when it returns (vacuous guarantee, more
+    # topics than documents)
+    from .guardrails import check_fitted
+    check_fitted(estimator, n_docs, stacklevel=2)
+    return estimator
