@@ -1,0 +1,604 @@
+"""Exact private training on a Dask cluster (issue #19).
+
+:func:`fit_distributed` fits :class:`~dptm.models.private_vb.PrivateBatchLDA`,
+:class:`~dptm.NoisyGibbsLDA` or :class:`~dptm.SubsampledGibbsLDA` on documents that stay on
+the workers of a ``dask.distributed`` cluster, and sets exactly the fitted attributes
+(``components_``, ``privacy_``, ``release()``, ...) that the estimator's own ``fit`` sets.
+Nothing is approximated:
+
+* private VB (staged): the E-step is independent per document, so each partition's sum of
+  clipped per-document statistics (``private_vb._expected_counts``, rounded down to the
+  noise lattice) is computed where the partition lives, on the documents of the current
+  stage (drawn on the worker from the partition's secret stream); the driver adds the
+  partition sums in the fixed partition order (exact: multiples of the lattice step),
+  draws the lattice-Gaussian noise once, and broadcasts the new topics;
+* noisy-snapshot Gibbs: the word factor is fixed within a sweep, so each partition sweeps
+  its own documents against the broadcast factor (``_cgs.noisy_gibbs_sweep``, the
+  single-machine kernel) and returns its V x K topic-word counts; the driver sums them
+  (integers: exact) and draws the next snapshot (``private_gibbs._Noise.snapshot``). No
+  AD-LDA approximation: the sweep's conditionals read only the fixed word factor and the
+  partition's own document counts.
+
+Only statistics travel: the broadcast topics / word factor (K x V) to each worker and one
+K x V (or V x K) statistic back per partition and step. The topic assignments, document
+counts and token order stay on the workers.
+
+Randomness. One private generator per fit on the driver (``dptm._random.private_generator``,
+secret unless a seed is given: labelled test mode). The noise is drawn from it on the
+driver only, after the statistics of every partition of the step are in. Each partition's
+token order, initial topics and sweep draws come from its own AES-CTR streams keyed with 128
+bits drawn from the driver's generator in partition order (partition 0 gets the keys of the
+single-machine fit, so a one-partition distributed Gibbs fit is bitwise the single-machine
+fit; PrivateBatchLDA's secret stage partition is drawn per partition, so its topics are
+another draw of the same mechanism, with the same report).
+The keys are task arguments, so a task that is retried or recomputed after a lost worker
+replays exactly the same draws: a step is never run twice with different randomness, and
+noise is never drawn for a partial step. A fit that fails (a task failing more than
+``retries`` times, a lost partition that cannot be recomputed) raises, and the estimator
+gets no fitted attribute (no ``components_``, no ``privacy_``).
+
+Trust boundary: the cluster (driver, scheduler, workers and the network between them) is
+inside it, like the memory of the single machine: workers hold the documents, tasks carry
+the partitions' stream keys, partition statistics travel unnoised. Use TLS
+(``tls://`` addresses, ``distributed.security.Security``) between machines. Dask's
+dashboards and logs show task durations and sizes, which depend on the private data: they
+are not part of the release. The release, the report and the accounting are those of the
+single-machine fit.
+
+``dask`` is an optional dependency (``pip install dptm[distributed]``), imported only when
+a dask object is used; ``client='serial'`` runs the same code path in this process without
+dask (reference for tests, and a way to run partitioned data sets on one machine).
+"""
+import copy
+import math
+import numbers
+from types import SimpleNamespace
+
+import numpy as np
+import scipy.sparse as sp
+from randomgen import AESCounter
+
+from ._random import private_generator, public_seed
+from ._utils import check_count_matrix, check_int, check_positive
+
+__all__ = ["fit_distributed"]
+
+
+# --------------------------------------------------------------------------- executors
+class _SerialExecutor:
+    """The distributed code path in this process: every 'task' runs when submitted."""
+
+    def __init__(self):
+        self.n_workers = 1
+        self.log = None
+
+    def scatter(self, obj):
+        self._count("broadcast", obj, self.n_workers)
+        return obj
+
+    def submit(self, fn, *args):
+        return fn(*args)
+
+    def gather(self, futures, what="gathered"):
+        out = list(futures)
+        for o in out:
+            self._count(what, o, 1)
+        return out
+
+    def compute(self, delayed):
+        import dask
+        return list(dask.compute(*delayed, scheduler="sync"))
+
+    def _count(self, what, obj, times):
+        if self.log is not None:
+            self.log[what] = self.log.get(what, 0) + _nbytes(obj) * times
+
+
+class _DaskExecutor(_SerialExecutor):
+    """Tasks on a ``distributed.Client``; results gathered in submission order."""
+
+    def __init__(self, client, retries):
+        self.client = client
+        self.retries = retries
+        self.n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        self.log = None
+
+    def scatter(self, obj):
+        self._count("broadcast", obj, self.n_workers)
+        return self.client.scatter([obj], broadcast=True, hash=False)[0]
+
+    def submit(self, fn, *args):
+        # pure=False: a fresh key per call; retries: a failed task reruns with the same
+        # arguments (stream keys included), so it replays the same draws
+        return self.client.submit(fn, *args, pure=False, retries=self.retries)
+
+    def gather(self, futures, what="gathered"):
+        out = self.client.gather(list(futures))
+        for o in out:
+            self._count(what, o, 1)
+        return out
+
+    def compute(self, delayed):
+        return self.client.compute(list(delayed), retries=self.retries)
+
+
+def _nbytes(obj):
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(o) for o in obj)
+    if sp.issparse(obj):
+        return obj.data.nbytes + obj.indices.nbytes + obj.indptr.nbytes
+    return 8
+
+
+def _executor(client, retries):
+    if isinstance(client, str):
+        if client != "serial":
+            raise ValueError(f"client must be a distributed.Client, None or 'serial', got {client!r}")
+        return _SerialExecutor()
+    if client is None:
+        try:
+            from distributed import default_client
+        except ImportError as exc:   # pragma: no cover - depends on the environment
+            raise ImportError("fit_distributed needs dask.distributed (pip install "
+                              "'dptm[distributed]'), or client='serial'") from exc
+        client = default_client()   # ValueError when there is none
+    if not (hasattr(client, "submit") and hasattr(client, "scatter") and hasattr(client, "gather")):
+        raise TypeError(f"client must be a distributed.Client, None or 'serial', got "
+                        f"{type(client).__name__}")
+    return _DaskExecutor(client, retries)
+
+
+# --------------------------------------------------------------------------- partitions
+def _as_count_block(block, n_words):
+    """A worker's partition as a canonical CSR int64 matrix (validated like ``fit``'s X;
+    a partition without any token is allowed, the corpus as a whole is checked later)."""
+    if sp.issparse(block):
+        block = block.tocsr()
+        empty = block.nnz == 0 or not np.any(block.data)
+    else:
+        arr = np.asarray(block)
+        if arr.ndim != 2:
+            raise ValueError(f"data partitions must be 2-D, got shape {arr.shape}")
+        empty = arr.size == 0 or (np.all(np.isfinite(arr)) and not np.any(arr))
+    if getattr(block, "shape", (0, 0))[1] != n_words:
+        raise ValueError(f"every partition must have {n_words} columns, got {block.shape[1]}")
+    if empty:
+        return sp.csr_matrix(block.shape, dtype=np.int64)
+    return check_count_matrix(block, name="data")
+
+
+def _tokens_block(docs, vocab, n_words):
+    """A partition of token lists (one list per document) as CSR counts over the public
+    vocabulary; tokens outside it are dropped."""
+    rows, cols = [], []
+    for d, doc in enumerate(docs):
+        if isinstance(doc, (str, bytes)):
+            raise TypeError("each document of a dask.bag must be a sequence of tokens, got a string")
+        if vocab is None:
+            ids = np.asarray(list(doc), dtype=np.int64)
+            if ids.size and (ids.min() < 0 or ids.max() >= n_words):
+                raise ValueError(f"integer tokens must lie in [0, vocabulary={n_words})")
+        else:
+            ids = np.fromiter((vocab[t] for t in doc if t in vocab), dtype=np.int64)
+        rows.append(np.full(ids.size, d, dtype=np.int64))
+        cols.append(ids)
+    n = len(rows)
+    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    X = sp.csr_matrix((np.ones(r.size, dtype=np.int64), (r, c)), shape=(n, n_words))
+    X.sum_duplicates()
+    return X
+
+
+def _has_tokens(X):
+    return bool(X.nnz)
+
+
+def _partitions(ex, data, vocabulary, n_partitions):
+    """Futures of the partitions (CSR int64 on the workers), in a fixed order, and V."""
+    kind = type(data).__module__.split(".")[0]
+    if kind == "dask":
+        import dask.array as da
+        import dask.bag as db
+        if isinstance(data, da.Array):
+            if data.ndim != 2:
+                raise ValueError(f"data must be 2-D (documents x words), got {data.ndim}-D")
+            V = int(data.shape[1])
+            if math.isnan(V) or data.numblocks[1] != 1:
+                data = data.rechunk({1: -1})
+            blocks = list(data.to_delayed().ravel())
+            futures = ex.compute(blocks)
+            return [ex.submit(_as_count_block, f, V) for f in futures], V
+        if isinstance(data, db.Bag):
+            if vocabulary is None:
+                raise ValueError("a dask.bag of token lists needs vocabulary= (the public "
+                                 "vocabulary: a sequence of words, or the int V for integer tokens)")
+            if isinstance(vocabulary, numbers.Integral) and not isinstance(vocabulary, bool):
+                V, vocab = check_int(vocabulary, "vocabulary", minimum=1), None
+            else:
+                words = list(vocabulary)
+                if not words or len(set(words)) != len(words):
+                    raise ValueError("vocabulary must be a non-empty sequence of distinct words")
+                V, vocab = len(words), {w: i for i, w in enumerate(words)}
+            vocab_f = ex.scatter(vocab) if vocab is not None else None
+            futures = ex.compute(list(data.to_delayed()))
+            return [ex.submit(_tokens_block, f, vocab_f, V) for f in futures], V
+        raise TypeError(f"data must be a dask.array, a dask.bag, a scipy sparse matrix or an "
+                        f"array, got {type(data).__name__}")
+    if vocabulary is not None:
+        raise ValueError("vocabulary= is only used with a dask.bag of token lists")
+    X = check_count_matrix(data, name="data")
+    P = ex.n_workers if n_partitions is None else check_int(n_partitions, "n_partitions", minimum=1)
+    bounds = np.linspace(0, X.shape[0], min(P, X.shape[0]) + 1).round().astype(np.int64)
+    return [ex.scatter(X[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])], X.shape[1]
+
+
+# --------------------------------------------------------------------------- private VB
+def _vb_split(X, key, fractions):
+    """The partition's documents split into the stages by its own secret stream (each
+    document's stage drawn independently of the data, as in PrivateBatchLDA.fit)."""
+    gen = np.random.Generator(AESCounter(key=key))
+    stage = gen.choice(len(fractions), size=X.shape[0], p=np.asarray(fractions))
+    return [X[np.flatnonzero(stage == s)] for s in range(len(fractions))]
+
+
+def _vb_stat(split, s, beta, alpha, norm, granularity, presence):
+    from .models.private_vb import _expected_counts
+    return _expected_counts(split[s], beta, alpha, norm, granularity=granularity,
+                            presence=presence)
+
+
+def _fit_vb(est, ex, parts, V):
+    # Mirrors PrivateBatchLDA.fit (same checks, calibration, stages, thresholding and
+    # report). The stage of each document is drawn on its worker from the partition's
+    # stream (the driver does not know D); every contribution is rounded down to the
+    # lattice, so the sum over partitions is exactly the statistic of their union.
+    from .accounting import (GaussianEvent, ParallelComposedEvent, PrivacyReport,
+                             SelfComposedEvent, calibrate_gaussian)
+    from .models import private_vb
+    from ._utils import check_real
+    stages = private_vb._check_stages(est.stages)
+    est._check_common_params()
+    eps = check_positive(est.target_epsilon, "target_epsilon")
+    delta = check_real(est.target_delta, "target_delta")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"target_delta must be in (0, 1), got {est.target_delta!r}")
+    C = check_positive(est.clip_norm, "clip_norm")
+    tau = check_real(est.threshold, "threshold")
+    if not tau >= 0:
+        raise ValueError(f"threshold must be >= 0, got {est.threshold!r}")
+    if not any(ex.gather([ex.submit(_has_tokens, p) for p in parts], what="metadata")):
+        raise ValueError("data has no token: every document is empty")
+    K = est.n_components
+    init = est._check_init(V)
+    alpha, eta = est.doc_topic_prior_, est.topic_word_prior_
+    gen, seeded = private_generator(est.random_state, type(est).__name__)
+    fractions = [f for f, _ in stages]
+    splits = [ex.submit(_vb_split, p, _key(gen), fractions) for p in parts]
+    if init is None:
+        beta = 1.0 + 0.1 * gen.random((K, V))
+    else:
+        beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
+    events, sigmas, done, total = [], [], 0, sum(t for _, t in stages)
+    for s, (frac, iters) in enumerate(stages):
+        z = calibrate_gaussian(eps, delta, steps=iters, discrete=True)
+        sigma = z * C
+        g = private_vb._granularity(sigma)
+        presence = s < len(stages) - 1
+        for it in range(iters):
+            beta_f = ex.scatter(beta)
+            stats = ex.gather([ex.submit(_vb_stat, sp_, s, beta_f, alpha, C, g, presence)
+                               for sp_ in splits])
+            # every partition's statistic is in: only now is noise drawn, once; the sum
+            # (multiples of g) is exact in any order, taken in partition order anyway
+            stat = np.zeros((K, V))
+            for st in stats:
+                stat += st
+            noisy, g, sig_eff = private_vb._release(stat, sigma, gen, g)
+            est_ = noisy / frac
+            beta = eta + np.where(est_ > tau * sig_eff / frac, est_, 0.0)
+            done += 1
+            if est.verbose:
+                est._progress(done, total=total, unit="release")
+        sigmas.append(float(sig_eff))
+        events.append(SelfComposedEvent(
+            GaussianEvent(float(sig_eff), sensitivity=float(C), discrete=True), iters,
+            label=f"stage {s + 1} ({frac:.3g} of the documents)"))
+    event = (ParallelComposedEvent(tuple(events), label="fit") if len(events) > 1
+             else events[0])
+    privacy = PrivacyReport(
+        event, "document",
+        description=("staged batch VB LDA: per-document L2-normalised expected counts, "
+                     "lattice (exact discrete) Gaussian releases; stages on the parts "
+                     "of a secret random partition (parallel composition)"),
+        default_delta=delta, seeded=seeded,
+        assumed_public=[f"vocabulary (V = {V} words)"]
+        + (["init_topics (given as public)"] if init is not None else []))
+    transform_seed = public_seed(gen, seeded)
+    # nothing is set on the estimator before this point
+    est.stage_sigmas_ = sigmas
+    est.sigma_, est.sensitivity_ = sigmas[-1], float(C)
+    est.privacy_ = privacy
+    est._set_topics(beta)
+    est.transform_seed_ = transform_seed
+    est.n_iter_ = total
+    est.n_features_in_ = V
+    return est
+
+
+# --------------------------------------------------------------------------- Gibbs
+class _GibbsPart:
+    """One partition's sampler state; lives on its worker."""
+
+    __slots__ = ("doc_ptr", "words", "z", "n_wk", "n_dk", "n_k", "rng")
+
+    def copy(self):
+        new = _GibbsPart()
+        new.doc_ptr, new.words = self.doc_ptr, self.words          # read-only
+        new.z, new.n_wk, new.n_dk, new.n_k = (self.z.copy(), self.n_wk.copy(),
+                                              self.n_dk.copy(), self.n_k.copy())
+        new.rng = copy.deepcopy(self.rng)
+        return new
+
+
+def _gibbs_init(X, keys, n_topics):
+    from .corpus import Corpus
+    from .models.gibbs import GibbsState
+    from .models.private_gibbs import _visiting_order
+    order_rng, init_rng, sweep_rng = (np.random.Generator(AESCounter(key=k)) for k in keys)
+    if X.nnz:
+        corpus = Corpus.from_matrix(X)
+    else:
+        corpus = Corpus(np.zeros(X.shape[0] + 1, dtype=np.int64), np.zeros(0, np.int32), X.shape[1])
+    corpus = _visiting_order(corpus, order_rng)
+    state = GibbsState(corpus, n_topics, init_rng)
+    part = _GibbsPart()
+    part.doc_ptr, part.words = corpus.doc_ptr, corpus.word_ids
+    part.z, part.n_wk, part.n_dk, part.n_k = state.z, state.n_wk, state.n_dk, state.n_k
+    part.rng = sweep_rng
+    return part
+
+
+def _gibbs_sweep(part, factor, mass, alpha, rate, table):
+    """A new state after one sweep; the input state is left as it was, so a retried task
+    starts from the same state and replays the same draws."""
+    from . import _cgs
+    new = part.copy()
+    _cgs.noisy_gibbs_sweep(new.doc_ptr, new.words, new.z, new.n_wk, new.n_dk, new.n_k,
+                           factor, mass, alpha, rate, table, new.rng.bit_generator)
+    return new
+
+
+def _gibbs_counts(part):
+    return part.n_wk
+
+
+def _gibbs_shape(part):
+    return (part.n_dk.shape[0], int(part.words.shape[0]))
+
+
+def _gibbs_doc_counts(part):
+    return part.n_dk
+
+
+def _key(gen):
+    # the key derivation of private_gibbs._child_generators
+    return int.from_bytes(gen.bytes(16), "little")
+
+
+def _sum_counts(counts, V, K):
+    total = np.zeros((V, K), dtype=np.int64)
+    for c in counts:          # fixed partition order (integers: exact anyway)
+        total += c
+    if total.size and total.max() > np.iinfo(np.int32).max:
+        raise ValueError("a topic-word count exceeds the int32 range of the Gibbs kernels")
+    return total.astype(np.int32)
+
+
+def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
+    from .models.private_gibbs import (NoisyGibbsLDA, _NO_TABLE, inherent_epsilon,
+                                       plain_sweep_epsilon)
+    from .accounting import recipes
+    noisy_model = isinstance(est, NoisyGibbsLDA)
+    if noisy_model:
+        delta = est._check_params()
+        if eval_X is not None:
+            raise ValueError("eval_X is only used by SubsampledGibbsLDA's stopping rule")
+        if est.noise_schedule == "last":
+            raise ValueError("noise_schedule='last' sweeps on the live true counts, which do not "
+                             "distribute exactly: use 'every' or 'first' with fit_distributed")
+        gamma = 1.0
+    else:
+        gamma, delta, v, q = est._check_params(eval_X)
+    est._check_common_params()
+    if not isinstance(est.record_trace, (bool, np.bool_)):
+        raise TypeError(f"record_trace must be a bool, got {type(est.record_trace).__name__}")
+    if est.record_trace:
+        raise ValueError("record_trace=True is not supported by fit_distributed (the traced "
+                         "tokens live on the workers); use the estimator's own fit")
+    est._warn_mechanism()
+    K, T = est.n_components, est.max_iter
+    alpha, beta = est.doc_topic_prior_, est.topic_word_prior_
+    P = len(parts)
+    gen, seeded = private_generator(est.random_state, type(est).__name__)
+    # the draws of _SnapshotGibbsBase._start: transform seed, then the order / init / noise /
+    # sweep keys; partition 0 uses them, further partitions draw their own in order
+    transform_seed = public_seed(gen, seeded)
+    k_order, k_init, k_noise, k_sweep = (_key(gen) for _ in range(4))
+    keys = [(k_order, k_init, k_sweep)] + [(_key(gen), _key(gen), _key(gen)) for _ in range(P - 1)]
+    noise_rng = np.random.Generator(AESCounter(key=k_noise))
+    states = [ex.submit(_gibbs_init, p, kp, K) for p, kp in zip(parts, keys)]
+    shapes = ex.gather([ex.submit(_gibbs_shape, s) for s in states], what="metadata")
+    D, N = sum(s[0] for s in shapes), sum(s[1] for s in shapes)
+    if N == 0:
+        raise ValueError("data has no token: every document is empty")
+    corpus = SimpleNamespace(n_docs=D, n_words=V, n_tokens=N)
+    clip, clipped = est._effective_clip(corpus)
+    eps_i = inherent_epsilon(clip, beta)
+    if noisy_model:
+        eps_plain = plain_sweep_epsilon(N, beta)
+        noise = est._make_noise(eps_i, eps_plain, T, delta)
+    else:
+        paper_rate = v * gamma if est.adaptive else gamma
+        noise = est._make_noise(eps_i, gamma, T, delta, v)
+        alpha_r = int(est.rdp_order)
+        eps_sub = recipes.huang2022_eps_subsample(alpha_r, gamma, noise.sigma)
+        try:
+            eff = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
+        except OverflowError:
+            eff = math.inf
+        history, below = [], 0
+        probe = copy.copy(est)          # perplexity of the stopping rule, off the estimator
+        probe.transform_seed_ = transform_seed
+    snap, it = None, 0
+    for it in range(1, T + 1):
+        if not noisy_model or est.noise_schedule == "every" or it == 1:
+            # every partition's counts are in before the noise is drawn
+            n_wk = _sum_counts(ex.gather([ex.submit(_gibbs_counts, s) for s in states]), V, K)
+            snap = noise.snapshot(n_wk, clip, beta, noise_rng.bit_generator)
+            table = (est._adaptive_table(snap[0], gamma, v, q)
+                     if not noisy_model and est.adaptive else _NO_TABLE)
+            factor, mass = ex.scatter(snap[1]), ex.scatter(snap[2])
+            table_f = ex.scatter(table) if table.size else table
+        states = [ex.submit(_gibbs_sweep, s, factor, mass, alpha, gamma, table_f) for s in states]
+        stop = False
+        if not noisy_model and est.convergence_tol is not None:
+            probe._set_topics(np.maximum(snap[0], 0.0).T + beta)
+            per = probe.perplexity(eval_X)
+            below = below + 1 if history and abs(per - history[-1]) <= est.convergence_tol else 0
+            history.append(per)
+            stop = below >= est.convergence_window
+        if est.verbose:
+            est._progress(it)
+        if est.callback is not None:
+            est.callback(est, it)
+        if stop:
+            break
+    # the last sweep's topic assignments are released (doc_topic_); wait for every
+    # partition even when they are not gathered, so a failure raises before anything is set
+    if return_doc_topic:
+        n_dk = np.concatenate(ex.gather([ex.submit(_gibbs_doc_counts, s) for s in states]) or
+                              [np.zeros((0, K), np.int32)])
+    else:
+        ex.gather([ex.submit(_gibbs_shape, s) for s in states], what="metadata")
+    # ---- nothing is set on the estimator before this point
+    est._seeded = seeded
+    est._corpus_shape = (D, V, N)
+    est.transform_seed_ = transform_seed
+    est.clip_ = clip
+    est.epsilon_inherent_ = eps_i
+    est.trace_ = None
+    est.n_iter_ = it
+    if noisy_model:
+        est.noise_scale_ = noise.scale
+        est.epsilon_per_iter_ = 2.0 / noise.scale if est.mechanism.endswith("laplace") else None
+        privacy = est._report(noise, eps_i, eps_plain, T, clipped, corpus, delta)
+    else:
+        est._paper_rate = paper_rate
+        est.noise_scale_ = noise.sigma
+        est.eps_subsample_, est.efficiency_privacy_ = eps_sub, eff
+        est.perplexity_history_ = history
+        privacy = est._report(noise, eps_i, gamma, clipped, delta, v, q)
+    if return_doc_topic:
+        est._release(corpus, SimpleNamespace(n_dk=n_dk), snap[0])
+    else:
+        est.snapshot_ = np.array(snap[0], dtype=np.float64, copy=True)
+        est._set_topics(np.maximum(est.snapshot_, 0.0).T + beta)
+        est.doc_topic_ = None
+        est.n_features_in_ = V
+    est.privacy_ = privacy
+    return est
+
+
+# --------------------------------------------------------------------------- entry point
+def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitions=None,
+                    retries=1, eval_X=None, return_doc_topic=True, transfer_log=None):
+    """Fit a private topic model on data partitioned over a Dask cluster, exactly.
+
+    Parameters
+    ----------
+    estimator : PrivateBatchLDA, NoisyGibbsLDA or SubsampledGibbsLDA
+        Unfitted or fitted; its parameters are used as in its own ``fit``. On success it
+        gets the fitted attributes its ``fit`` sets (``components_``, ``topic_word_``,
+        ``privacy_``, ``transform_seed_``, ...; Gibbs models also ``snapshot_``,
+        ``doc_topic_``), so ``release()``, ``transform`` and the report work unchanged.
+        Not supported: ``record_trace=True`` and NoisyGibbsLDA's ``noise_schedule='last'``
+        (its plain sweeps read the live true counts, which do not distribute exactly).
+    data : dask.array.Array, dask.bag.Bag, scipy sparse matrix or array-like
+        * ``dask.array`` (documents x words) whose row chunks are scipy sparse or dense count
+          blocks: one partition per row chunk, computed on the workers.
+        * ``dask.bag`` whose elements are documents given as sequences of tokens (e.g.
+          ``db.read_text('part-*.jsonl').map(json.loads).pluck('tokens')``): one partition
+          per bag partition, mapped to ``vocabulary`` on the workers.
+        * a matrix in this process: split into ``n_partitions`` row blocks and scattered
+          (convenient for tests; the driver then holds the documents).
+    client : distributed.Client, None or 'serial', default=None
+        None: the current default client. 'serial': the same code path in this process
+        (no dask needed for matrices).
+    vocabulary : sequence of str or int, optional
+        For a ``dask.bag``: the public vocabulary (column j is ``vocabulary[j]``; tokens
+        outside it are dropped on the workers), or V when tokens are integer ids < V. Word-
+        and document-level privacy assume it is public (not derived from the private text).
+    n_partitions : int, optional
+        Row blocks of an in-process matrix (default: the number of workers).
+    retries : int, default=1
+        Times a failed task is rerun (with the same arguments and stream keys: a rerun
+        replays the same draws).
+    eval_X : matrix, optional
+        SubsampledGibbsLDA's held-out documents for ``convergence_tol`` (driver side).
+    return_doc_topic : bool, default=True
+        Gibbs models: gather the training documents' topic counts for ``doc_topic_``
+        (D x K to the driver). False keeps them on the workers (``doc_topic_ = None``).
+    transfer_log : dict, optional
+        Filled with the payload bytes moved (``broadcast``: arrays sent to the workers,
+        counted once per worker; ``gathered``: statistics returned; ``metadata``). Sizes of
+        fixed-shape arrays only: the same on neighbouring data sets.
+
+    Returns
+    -------
+    estimator
+
+    Privacy
+    -------
+    The estimator's own contract, unchanged: the same mechanisms, noise calibration,
+    accounting and report (``str(privacy_)``) as its ``fit`` on the concatenated
+    partitions. The noise is drawn once per step on the driver from the fit's private
+    generator, after every partition's statistic of the step is in. Each partition's
+    sampling draws (token order, initial topics, sweeps) come from its own stream keyed
+    from that generator. What differs from one machine is where intermediate values live:
+    the cluster (workers, scheduler, network) must be trusted as the single machine's memory
+    is (see the module docstring). In test mode (a seed) partition 0 uses the streams of
+    the single-machine fit: a one-partition Gibbs fit reproduces it bit for bit
+    (PrivateBatchLDA: the same report; its secret stage partition is drawn per partition).
+    """
+    from .models.private_gibbs import NoisyGibbsLDA, SubsampledGibbsLDA
+    from .models.private_vb import PrivateBatchLDA
+    retries = check_int(retries, "retries", minimum=0)
+    if not isinstance(return_doc_topic, (bool, np.bool_)):
+        raise TypeError(f"return_doc_topic must be a bool, got {type(return_doc_topic).__name__}")
+    if not isinstance(estimator, (PrivateBatchLDA, NoisyGibbsLDA, SubsampledGibbsLDA)):
+        raise TypeError("estimator must be a PrivateBatchLDA, NoisyGibbsLDA or SubsampledGibbsLDA, "
+                        f"got {type(estimator).__name__}")
+    ex = _executor(client, retries)
+    if transfer_log is not None:
+        if not isinstance(transfer_log, dict):
+            raise TypeError("transfer_log must be a dict")
+        ex.log = transfer_log
+    from . import _progress
+    if isinstance(estimator, PrivateBatchLDA) and eval_X is not None:
+        raise ValueError("eval_X is only used by SubsampledGibbsLDA's stopping rule")
+    with _progress.fit_scope(estimator):      # progress reporting as in the estimator's fit
+        parts, V = _partitions(ex, data, vocabulary, n_partitions)
+        if isinstance(estimator, PrivateBatchLDA):
+            _fit_vb(estimator, ex, parts, V)
+            n_docs = None          # D is not known to the driver (nor published)
+        else:
+            _fit_gibbs(estimator, ex, parts, V, eval_X, return_doc_topic)
+            n_docs = SimpleNamespace(shape=(estimator._corpus_shape[0],))   # public here
+    # the checks the estimator's own fit runs when it returns (vacuous guarantee, more
+    # topics than documents)
+    from .guardrails import check_fitted
+    check_fitted(estimator, n_docs, stacklevel=2)
+    return estimator
