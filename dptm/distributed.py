@@ -332,21 +332,25 @@ def _fit_vb(est, ex, parts, V):
 class _GibbsPart:
     """One partition's sampler state; lives on its worker."""
 
-    __slots__ = ("doc_ptr", "words", "z", "n_wk", "n_dk", "n_k", "rng")
+    __slots__ = ("doc_ptr", "words", "z", "n_wk", "n_dk", "n_k", "gens", "block_ptr",
+                 "word_cum", "word_ptr", "word_tokens", "n_threads")
 
     def copy(self):
         new = _GibbsPart()
-        new.doc_ptr, new.words = self.doc_ptr, self.words          # read-only
+        for name in ("doc_ptr", "words", "block_ptr", "word_ptr", "word_tokens", "n_threads"):
+            setattr(new, name, getattr(self, name))                 # read-only
         new.z, new.n_wk, new.n_dk, new.n_k = (self.z.copy(), self.n_wk.copy(),
                                               self.n_dk.copy(), self.n_k.copy())
-        new.rng = copy.deepcopy(self.rng)
+        new.word_cum = None if self.word_cum is None else np.empty_like(self.word_cum)
+        new.gens = copy.deepcopy(self.gens)
         return new
 
 
-def _gibbs_init(X, keys, n_topics):
+def _gibbs_init(X, keys, n_topics, n_threads):
     from .corpus import Corpus
-    from .models.gibbs import GibbsState
-    from .models.private_gibbs import _visiting_order
+    from .models.gibbs import GibbsState, token_blocks
+    from .models.private_gibbs import (_BLOCK_TOKENS, _WORD_SEARCH_MIN_TOPICS,
+                                       _child_generators, _visiting_order)
     order_rng, init_rng, sweep_rng = (np.random.Generator(AESCounter(key=k)) for k in keys)
     if X.nnz:
         corpus = Corpus.from_matrix(X)
@@ -357,7 +361,18 @@ def _gibbs_init(X, keys, n_topics):
     part = _GibbsPart()
     part.doc_ptr, part.words = corpus.doc_ptr, corpus.word_ids
     part.z, part.n_wk, part.n_dk, part.n_k = state.z, state.n_wk, state.n_dk, state.n_k
-    part.rng = sweep_rng
+    # the blocked sweep of _SnapshotGibbsBase._sweeper: fixed token blocks (from the
+    # document lengths), one child stream of the sweep stream per block
+    part.block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
+    part.gens = _child_generators(sweep_rng, part.block_ptr.size - 1)
+    part.word_cum = (np.empty((corpus.n_words, n_topics)) if n_topics >= _WORD_SEARCH_MIN_TOPICS
+                     else None)
+    part.n_threads = n_threads
+    part.word_ptr = part.word_tokens = None
+    if n_threads > 1:
+        part.word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
+        part.word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
+            corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
     return part
 
 
@@ -366,8 +381,12 @@ def _gibbs_sweep(part, factor, mass, alpha, rate, table):
     starts from the same state and replays the same draws."""
     from . import _cgs
     new = part.copy()
-    _cgs.noisy_gibbs_sweep(new.doc_ptr, new.words, new.z, new.n_wk, new.n_dk, new.n_k,
-                           factor, mass, alpha, rate, table, new.rng.bit_generator)
+    if new.word_cum is not None:
+        _cgs.word_cumsum(factor, new.word_cum, new.n_threads)
+    _cgs.noisy_gibbs_sweep_blocks(new.doc_ptr, new.words, new.z, new.n_wk, new.n_dk, new.n_k,
+                                  factor, mass, alpha, rate, table, new.block_ptr,
+                                  [g.bit_generator for g in new.gens], new.n_threads,
+                                  new.word_cum, new.word_ptr, new.word_tokens)
     return new
 
 
@@ -398,8 +417,9 @@ def _sum_counts(counts, V, K):
 
 
 def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
-    from .models.private_gibbs import (NoisyGibbsLDA, _NO_TABLE, inherent_epsilon,
-                                       plain_sweep_epsilon)
+    from .models.gibbs import effective_n_jobs
+    from .models.private_gibbs import (NoisyGibbsLDA, _NO_TABLE, _snapshot_generators,
+                                       inherent_epsilon, plain_sweep_epsilon)
     from .accounting import recipes
     noisy_model = isinstance(est, NoisyGibbsLDA)
     if noisy_model:
@@ -428,8 +448,9 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
     transform_seed = public_seed(gen, seeded)
     k_order, k_init, k_noise, k_sweep = (_key(gen) for _ in range(4))
     keys = [(k_order, k_init, k_sweep)] + [(_key(gen), _key(gen), _key(gen)) for _ in range(P - 1)]
-    noise_rng = np.random.Generator(AESCounter(key=k_noise))
-    states = [ex.submit(_gibbs_init, p, kp, K) for p, kp in zip(parts, keys)]
+    noise_gens = _snapshot_generators(np.random.Generator(AESCounter(key=k_noise)), V, K)
+    n_threads = effective_n_jobs(getattr(est, "n_jobs", None))    # per worker; exact for any
+    states = [ex.submit(_gibbs_init, p, kp, K, n_threads) for p, kp in zip(parts, keys)]
     shapes = ex.gather([ex.submit(_gibbs_shape, s) for s in states], what="metadata")
     D, N = sum(s[0] for s in shapes), sum(s[1] for s in shapes)
     if N == 0:
@@ -457,7 +478,7 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
         if not noisy_model or est.noise_schedule == "every" or it == 1:
             # every partition's counts are in before the noise is drawn
             n_wk = _sum_counts(ex.gather([ex.submit(_gibbs_counts, s) for s in states]), V, K)
-            snap = noise.snapshot(n_wk, clip, beta, noise_rng.bit_generator)
+            snap = noise.snapshot(n_wk, clip, beta, noise_gens, None, n_threads)
             table = (est._adaptive_table(snap[0], gamma, v, q)
                      if not noisy_model and est.adaptive else _NO_TABLE)
             factor, mass = ex.scatter(snap[1]), ex.scatter(snap[2])

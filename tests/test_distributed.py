@@ -352,3 +352,12 @@ def test_guardrails_run_as_in_fit(X):
         make("noisy_every").fit(X)
     with pytest.warns(VacuousGuaranteeWarning, match="exceeds"):
         fit_distributed(make("noisy_every"), X, "serial", n_partitions=2)
+
+
+@pytest.mark.filterwarnings("ignore::dptm.exceptions.TopicCountWarning")
+def test_threads_and_word_search_path_match_fit(X):
+    # n_jobs threads per worker and the K >= 64 word-search path of the blocked sweep
+    kw = dict(clip=20, max_iter=2, random_state=5)
+    single = NoisyGibbsLDA(64, n_jobs=1, **kw).fit(X)
+    dist = fit_distributed(NoisyGibbsLDA(64, n_jobs=2, **kw), X, "serial", n_partitions=1)
+    assert_same_fit(single, dist)
