@@ -251,79 +251,29 @@ def _vb_stat(split, s, beta, alpha, norm, granularity, presence):
 
 
 def _fit_vb(est, ex, parts, V):
-    # Mirrors PrivateBatchLDA.fit (same checks, calibration, stages, thresholding and
-    # report). The stage of each document is drawn on its worker from the partition's
-    # stream (the driver does not know D); every contribution is rounded down to the
-    # lattice, so the sum over partitions is exactly the statistic of their union.
-    from .accounting import (GaussianEvent, ParallelComposedEvent, PrivacyReport,
-                             SelfComposedEvent, calibrate_gaussian)
-    from .models import private_vb
-    from ._utils import check_real
-    stages = private_vb._check_stages(est.stages)
-    est._check_common_params()
-    eps = check_positive(est.target_epsilon, "target_epsilon")
-    delta = check_real(est.target_delta, "target_delta")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"target_delta must be in (0, 1), got {est.target_delta!r}")
-    C = check_positive(est.clip_norm, "clip_norm")
-    tau = check_real(est.threshold, "threshold")
-    if not tau >= 0:
-        raise ValueError(f"threshold must be >= 0, got {est.threshold!r}")
+    # PrivateBatchLDA's own staged fit; only where the statistic is computed differs. The
+    # stage of each document is drawn on its worker from the partition's stream (the
+    # driver does not know D); every contribution is rounded down to the lattice, so the
+    # sum over partitions is exactly the statistic of their union.
     if not any(ex.gather([ex.submit(_has_tokens, p) for p in parts], what="metadata")):
         raise ValueError("data has no token: every document is empty")
-    K = est.n_components
-    init = est._check_init(V)
-    alpha, eta = est.doc_topic_prior_, est.topic_word_prior_
-    gen, seeded = private_generator(est.random_state, type(est).__name__)
-    fractions = [f for f, _ in stages]
-    splits = [ex.submit(_vb_split, p, _key(gen), fractions) for p in parts]
-    if init is None:
-        beta = 1.0 + 0.1 * gen.random((K, V))
-    else:
-        beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
-    events, sigmas, done, total = [], [], 0, sum(t for _, t in stages)
-    for s, (frac, iters) in enumerate(stages):
-        z = calibrate_gaussian(eps, delta, steps=iters, discrete=True)
-        sigma = z * C
-        g = private_vb._granularity(sigma)
-        presence = s < len(stages) - 1
-        for it in range(iters):
+
+    def prepare(gen, fractions):
+        splits = [ex.submit(_vb_split, p, _key(gen), list(fractions)) for p in parts]
+
+        def statistic(s, beta, alpha, norm, g, presence):
             beta_f = ex.scatter(beta)
-            stats = ex.gather([ex.submit(_vb_stat, sp_, s, beta_f, alpha, C, g, presence)
+            stats = ex.gather([ex.submit(_vb_stat, sp_, s, beta_f, alpha, norm, g, presence)
                                for sp_ in splits])
             # every partition's statistic is in: only now is noise drawn, once; the sum
             # (multiples of g) is exact in any order, taken in partition order anyway
-            stat = np.zeros((K, V))
+            stat = np.zeros(beta.shape)
             for st in stats:
                 stat += st
-            noisy, g, sig_eff = private_vb._release(stat, sigma, gen, g)
-            est_ = noisy / frac
-            beta = eta + np.where(est_ > tau * sig_eff / frac, est_, 0.0)
-            done += 1
-            if est.verbose:
-                est._progress(done, total=total, unit="release")
-        sigmas.append(float(sig_eff))
-        events.append(SelfComposedEvent(
-            GaussianEvent(float(sig_eff), sensitivity=float(C), discrete=True), iters,
-            label=f"stage {s + 1} ({frac:.3g} of the documents)"))
-    event = (ParallelComposedEvent(tuple(events), label="fit") if len(events) > 1
-             else events[0])
-    privacy = PrivacyReport(
-        event, "document",
-        description=("staged batch VB LDA: per-document L2-normalised expected counts, "
-                     "lattice (exact discrete) Gaussian releases; stages on the parts "
-                     "of a secret random partition (parallel composition)"),
-        default_delta=delta, seeded=seeded,
-        assumed_public=[f"vocabulary (V = {V} words)"]
-        + (["init_topics (given as public)"] if init is not None else []))
-    transform_seed = public_seed(gen, seeded)
-    # nothing is set on the estimator before this point
-    est.stage_sigmas_ = sigmas
-    est.sigma_, est.sensitivity_ = sigmas[-1], float(C)
-    est.privacy_ = privacy
-    est._set_topics(beta)
-    est.transform_seed_ = transform_seed
-    est.n_iter_ = total
+            return stat
+        return statistic
+
+    est._fit_staged(V, prepare)
     est.n_features_in_ = V
     return est
 

@@ -226,6 +226,23 @@ class PrivateBatchLDA(TopicModelMixin):
         return init
 
     def fit(self, X, y=None):
+        X = check_count_matrix(X, estimator=self, reset=True).tocsr()
+
+        def prepare(gen, fractions):
+            # secret partition: each document's stage drawn independently of the data
+            part = gen.choice(len(fractions), size=X.shape[0], p=fractions)
+            blocks = [X[np.flatnonzero(part == s)] for s in range(len(fractions))]
+            return lambda s, beta, alpha, C, g, presence: _expected_counts(
+                blocks[s], beta, alpha, C, granularity=g, presence=presence)
+
+        return self._fit_staged(X.shape[1], prepare)
+
+    def _fit_staged(self, V, prepare):
+        """The fit given where the documents are: ``prepare(gen, fractions)`` draws the
+        secret stage of every document from ``gen`` and returns ``statistic(s, beta,
+        alpha, norm, granularity, presence)``, the lattice sum of ``_expected_counts`` over
+        stage s's documents (one process: ``fit``; a cluster: ``dptm.distributed``).
+        Fitted attributes are set only once every release is done."""
         from ..accounting import (GaussianEvent, ParallelComposedEvent, PrivacyReport,
                                   SelfComposedEvent, calibrate_gaussian)
         stages = _check_stages(self.stages)
@@ -238,15 +255,12 @@ class PrivateBatchLDA(TopicModelMixin):
         tau = check_real(self.threshold, "threshold")
         if not tau >= 0:
             raise ValueError(f"threshold must be >= 0, got {self.threshold!r}")
-        X = check_count_matrix(X, estimator=self, reset=True).tocsr()
-        K, V = self.n_components, X.shape[1]
+        K = self.n_components
         init = self._check_init(V)
         alpha, eta = self.doc_topic_prior_, self.topic_word_prior_
         gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")
 
-        # secret partition: each document's stage drawn independently of the data
-        fractions = np.array([f for f, _ in stages])
-        part = gen.choice(len(stages), size=X.shape[0], p=fractions)
+        statistic = prepare(gen, np.array([f for f, _ in stages]))
         if init is None:
             beta = 1.0 + 0.1 * gen.random((K, V))    # data-independent start
         else:
@@ -256,10 +270,8 @@ class PrivateBatchLDA(TopicModelMixin):
             z = calibrate_gaussian(eps, delta, steps=iters, discrete=True)
             sigma = z * C
             g = _granularity(sigma)
-            Xs = X[np.flatnonzero(part == s)]
             for it in range(iters):
-                stat = _expected_counts(Xs, beta, alpha, C, granularity=g,
-                                        presence=s < len(stages) - 1)
+                stat = statistic(s, beta, alpha, C, g, s < len(stages) - 1)
                 noisy, g, sig_eff = _release(stat, sigma, gen, g)
                 est = noisy / frac                 # scaled to the whole corpus
                 last = s == len(stages) - 1 and it == iters - 1
@@ -273,9 +285,7 @@ class PrivateBatchLDA(TopicModelMixin):
                 label=f"stage {s + 1} ({frac:.3g} of the documents)"))
         event = (ParallelComposedEvent(tuple(events), label="fit") if len(events) > 1
                  else events[0])
-        self.stage_sigmas_ = sigmas
-        self.sigma_, self.sensitivity_ = sigmas[-1], float(C)
-        self.privacy_ = PrivacyReport(
+        privacy = PrivacyReport(
             event, "document",
             description=("staged batch VB LDA: per-document L2-normalised expected counts, "
                          "lattice (exact discrete) Gaussian releases; stages on the parts "
@@ -285,7 +295,11 @@ class PrivateBatchLDA(TopicModelMixin):
             # under add/remove adjacency they would tell neighbours apart
             assumed_public=[f"vocabulary (V = {V} words)"]
             + (["init_topics (given as public)"] if init is not None else []))
+        transform_seed = public_seed(gen, seeded)
+        self.stage_sigmas_ = sigmas
+        self.sigma_, self.sensitivity_ = sigmas[-1], float(C)
+        self.privacy_ = privacy
         self._set_topics(beta)
-        self.transform_seed_ = public_seed(gen, seeded)
+        self.transform_seed_ = transform_seed
         self.n_iter_ = total
         return self
