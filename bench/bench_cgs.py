@@ -1,14 +1,21 @@
-"""Collapsed Gibbs sampling throughput and quality: dptm.GibbsLDA vs tomotopy (LDAModel,
-one worker) and the `lda` package, same corpus, same priors, same number of sweeps.
+"""Collapsed Gibbs sampling throughput and quality: dptm.GibbsLDA vs tomotopy (LDAModel)
+and the `lda` package, same corpus, same priors, same number of sweeps, for each thread
+count of --jobs (dptm ``n_jobs`` beside tomotopy ``workers``; `lda` has one thread).
 
 Prints tokens per second per sweep (median of --repeats runs), the speed ratio of dptm
-against each anchor, and the held-out perplexity each model reaches. Perplexity is
-computed identically for all three: theta of the held-out documents by dptm's fold-in
-Gibbs sampler with the model's topic-word matrix fixed, then dptm.metrics.perplexity.
+against each anchor with the same number of threads (``speed_vs_tomotopy``), against
+tomotopy's single worker (``speed_vs_tomotopy_1``), dptm's speed-up over its own single
+thread (``speedup_vs_1``), and the held-out perplexity each model reaches. Perplexity is
+computed identically for all: theta of the held-out documents by dptm's fold-in Gibbs
+sampler with the model's topic-word matrix fixed, then dptm.metrics.perplexity. Prints
+the load average: thread scaling is only meaningful on an idle machine.
 
-    python bench/bench_cgs.py                    # KOS and NIPS, K = 20, 50, 100
+    python bench/bench_cgs.py                    # KOS, K = 50, 100, 500, 1000, 1/2/all threads
+    python bench/bench_cgs.py --corpora kos nips --anchors tomotopy lda
     python bench/bench_cgs.py --quick            # KOS, K = 50, few sweeps
 """
+import os
+
 import numpy as np
 
 from _harness import Case, add_ratios, data_path, parser, report, run_cases
@@ -22,7 +29,7 @@ CORPORA = {"kos": ("kos", "docword.kos.txt.gz", "vocab.kos.txt"),
 def heldout_perplexity(topic_word, X_test, alpha, seed=0):
     """Perplexity of X_test with theta folded in by dptm's sampler, topics fixed."""
     frozen = GibbsLDA(n_components=topic_word.shape[0], doc_topic_prior=alpha,
-                      transform_max_iter=50)
+                      transform_max_iter=50, n_jobs=-1)   # fold-in: same result any n_jobs
     frozen._check_common_params()
     frozen._set_topics(topic_word)
     frozen.n_features_in_ = topic_word.shape[1]
@@ -36,10 +43,10 @@ def split(X, test_fraction=0.1, seed=0):
     return X[order[n_test:]], X[order[:n_test]]
 
 
-def dptm_case(X, K, alpha, beta, sweeps):
+def dptm_case(X, K, alpha, beta, sweeps, n_jobs=None):
     def run():
         model = GibbsLDA(n_components=K, doc_topic_prior=alpha, topic_word_prior=beta,
-                         max_iter=sweeps, random_state=0).fit(X)
+                         max_iter=sweeps, random_state=0, n_jobs=n_jobs).fit(X)
         return {"topic_word": model.topic_word_}
     return run
 
@@ -56,7 +63,7 @@ def lda_case(X, K, alpha, beta, sweeps):
     return run
 
 
-def tomotopy_case(X, K, alpha, beta, sweeps):
+def tomotopy_case(X, K, alpha, beta, sweeps, workers=1):
     import tomotopy as tp
 
     def setup():
@@ -70,7 +77,8 @@ def tomotopy_case(X, K, alpha, beta, sweeps):
         return model
 
     def run(model):
-        model.train(sweeps, workers=1, parallel=tp.ParallelScheme.NONE)
+        model.train(sweeps, workers=workers,
+                    parallel=tp.ParallelScheme.NONE if workers == 1 else tp.ParallelScheme.DEFAULT)
         # map tomotopy's vocabulary (string ids in insertion order) back to columns
         cols = np.array([int(w) for w in model.used_vocabs])
         phi = np.full((K, X.shape[1]), 1e-12)
@@ -80,17 +88,33 @@ def tomotopy_case(X, K, alpha, beta, sweeps):
     return setup, run
 
 
+def thread_counts(jobs):
+    """--jobs values as thread counts (-1: all cores), duplicates dropped."""
+    from dptm.models.gibbs import effective_n_jobs
+    out = []
+    for j in jobs:
+        n = effective_n_jobs(j)
+        if n not in out:
+            out.append(n)
+    return out
+
+
 def main():
     p = parser(__doc__.split("\n\n")[0])
-    p.add_argument("--corpora", nargs="+", default=["kos", "nips"], choices=sorted(CORPORA))
-    p.add_argument("--topics", nargs="+", type=int, default=[20, 50, 100])
-    p.add_argument("--sweeps", type=int, default=50)
+    p.add_argument("--corpora", nargs="+", default=["kos"], choices=sorted(CORPORA))
+    p.add_argument("--topics", nargs="+", type=int, default=[50, 100, 500, 1000])
+    p.add_argument("--jobs", nargs="+", type=int, default=[1, 2, -1])
+    p.add_argument("--sweeps", type=int, default=20)
     p.add_argument("--alpha", type=float, default=0.1)
     p.add_argument("--beta", type=float, default=0.01)
-    p.add_argument("--anchors", nargs="+", default=["tomotopy", "lda"])
+    p.add_argument("--anchors", nargs="+", default=["tomotopy"])
     args = p.parse_args()
     if args.quick:
         args.corpora, args.topics, args.sweeps, args.repeats = ["kos"], [50], 10, 1
+    threads = thread_counts(args.jobs)
+    load_before = os.getloadavg()
+    print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} "
+          f"{load_before[2]:.2f} on {os.cpu_count()} cores")
     rows = []
     for name in args.corpora:
         folder, docword, vocab = CORPORA[name]
@@ -100,29 +124,46 @@ def main():
         print(f"{name}: {X_train.shape[0]} training documents, {n_tokens} tokens, "
               f"{X_test.shape[0]} held out; {args.sweeps} sweeps")
         for K in args.topics:
-            group = f"{name} K={K}"
-            cases = [Case(group, "dptm", dptm_case(X_train, K, args.alpha, args.beta, args.sweeps),
-                          work=n_tokens * args.sweeps, unit="tokens")]
-            if "tomotopy" in args.anchors:
-                setup, run = tomotopy_case(X_train, K, args.alpha, args.beta, args.sweeps)
-                cases.append(Case(group, "tomotopy", run, setup=setup,
-                                  work=n_tokens * args.sweeps, unit="tokens"))
-            if "lda" in args.anchors:
-                cases.append(Case(group, "lda", lda_case(X_train, K, args.alpha, args.beta,
-                                                         args.sweeps),
-                                  work=n_tokens * args.sweeps, unit="tokens"))
-            for row in run_cases(cases, repeats=args.repeats):
-                row["heldout_perplexity"] = heldout_perplexity(row.pop("topic_word"), X_test,
-                                                               args.alpha)
-                row["Mtokens_per_s"] = row["throughput"] / 1e6
-                rows.append(row)
+            for n in threads:
+                group = f"{name} K={K} threads={n}"
+                work = n_tokens * args.sweeps
+                cases = [Case(group, "dptm", dptm_case(X_train, K, args.alpha, args.beta,
+                                                       args.sweeps, n),
+                              work=work, unit="tokens", extra={"K": K, "threads": n})]
+                if "tomotopy" in args.anchors:
+                    setup, run = tomotopy_case(X_train, K, args.alpha, args.beta, args.sweeps, n)
+                    cases.append(Case(group, "tomotopy", run, setup=setup, work=work,
+                                      unit="tokens", extra={"K": K, "threads": n}))
+                if "lda" in args.anchors and n == 1:
+                    cases.append(Case(group, "lda", lda_case(X_train, K, args.alpha, args.beta,
+                                                             args.sweeps),
+                                      work=work, unit="tokens", extra={"K": K, "threads": n}))
+                for row in run_cases(cases, repeats=args.repeats):
+                    row["heldout_perplexity"] = heldout_perplexity(row.pop("topic_word"), X_test,
+                                                                   args.alpha)
+                    row["Mtokens_per_s"] = row["throughput"] / 1e6
+                    row["corpus"] = name
+                    rows.append(row)
     add_ratios(rows, "tomotopy")
     add_ratios(rows, "lda")
+    single = {(r["corpus"], r["K"], r["name"]): r["median_s"] for r in rows if r["threads"] == 1}
+    for r in rows:
+        one = single.get((r["corpus"], r["K"], r["name"]))
+        r["speedup_vs_1"] = one / r["median_s"] if one else None
+        tomo1 = single.get((r["corpus"], r["K"], "tomotopy"))
+        r["speed_vs_tomotopy_1"] = tomo1 / r["median_s"] if tomo1 and r["name"] == "dptm" else None
+    load_after = os.getloadavg()
     columns = [("group", ""), ("name", ""), ("median_s", ".3f"), ("Mtokens_per_s", ".2f"),
-               ("speed_vs_tomotopy", ".2f"), ("speed_vs_lda", ".2f"), ("heldout_perplexity", ".1f")]
+               ("speedup_vs_1", ".2f"), ("speed_vs_tomotopy", ".2f"),
+               ("speed_vs_tomotopy_1", ".2f"), ("speed_vs_lda", ".2f"),
+               ("heldout_perplexity", ".1f")]
     report("bench_cgs", rows, columns,
            meta={"sweeps": args.sweeps, "alpha": args.alpha, "beta": args.beta,
-                 "note": "speed_vs_X = X's median time / this row's (>1: this row is faster)"})
+                 "repeats": args.repeats, "load_before": load_before, "load_after": load_after,
+                 "note": "speed_vs_X = X's median time / this row's (>1: this row is faster), "
+                         "X with the same number of threads; speed_vs_tomotopy_1: against "
+                         "tomotopy's single worker; dptm n_jobs > 1 is AD-LDA"})
+    print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
 
 
 if __name__ == "__main__":

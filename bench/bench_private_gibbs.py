@@ -16,8 +16,16 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
    and SUB-LDA's sound epsilon against gamma (sampling step amplified in Renyi DP or not,
    and the paper's claim).
 5. Topic-based attack accuracy against iterations (papers/zhao2021 Fig. 4).
+6. Thread scaling (#16), K = 50, 100, 500, 1000, n_jobs = 1, 2 and all cores: (a) kernel
+   level from one burnt-in state: the private sweep (blocks, secret streams, word-bucket
+   search table included), the snapshot, and a plain GibbsLDA sweep (the estimator's
+   choice: blocked dense, SparseLDA from K = 500, AD-LDA for n > 1); (b) end-to-end fits of
+   NoisyGibbsLDA, SubsampledGibbsLDA (gamma 0.5), GibbsLDA and tomotopy (same workers)
+   with held-out perplexity. Speed-ups against each model's single thread, ratios against
+   tomotopy with the same number of workers. The load average is printed.
 
     python bench/bench_private_gibbs.py [--quick] [--repeats 5] [--sweeps-only]
+    python bench/bench_private_gibbs.py --threads-only [--topics-list 50 500] [--jobs 1 2]
 """
 import os
 import sys
@@ -207,6 +215,169 @@ def fit_timing(X, K, iters, repeats):
     return add_ratios(rows, "GibbsLDA")
 
 
+def _thread_counts(jobs):
+    from dptm.models.gibbs import effective_n_jobs
+    out = []
+    for j in jobs:
+        if effective_n_jobs(j) not in out:
+            out.append(effective_n_jobs(j))
+    return out
+
+
+def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
+    """Section 6a: per-sweep kernel times at each K and thread count, interleaved repeats
+    from one burnt-in state (restored untimed before each run)."""
+    from dptm.models import gibbs as gibbs_mod
+    from dptm.models import private_gibbs as pg
+    corpus = Corpus.from_matrix(X)
+    n = corpus.n_tokens
+    sec = secret_generator()
+    rows = []
+    for K in Ks:
+        alpha = beta = 1.0 / K
+        rng = np.random.default_rng(0)
+        st = GibbsState(corpus, K, rng)
+        one = np.array([0, corpus.n_docs], dtype=np.int64)
+        for _ in range(burn_in):
+            _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                                    st.n_k, alpha, beta, one, [rng.bit_generator], 1)
+        arrays = (st.z, st.n_wk, st.n_dk, st.n_k)
+        saved = [a.copy() for a in arrays]
+
+        def restore():
+            for a, b in zip(arrays, saved):
+                np.copyto(a, b)
+        noise = _Noise("discrete_laplace", epsilon=1.0)
+        snap = noise.snapshot(st.n_wk, 50.0, beta, sec.bit_generator)
+        block_ptr = gibbs_mod.token_blocks(corpus.doc_ptr, block_tokens=pg._BLOCK_TOKENS)
+        gens = [g.bit_generator for g in pg._child_generators(sec, block_ptr.size - 1)]
+        word_cum = np.empty(st.n_wk.shape) if K >= pg._WORD_SEARCH_MIN_TOPICS else None
+        sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
+        cases = []
+        for t in threads:
+            g = f"K={K} threads={t}"
+            parts = gibbs_mod.token_blocks(corpus.doc_ptr, n_parts=t) if t > 1 else one
+            pgens = [x.bit_generator for x in np.random.default_rng(1).spawn(parts.size - 1)]
+
+            def private(_, t=t):
+                if word_cum is not None:
+                    _cgs.word_cumsum(snap[1], word_cum, t)
+                _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
+                                              st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
+                                              NO_TABLE, block_ptr, gens, t, word_cum)
+
+            def sub(_, t=t):
+                if word_cum is not None:
+                    _cgs.word_cumsum(snap[1], word_cum, t)
+                _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
+                                              st.n_dk, st.n_k, snap[1], snap[2], alpha, 0.5,
+                                              NO_TABLE, block_ptr, gens, t, word_cum)
+
+            def plain(_, t=t, parts=parts, pgens=pgens):
+                if sparse:
+                    _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
+                                            st.n_dk, st.n_k, alpha, beta, parts, pgens, t)
+                elif t > 1:
+                    _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
+                                              st.n_dk, st.n_k, alpha, beta, parts, pgens, t)
+                else:
+                    _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                                     st.n_k, alpha, beta, pgens[0])
+            cases += [Case(g, "GibbsLDA sweep", plain, restore, work=n, unit="tokens",
+                           extra={"K": K, "threads": t}),
+                      Case(g, "private sweep (gamma=1)", private, restore, work=n,
+                           unit="tokens", extra={"K": K, "threads": t}),
+                      Case(g, "private sweep (gamma=0.5)", sub, restore, work=n,
+                           unit="tokens", extra={"K": K, "threads": t})]
+        cases.append(Case(f"K={K} threads=1", "snapshot (discrete Laplace)",
+                          lambda _: noise.snapshot(st.n_wk, 50.0, beta, sec.bit_generator, snap),
+                          restore, work=n, unit="tokens", extra={"K": K, "threads": 1}))
+        times = {}
+        for _ in range(repeats):
+            for c in cases:
+                r = run_cases([c], repeats=1, verbose=False)[0]
+                times.setdefault((c.group, c.name), []).append(r["median_s"])
+        for c in cases:
+            med = float(np.median(times[(c.group, c.name)]))
+            rows.append({"group": c.group, "name": c.name, "K": K, "threads": c.extra["threads"],
+                         "median_s": med, "runs_s": times[(c.group, c.name)],
+                         "Mtokens_per_s": n / med / 1e6})
+        print(f"  K={K} done", flush=True)
+    one_t = {(r["K"], r["name"]): r["median_s"] for r in rows if r["threads"] == 1}
+    plain_t = {(r["K"], r["threads"]): r["median_s"] for r in rows
+               if r["name"] == "GibbsLDA sweep"}
+    for r in rows:
+        r["speedup_vs_1"] = one_t[(r["K"], r["name"])] / r["median_s"]
+        pt = plain_t.get((r["K"], r["threads"]))
+        r["cost_vs_GibbsLDA_sweep"] = r["median_s"] / pt if pt else None
+    return rows
+
+
+def thread_fit_timing(X, Ks, threads, iters, repeats):
+    """Section 6b: end-to-end fits (same iterations) with held-out perplexity."""
+    from bench_cgs import heldout_perplexity, split, tomotopy_case
+    X_train, X_test = split(X)
+    n = int(X_train.sum()) * iters
+    rows = []
+    for K in Ks:
+        alpha, beta = 1.0 / K, 0.01
+        for t in threads:
+            g = f"K={K} threads={t}"
+            setup, tomo = tomotopy_case(X_train, K, alpha, beta, iters, t)
+
+            def fit(model):
+                return lambda: {"topic_word": model.fit(X_train).topic_word_}
+            cases = [
+                Case(g, "GibbsLDA", fit(GibbsLDA(K, doc_topic_prior=alpha, topic_word_prior=beta,
+                                                 max_iter=iters, random_state=0, n_jobs=t)),
+                     work=n, unit="tokens"),
+                # as published: secret generator, default exact noise
+                Case(g, "NoisyGibbsLDA", fit(NoisyGibbsLDA(
+                    K, epsilon_per_iter=1.0, clip=50, doc_topic_prior=alpha,
+                    topic_word_prior=beta, max_iter=iters, n_jobs=t)), work=n, unit="tokens"),
+                Case(g, "SubsampledGibbsLDA g=0.5", fit(SubsampledGibbsLDA(
+                    K, sample_rate=0.5, clip=50, doc_topic_prior=alpha, topic_word_prior=beta,
+                    max_iter=iters, n_jobs=t)), work=n, unit="tokens"),
+                Case(g, "tomotopy", tomo, setup=setup, work=n, unit="tokens")]
+            for r in run_cases(cases, repeats=repeats):
+                r["heldout_perplexity"] = heldout_perplexity(r.pop("topic_word"), X_test, alpha)
+                r["Mtokens_per_s"] = r["throughput"] / 1e6
+                r["K"], r["threads"] = K, t
+                rows.append(r)
+    add_ratios(rows, "tomotopy")
+    one_t = {(r["K"], r["name"]): r["median_s"] for r in rows if r["threads"] == 1}
+    for r in rows:
+        one = one_t.get((r["K"], r["name"]))
+        r["speedup_vs_1"] = one / r["median_s"] if one else None
+        tomo1 = one_t.get((r["K"], "tomotopy"))
+        r["speed_vs_tomotopy_1"] = tomo1 / r["median_s"] if tomo1 else None
+    return rows
+
+
+def thread_scaling(X, args, meta):
+    threads = _thread_counts(args.jobs)
+    Ks = [50] if args.quick else args.topics_list
+    load = os.getloadavg()
+    print(f"\n== 6. thread scaling, threads {threads}, K {Ks}; load average before "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
+    Xs = X if not args.quick else X[:800]
+    rows = thread_kernel_timing(Xs, Ks, threads, args.repeats, burn_in=5 if args.quick else 20)
+    report("bench_private_gibbs_threads_sweeps", rows,
+           [("group", ""), ("name", ""), ("median_s", ".4f"), ("Mtokens_per_s", ".2f"),
+            ("speedup_vs_1", ".2f"), ("cost_vs_GibbsLDA_sweep", ".3f")],
+           {**meta, "load_before": load, "load_after": os.getloadavg()})
+    iters = 5 if args.quick else args.fit_iters
+    rows = thread_fit_timing(Xs, Ks, threads, iters, args.repeats)
+    report("bench_private_gibbs_threads_fit", rows,
+           [("group", ""), ("name", ""), ("median_s", ".3f"), ("Mtokens_per_s", ".2f"),
+            ("speedup_vs_1", ".2f"), ("speed_vs_tomotopy", ".2f"),
+            ("speed_vs_tomotopy_1", ".2f"), ("heldout_perplexity", ".1f")],
+           {**meta, "iterations": iters, "load_before": load, "load_after": os.getloadavg(),
+            "note": "speed_vs_tomotopy: tomotopy with the same number of workers"})
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
 def top_words(X, n):
     counts = np.asarray(X.sum(axis=0)).ravel()
     keep = np.sort(np.argsort(-counts, kind="stable")[:n])
@@ -320,6 +491,10 @@ def main():
     p = parser(__doc__)
     p.add_argument("--topics", type=int, default=50)
     p.add_argument("--sweeps-only", action="store_true", help="only sections 1-2 (sweep times)")
+    p.add_argument("--threads-only", action="store_true", help="only section 6 (threads)")
+    p.add_argument("--topics-list", nargs="+", type=int, default=[50, 100, 500, 1000])
+    p.add_argument("--jobs", nargs="+", type=int, default=[1, 2, -1])
+    p.add_argument("--fit-iters", type=int, default=10)
     args = p.parse_args()
     X = load_kos()
     K = args.topics
@@ -328,6 +503,9 @@ def main():
             "note": "shared 2-core machine; ratios from interleaved runs in the same process"}
     # sections 3-5 seed the private models (test mode) so that their figures reproduce
     warnings.filterwarnings("ignore", category=SeededPrivacyWarning)
+    if args.threads_only:
+        thread_scaling(X, args, meta)
+        return
 
     print("== 0. raw generator throughput")
     report("bench_private_gibbs_generators", generator_throughput(10 ** 6 if quick else 10 ** 7,
@@ -387,6 +565,8 @@ def main():
     report("bench_private_gibbs_attack", arows,
            [("model", "")] + [(f"p@{c}", ".4f") for c in cps] + [(f"acc@{c}", ".3f") for c in cps],
            meta)
+
+    thread_scaling(X, args, meta)
 
 
 if __name__ == "__main__":

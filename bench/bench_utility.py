@@ -1,32 +1,198 @@
-"""Held-out perplexity vs epsilon of PrivateBatchLDA (issue #15). --quick for a short run."""
+"""Privacy-utility of the document-level private models (issue #15), same run, same data.
+
+For every corpus: held-out perplexity (ONE definition for every model: theta by Gibbs
+fold-in with the released topics fixed, ``dptm.release.fold_in``, doc-topic prior 1/K,
+then ``dptm.metrics.perplexity``) and UMass (per-pair mean) / NPMI coherence of the top 10
+words computed on the HELD-OUT documents, against the total document-level epsilon at
+delta = 1e-5, for
+
+- ``PrivateBatchLDA`` with its defaults (the recommended model),
+- ``PrivateOnlineLDA`` (VIPS, papers/park2016) calibrated to the same total,
+- the non-private model of the family: scikit-learn's batch variational LDA with its
+  defaults (10 passes),
+- the uniform model (perplexity = V).
+
+The word-level models (NoisyGibbsLDA, SubsampledGibbsLDA) have no document-level total at
+these epsilons (their guarantee is per token; a document is a group of up to N tokens).
+Private fits use the secret generator (no seed); the median over ``--repeats`` fits is
+printed with the range.
+
+    python bench/bench_utility.py                      # synthetic 50k, KOS, Reuters C50
+    python bench/bench_utility.py --corpus kos --repeats 3
+    python bench/bench_utility.py --quick              # 5,000 synthetic documents only
+"""
 import argparse
+import json
 import os
 import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import time
 import warnings
 
-import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from dptm.datasets import make_lda_corpus
-from dptm.models.private_vb import PrivateBatchLDA
+import numpy as np  # noqa: E402
+
+from dptm import PrivateOnlineLDA  # noqa: E402
+from dptm.datasets import load_reuters_c50, load_uci_bow, make_lda_corpus, shared_data_dir  # noqa: E402
+from dptm.metrics import npmi_coherence, perplexity, umass_coherence  # noqa: E402
+from dptm.models.private_vb import PrivateBatchLDA  # noqa: E402
+from dptm.release import fold_in  # noqa: E402
+
+EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
+DELTA = 1e-5
+K = 20
+TARGETS = {4.0: 1.25, 1.0: 1.6}
+
+
+def synthetic(n_train):
+    X, _, _ = make_lda_corpus(n_train + n_train // 10, 5000, 20, doc_length=80, random_state=0)
+    return X[:n_train].tocsr(), X[n_train:].tocsr()
+
+
+def split(X, frac=0.15, seed=0):
+    perm = np.random.default_rng(seed).permutation(X.shape[0])
+    n = int(frac * X.shape[0])
+    return X[np.sort(perm[n:])].tocsr(), X[np.sort(perm[:n])].tocsr()
+
+
+def kos():
+    d = shared_data_dir()
+    X, _ = load_uci_bow(os.path.join(d, "kos", "docword.kos.txt.gz"),
+                        os.path.join(d, "kos", "vocab.kos.txt"))
+    return split(X.tocsr())
+
+
+def c50():
+    from sklearn.feature_extraction.text import CountVectorizer
+    texts = load_reuters_c50(os.path.join(shared_data_dir(), "reuters_c50", "C50.tar.gz"),
+                             subset="all")
+    # the benchmark treats this 5,000-word vocabulary as public (a real deployment would
+    # take it from public text or select it with dptm.DPVocabulary)
+    X = CountVectorizer(stop_words="english", max_features=5000, min_df=3).fit_transform(texts)
+    return split(X.tocsr())
+
+
+CORPORA = {"synthetic": lambda quick: synthetic(5000 if quick else 50000),
+           "kos": lambda quick: kos(), "c50": lambda quick: c50()}
+
+
+def evaluate(topic_word, Xte):
+    tw = np.asarray(topic_word, dtype=np.float64)
+    tw = tw / tw.sum(axis=1, keepdims=True)
+    theta = fold_in(tw, Xte, 1.0 / K, 50, 0)
+    return {"perplexity": float(perplexity(Xte, theta, tw)),
+            "umass": float(umass_coherence(Xte, tw)), "npmi": float(npmi_coherence(Xte, tw))}
+
+
+def private_models(n_train, epochs):
+    return {
+        "PrivateBatchLDA": lambda eps: PrivateBatchLDA(K, target_epsilon=eps, target_delta=DELTA),
+        # VIPS as its README example configures it, the corpus size declared public
+        "PrivateOnlineLDA": lambda eps: PrivateOnlineLDA(
+            K, target_epsilon=eps, target_delta=DELTA, batch_size=256, max_iter=epochs,
+            max_doc_length=100, total_samples=n_train),
+    }
+
+
+def run_corpus(name, quick, repeats, models, epsilons, vips_epochs):
+    from sklearn.decomposition import LatentDirichletAllocation
+    Xtr, Xte = CORPORA[name](quick)
+    V = Xtr.shape[1]
+    print(f"\n== {name}: {Xtr.shape[0]} training / {Xte.shape[0]} held-out documents, "
+          f"V = {V}, {int(Xtr.sum())} training tokens, K = {K}", flush=True)
+    rows = []
+    t = time.perf_counter()
+    ref = LatentDirichletAllocation(K, learning_method="batch", random_state=0).fit(Xtr)
+    base = evaluate(ref.components_, Xte)
+    rows.append(dict(model="non-private (sklearn batch VB)", epsilon=None, **base,
+                     seconds=time.perf_counter() - t))
+    rows.append(dict(model="uniform", epsilon=None, perplexity=float(V), umass=None, npmi=None))
+    makers = private_models(Xtr.shape[0], vips_epochs)
+    for model in models:
+        for eps in epsilons:
+            runs = []
+            t = time.perf_counter()
+            for _ in range(repeats):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    m = makers[model](eps).fit(Xtr)
+                runs.append(evaluate(m.components_, Xte))
+            ppl = [r["perplexity"] for r in runs]
+            rows.append(dict(model=model, epsilon=eps,
+                             perplexity=float(np.median(ppl)), perplexity_range=[min(ppl), max(ppl)],
+                             umass=float(np.median([r["umass"] for r in runs])),
+                             npmi=float(np.median([r["npmi"] for r in runs])),
+                             ratio=float(np.median(ppl)) / base["perplexity"],
+                             seconds=(time.perf_counter() - t) / repeats))
+            print_row(rows[-1], flush=True)
+    print(f"\n{'model':32s} {'eps':>5s} {'perplexity':>11s} {'x non-private':>13s} "
+          f"{'UMass':>7s} {'NPMI':>7s}  target")
+    for r in rows:
+        print_row(r)
+    return {"corpus": name, "n_train": Xtr.shape[0], "n_heldout": Xte.shape[0], "V": V,
+            "rows": rows}
+
+
+def print_row(r, flush=False):
+    eps = "-" if r["epsilon"] is None else f"{r['epsilon']:g}"
+    ratio = r.get("ratio")
+    target = TARGETS.get(r["epsilon"]) if r["model"] == "PrivateBatchLDA" else None
+    mark = "" if target is None else (f"<= {target}: " + ("met" if ratio <= target else "MISSED"))
+    fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    print(f"{r['model']:32s} {eps:>5s} {r['perplexity']:11.1f} "
+          f"{'-' if ratio is None else f'{ratio:.2f}':>13s} {fmt(r['umass']):>7s} "
+          f"{fmt(r['npmi']):>7s}  {mark}", flush=flush)
+
+
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 4), squeeze=False)
+    for ax, res in zip(axes[0], results):
+        rows = res["rows"]
+        for model in ("PrivateBatchLDA", "PrivateOnlineLDA"):
+            pts = [(r["epsilon"], r["perplexity"]) for r in rows if r["model"] == model]
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=model)
+        for r in rows:
+            if r["epsilon"] is None:
+                ax.axhline(r["perplexity"], ls="--" if r["model"] == "uniform" else ":",
+                           color="grey" if r["model"] == "uniform" else "black", label=r["model"])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("total epsilon (document level, delta = 1e-5)")
+        ax.set_ylabel("held-out perplexity")
+        ax.set_title(f"{res['corpus']} (D = {res['n_train']}, V = {res['V']})")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot written to {path}")
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--quick", action="store_true")
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--corpus", nargs="*", choices=sorted(CORPORA),
+                   default=["synthetic", "kos", "c50"])
+    p.add_argument("--models", nargs="*", default=["PrivateBatchLDA", "PrivateOnlineLDA"])
+    p.add_argument("--epsilons", nargs="*", type=float, default=list(EPSILONS))
+    p.add_argument("--repeats", type=int, default=1, help="private fits per cell (median)")
+    p.add_argument("--vips-epochs", type=int, default=2)
+    p.add_argument("--quick", action="store_true", help="5,000 synthetic documents only")
+    p.add_argument("--out", default=None, help="JSON results file")
+    p.add_argument("--plot", default=None, help="PNG of perplexity against epsilon")
     a = p.parse_args()
-    D = 3000 if a.quick else 50000
-    X = make_lda_corpus(D + 1000, 2000 if a.quick else 5000, 20, doc_length=80,
-                        random_state=0)
-    X = X[0] if isinstance(X, tuple) else X
-    Xtr, Xte = X[:D], X[D:]
-    V = X.shape[1]
-    print(f"D={D} V={V} uniform perplexity={V}")
-    warnings.simplefilter("ignore")
-    for eps in [0.5, 1, 2, 4, 8]:
-        m = PrivateBatchLDA(20, target_epsilon=eps).fit(Xtr)
-        print(f"eps={eps}: PrivateBatchLDA perplexity={m.perplexity(Xte):.1f}", flush=True)
+    corpora = ["synthetic"] if a.quick else a.corpus
+    print(f"load: {os.getloadavg()}")
+    results = [run_corpus(c, a.quick, a.repeats, a.models, a.epsilons, a.vips_epochs)
+               for c in corpora]
+    print(f"\nWord-level models (NoisyGibbsLDA, SubsampledGibbsLDA): no document-level total "
+          f"at these epsilons (per-token guarantee). load: {os.getloadavg()}")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(results, f, indent=1)
+    if a.plot:
+        plot(results, a.plot)
 
 
 if __name__ == "__main__":

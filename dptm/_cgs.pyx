@@ -11,7 +11,9 @@ import numpy as np
 
 from libc.math cimport exp, log, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memcpy
+from cython.parallel cimport parallel, prange
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_interval, random_standard_exponential,
                                            random_standard_normal)
@@ -114,6 +116,57 @@ cdef extern from *:
 cdef Py_ssize_t BLOCKED_MIN_TOPICS = 32
 
 
+cdef void _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                      const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* n_wk,
+                      int32_t* n_dk, int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha,
+                      double beta, bitgen_t* rng, double* c, double* cum) noexcept nogil:
+    """The sweep of ``gibbs_sweep`` over documents [d_lo, d_hi) with the counts given
+    (``c``: K doubles, ``cum``: K + NB doubles of scratch)."""
+    cdef Py_ssize_t d, i, k, w, t
+    cdef double beta_sum = V * beta, total
+    cdef int32_t* wrow
+    cdef int32_t* drow
+    cdef bint blocked = K >= BLOCKED_MIN_TOPICS
+    if not blocked:
+        for t in range(K):
+            c[t] = 1.0 / (n_k[t] + beta_sum)
+    for d in range(d_lo, d_hi):
+        if doc_ptr[d + 1] == doc_ptr[d]:
+            continue
+        drow = n_dk + d * K
+        if blocked:
+            for t in range(K):
+                c[t] = (drow[t] + alpha) / (n_k[t] + beta_sum)
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[i]
+            k = z[i]
+            wrow = n_wk + w * K
+            wrow[k] -= 1
+            drow[k] -= 1
+            n_k[k] -= 1
+            if blocked:
+                c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
+                if i + 1 < n_tokens:
+                    dptm_cgs_prefetch_row(n_wk + words[i + 1] * K, K)
+                dptm_cgs_block_prefix(wrow, c, cum, K, beta)
+                k = dptm_cgs_block_search(cum, K, next_uniform(rng))
+            else:
+                c[k] = 1.0 / (n_k[k] + beta_sum)
+                total = 0.0
+                for t in range(K):
+                    total += (wrow[t] + beta) * (drow[t] + alpha) * c[t]
+                    cum[t] = total
+                k = sample_cumulative(cum, K, next_uniform(rng) * total)
+            z[i] = <int32_t> k
+            wrow[k] += 1
+            drow[k] += 1
+            n_k[k] += 1
+            if blocked:
+                c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
+            else:
+                c[k] = 1.0 / (n_k[k] + beta_sum)
+
+
 def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
                 int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
                 double alpha, double beta, object bit_generator):
@@ -146,17 +199,15 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
 
     Both are the inverse-CDF draw (the second over topics ordered by block); the blocked form
     needs about K / 8 + 8 serial additions instead of K and no data-dependent branch.
+    ``gibbs_sweep_parallel`` runs it on several threads (AD-LDA).
     """
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t d, i, k, w, t, n_tokens = words.shape[0]
-    cdef double beta_sum = V * beta, total
-    cdef int32_t* wrow
-    cdef int32_t* drow
     cdef bitgen_t* rng = get_bitgen(bit_generator)
-    cdef bint blocked = K >= BLOCKED_MIN_TOPICS
-    # sequential scan: inv_nk[t] = 1 / (n_k[t] + beta_sum), cum the running sums;
+    # sequential scan: c[t] = 1 / (n_k[t] + beta_sum), cum the running sums;
     # blocked: c[t] = (drow[t] + alpha) / (n_k[t] + beta_sum) for the current document,
-    # P the block prefix sums (K + NB entries)
+    # cum the block prefix sums (K + NB entries)
+    if D <= 0 or K <= 0 or words.shape[0] == 0:
+        return
     cdef double* c = <double*> malloc(K * sizeof(double))
     cdef double* cum = <double*> malloc((K + DPTM_CGS_NB) * sizeof(double))
     if c == NULL or cum == NULL:
@@ -164,58 +215,358 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
-            if not blocked:
-                for t in range(K):
-                    c[t] = 1.0 / (n_k[t] + beta_sum)
-            for d in range(D):
-                if doc_ptr[d + 1] == doc_ptr[d]:
-                    continue
-                drow = &n_dk[d, 0]
-                if blocked:
-                    for t in range(K):
-                        c[t] = (drow[t] + alpha) / (n_k[t] + beta_sum)
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                    w = words[i]
-                    k = z[i]
-                    wrow = &n_wk[w, 0]
-                    wrow[k] -= 1
-                    drow[k] -= 1
-                    n_k[k] -= 1
-                    if blocked:
-                        c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
-                        if i + 1 < n_tokens:
-                            dptm_cgs_prefetch_row(&n_wk[words[i + 1], 0], K)
-                        dptm_cgs_block_prefix(wrow, c, cum, K, beta)
-                        k = dptm_cgs_block_search(cum, K, next_uniform(rng))
-                    else:
-                        c[k] = 1.0 / (n_k[k] + beta_sum)
-                        total = 0.0
-                        for t in range(K):
-                            total += (wrow[t] + beta) * (drow[t] + alpha) * c[t]
-                            cum[t] = total
-                        k = sample_cumulative(cum, K, next_uniform(rng) * total)
-                    z[i] = <int32_t> k
-                    wrow[k] += 1
-                    drow[k] += 1
-                    n_k[k] += 1
-                    if blocked:
-                        c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
-                    else:
-                        c[k] = 1.0 / (n_k[k] + beta_sum)
+            _gibbs_docs(&doc_ptr[0], 0, D, &words[0], words.shape[0], &z[0], &n_wk[0, 0],
+                        &n_dk[0, 0], &n_k[0], V, K, alpha, beta, rng, c, cum)
     finally:
         free(c)
         free(cum)
 
 
+def gibbs_sweep_parallel(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
+                         int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                         double alpha, double beta, const int64_t[::1] part_ptr,
+                         list bit_generators, int n_threads):
+    """One approximate-distributed sweep (AD-LDA, Newman et al. 2009) on ``P`` partitions.
+
+    Partition ``p`` (documents ``part_ptr[p]:part_ptr[p + 1]``) runs ``gibbs_sweep``'s
+    sampler on its documents with ``bit_generators[p]`` and its own copy of ``n_wk`` and
+    ``n_k`` taken at the start of the sweep (it sees its own moves, not the others'); after
+    the sweep every partition's count changes are added to the shared counts (integer sums,
+    in any order the same). ``z`` and ``n_dk`` are exact; the approximation is that a
+    partition samples from word counts that are stale by the other partitions' moves of
+    this sweep. The result depends on the partitions and their streams, not on the
+    threads that run them (``n_threads`` OpenMP threads). Memory: ``P`` copies of ``n_wk``.
+    With one partition it is ``gibbs_sweep`` with that generator.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t P = part_ptr.shape[0] - 1, p, w, k, VK = V * K
+    cdef int failed = 0
+    cdef int64_t acc
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if P < 1 or len(bit_generators) != P:
+        raise ValueError("need one bit generator per partition")
+    if part_ptr[0] != 0 or part_ptr[P] != D:
+        raise ValueError("part_ptr must start at 0 and end at the number of documents")
+    for p in range(P):
+        if part_ptr[p + 1] < part_ptr[p]:
+            raise ValueError("part_ptr must be non-decreasing")
+    if D <= 0 or K <= 0 or words.shape[0] == 0:
+        return
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(P * sizeof(bitgen_t*))
+    # per partition: its word counts (VK) and topic totals (K); partition 0 works in place
+    cdef int32_t* old = <int32_t*> malloc(VK * sizeof(int32_t))
+    cdef int32_t** wk = <int32_t**> calloc(P, sizeof(int32_t*))
+    cdef int64_t* nk = <int64_t*> malloc(P * K * sizeof(int64_t))
+    if rngs == NULL or old == NULL or wk == NULL or nk == NULL:
+        free(rngs); free(old); free(wk); free(nk)
+        raise MemoryError()
+    cdef double* c
+    cdef double* cum
+    try:
+        for p in range(P):
+            rngs[p] = get_bitgen(bit_generators[p])
+        with nogil:
+            memcpy(old, &n_wk[0, 0], VK * sizeof(int32_t))
+            wk[0] = &n_wk[0, 0]
+            for p in prange(P, num_threads=n_threads, schedule="static", chunksize=1):
+                if p > 0:
+                    wk[p] = <int32_t*> malloc(VK * sizeof(int32_t))
+                c = <double*> malloc(K * sizeof(double))
+                cum = <double*> malloc((K + DPTM_CGS_NB) * sizeof(double))
+                if wk[p] == NULL or c == NULL or cum == NULL:
+                    failed += 1
+                else:
+                    if p > 0:
+                        memcpy(wk[p], old, VK * sizeof(int32_t))
+                    memcpy(nk + p * K, &n_k[0], K * sizeof(int64_t))
+                    _gibbs_docs(&doc_ptr[0], part_ptr[p], part_ptr[p + 1], &words[0],
+                                words.shape[0], &z[0], wk[p], &n_dk[0, 0], nk + p * K, V, K,
+                                alpha, beta, rngs[p], c, cum)
+                free(c)
+                free(cum)
+            if failed == 0:
+                # n_wk (partition 0's counts) += the other partitions' changes
+                for w in prange(V, num_threads=n_threads, schedule="static"):
+                    for k in range(K):
+                        acc = 0
+                        for p in range(1, P):
+                            acc = acc + wk[p][w * K + k] - old[w * K + k]
+                        n_wk[w, k] += <int32_t> acc
+                for k in range(K):
+                    acc = 0
+                    for p in range(P):
+                        acc = acc + nk[p * K + k] - n_k[k]
+                    n_k[k] += acc
+        if failed:
+            raise MemoryError()
+    finally:
+        for p in range(1, P):
+            free(wk[p])
+        free(rngs); free(old); free(wk); free(nk)
+
+
+cdef void _word_lists(const int32_t* n_wk, Py_ssize_t V, Py_ssize_t K, int32_t* wnz,
+                      int32_t* wpos, int32_t* wn) noexcept nogil:
+    """Per word, its topics with a non-zero count (increasing order) and their positions."""
+    cdef Py_ssize_t w, t, cnt
+    for w in range(V):
+        cnt = 0
+        for t in range(K):
+            if n_wk[w * K + t] > 0:
+                wpos[w * K + t] = <int32_t> cnt
+                wnz[w * K + cnt] = <int32_t> t
+                cnt += 1
+        wn[w] = <int32_t> cnt
+
+
+cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                       const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
+                       int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
+                       bitgen_t* rng, int32_t* wnz, int32_t* wpos, int32_t* wn, int32_t* dnz,
+                       int32_t* dpos, double* inv, double* c, double* cumq,
+                       double* cumr) noexcept nogil:
+    """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
+    (``c[t] = (n_dk[d, t] + alpha) inv[t]`` kept for the current document)."""
+    cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
+    cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
+    cdef int32_t* wrow
+    cdef int32_t* drow
+    cdef int32_t* wl
+    cdef int32_t* wp
+    for d in range(d_lo, d_hi):
+        if doc_ptr[d + 1] == doc_ptr[d]:
+            continue
+        drow = n_dk + d * K
+        # per document: exact totals, no drift carried across documents
+        s = 0.0
+        n_d = 0
+        for t in range(K):
+            inv[t] = 1.0 / (n_k[t] + beta_sum)
+            c[t] = (drow[t] + alpha) * inv[t]
+            s += inv[t]
+            dpos[t] = <int32_t> n_d
+            dnz[n_d] = <int32_t> t
+            n_d += drow[t] > 0
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[i]
+            k = z[i]
+            wrow = n_wk + w * K
+            wl = wnz + w * K
+            wp = wpos + w * K
+            # remove the token
+            s -= inv[k]
+            wrow[k] -= 1
+            drow[k] -= 1
+            n_k[k] -= 1
+            inv[k] = 1.0 / (n_k[k] + beta_sum)
+            c[k] = (drow[k] + alpha) * inv[k]
+            s += inv[k]
+            if wrow[k] == 0:
+                n_w = wn[w] - 1
+                j = wp[k]
+                wl[j] = wl[n_w]
+                wp[wl[j]] = <int32_t> j
+                wn[w] = <int32_t> n_w
+            if drow[k] == 0:
+                n_d -= 1
+                j = dpos[k]
+                dnz[j] = dnz[n_d]
+                dpos[dnz[j]] = <int32_t> j
+            # word bucket q (topics of the word), document bucket r (topics of the document),
+            # smoothing bucket alpha beta sum_t inv[t]
+            q = 0.0
+            n_w = wn[w]
+            for j in range(n_w):
+                t = wl[j]
+                q += wrow[t] * c[t]
+                cumq[j] = q
+            r = 0.0
+            for j in range(n_d):
+                t = dnz[j]
+                r += drow[t] * inv[t]
+                cumr[j] = r
+            u = next_uniform(rng) * (q + beta * r + ab * s)
+            if u < q:
+                j = 0
+                while j < n_w - 1 and cumq[j] <= u:
+                    j += 1
+                k = wl[j]
+            elif u < q + beta * r and n_d > 0:
+                u = (u - q) / beta
+                j = 0
+                while j < n_d - 1 and cumr[j] <= u:
+                    j += 1
+                k = dnz[j]
+            else:
+                u = (u - q - beta * r) / ab
+                acc = 0.0
+                k = K - 1
+                for t in range(K):
+                    acc += inv[t]
+                    if acc > u:
+                        k = t
+                        break
+            # add it back with its new topic
+            z[i] = <int32_t> k
+            s -= inv[k]
+            wrow[k] += 1
+            drow[k] += 1
+            n_k[k] += 1
+            inv[k] = 1.0 / (n_k[k] + beta_sum)
+            c[k] = (drow[k] + alpha) * inv[k]
+            s += inv[k]
+            if wrow[k] == 1:
+                wp[k] = wn[w]
+                wl[wn[w]] = <int32_t> k
+                wn[w] += 1
+            if drow[k] == 1:
+                dpos[k] = <int32_t> n_d
+                dnz[n_d] = <int32_t> k
+                n_d += 1
+
+
+def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
+                       int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                       double alpha, double beta, const int64_t[::1] part_ptr,
+                       list bit_generators, int n_threads):
+    """One collapsed Gibbs sweep with SparseLDA's bucket decomposition (Yao, Mimno &
+    McCallum 2009), on ``P`` AD-LDA partitions as ``gibbs_sweep_parallel`` (``P = 1``: the
+    serial sampler).
+
+    The conditional of ``gibbs_sweep``, with the token removed and inv[t] = 1 / (n_k[t] +
+    V beta), is split as
+
+        p_t ∝ n_wk[w, t] (n_dk[d, t] + alpha) inv[t]      (word bucket q: topics of w)
+            + beta n_dk[d, t] inv[t]                        (document bucket r: topics of d)
+            + alpha beta inv[t]                             (smoothing bucket s: all topics)
+
+    One uniform u on [0, q + r + s) picks the bucket (in that order) and, by a running sum
+    in the bucket's list order, the topic (K - 1 if a smoothing scan runs past the end).
+    The same distribution as ``gibbs_sweep``, not the same draws; O(K_w + K_d) per token
+    (non-zero topics of the word and of the document) plus O(K) per document and with the
+    probability of the smoothing bucket. The per-word topic lists are rebuilt from ``n_wk``
+    at the start of each sweep (O(V K)); s is recomputed per document. Memory: P copies of
+    ``n_wk`` and 2 P V K int32 for the lists.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t P = part_ptr.shape[0] - 1, p, w, k, VK = V * K
+    cdef int failed = 0
+    cdef int64_t acc
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if P < 1 or len(bit_generators) != P:
+        raise ValueError("need one bit generator per partition")
+    if part_ptr[0] != 0 or part_ptr[P] != D:
+        raise ValueError("part_ptr must start at 0 and end at the number of documents")
+    for p in range(P):
+        if part_ptr[p + 1] < part_ptr[p]:
+            raise ValueError("part_ptr must be non-decreasing")
+    if D <= 0 or K <= 0 or words.shape[0] == 0:
+        return
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(P * sizeof(bitgen_t*))
+    cdef int32_t* old = <int32_t*> malloc(VK * sizeof(int32_t)) if P > 1 else NULL
+    cdef int32_t** wk = <int32_t**> calloc(P, sizeof(int32_t*))
+    cdef int64_t* nk = <int64_t*> malloc(P * K * sizeof(int64_t))
+    if rngs == NULL or (P > 1 and old == NULL) or wk == NULL or nk == NULL:
+        free(rngs); free(old); free(wk); free(nk)
+        raise MemoryError()
+    cdef int32_t* lists
+    cdef int32_t* small
+    cdef double* dbuf
+    try:
+        for p in range(P):
+            rngs[p] = get_bitgen(bit_generators[p])
+        with nogil:
+            if P > 1:
+                memcpy(old, &n_wk[0, 0], VK * sizeof(int32_t))
+            wk[0] = &n_wk[0, 0]
+            for p in prange(P, num_threads=n_threads, schedule="static", chunksize=1):
+                if p > 0:
+                    wk[p] = <int32_t*> malloc(VK * sizeof(int32_t))
+                lists = <int32_t*> malloc(2 * VK * sizeof(int32_t))
+                small = <int32_t*> malloc((V + 2 * K) * sizeof(int32_t))
+                dbuf = <double*> malloc(4 * K * sizeof(double))
+                if wk[p] == NULL or lists == NULL or small == NULL or dbuf == NULL:
+                    failed += 1
+                else:
+                    if p > 0:
+                        memcpy(wk[p], old, VK * sizeof(int32_t))
+                    memcpy(nk + p * K, &n_k[0], K * sizeof(int64_t))
+                    _word_lists(wk[p], V, K, lists, lists + VK, small)
+                    _sparse_docs(&doc_ptr[0], part_ptr[p], part_ptr[p + 1], &words[0], &z[0],
+                                 wk[p], &n_dk[0, 0], nk + p * K, V, K, alpha, beta, rngs[p],
+                                 lists, lists + VK, small, small + V, small + V + K, dbuf,
+                                 dbuf + K, dbuf + 2 * K, dbuf + 3 * K)
+                free(lists)
+                free(small)
+                free(dbuf)
+            if failed == 0 and P > 1:
+                for w in prange(V, num_threads=n_threads, schedule="static"):
+                    for k in range(K):
+                        acc = 0
+                        for p in range(1, P):
+                            acc = acc + wk[p][w * K + k] - old[w * K + k]
+                        n_wk[w, k] += <int32_t> acc
+            if failed == 0:
+                for k in range(K):
+                    acc = 0
+                    for p in range(P):
+                        acc = acc + nk[p * K + k] - n_k[k]
+                    n_k[k] += acc
+        if failed:
+            raise MemoryError()
+    finally:
+        for p in range(1, P):
+            free(wk[p])
+        free(rngs); free(old); free(wk); free(nk)
+
+
+cdef void _fold_in_doc(const int32_t* words, Py_ssize_t n, const double* word_factor,
+                       Py_ssize_t K, double alpha, int n_iter, int burn_in, bitgen_t* rng,
+                       double* cum, int32_t* n_dk, int32_t* z, double* out) noexcept nogil:
+    """``fold_in`` for one document of ``n`` tokens, its mean counts added to ``out``."""
+    cdef Py_ssize_t i, k, t, it
+    cdef double total
+    cdef const double* wrow
+    for t in range(K):
+        n_dk[t] = 0
+    for i in range(n):
+        k = <Py_ssize_t> (next_uniform(rng) * K)
+        if k >= K:
+            k = K - 1
+        z[i] = <int32_t> k
+        n_dk[k] += 1
+    for it in range(n_iter):
+        for i in range(n):
+            k = z[i]
+            wrow = word_factor + words[i] * K
+            n_dk[k] -= 1
+            total = 0.0
+            for t in range(K):
+                total += wrow[t] * (n_dk[t] + alpha)
+                cum[t] = total
+            k = sample_cumulative(cum, K, next_uniform(rng) * total)
+            z[i] = <int32_t> k
+            n_dk[k] += 1
+        if it >= burn_in:
+            for t in range(K):
+                out[t] += n_dk[t]
+    for t in range(K):
+        out[t] /= <double> (n_iter - burn_in)
+
+
 def fold_in(const int64_t[::1] doc_ptr, const int32_t[::1] words,
             const double[:, ::1] word_factor, double alpha, int n_iter, int burn_in,
-            list bit_generators):
+            list bit_generators, int n_threads=1):
     """Fold-in Gibbs sampling of held-out documents with the word factor held fixed.
 
     For each document ``d`` (with its own BitGenerator ``bit_generators[d]``), topics are
     initialised uniformly and each token with word ``w`` is redrawn ``n_iter`` times from
     ``p_k ∝ word_factor[w, k] * (n_dk[d, k] + alpha)`` (``word_factor = topic_word.T``).
-    Each document has its own stream, so its result does not depend on the batch.
+    Each document has its own stream, so its result does not depend on the batch, nor on
+    ``n_threads`` (documents run in parallel on that many OpenMP threads; the generators
+    are used without their locks and must belong to this call).
 
     Returns
     -------
@@ -223,62 +574,47 @@ def fold_in(const int64_t[::1] doc_ptr, const int32_t[::1] words,
         ``n_dk`` averaged over the sweeps after the first ``burn_in``.
     """
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1, K = word_factor.shape[1]
-    cdef Py_ssize_t d, i, k, t, it, start, n
-    cdef double total
-    cdef const double* wrow
-    cdef bitgen_t* rng
-    out = np.zeros((D, K), dtype=np.float64)
-    cdef double[:, ::1] mean_counts = out
-    cdef Py_ssize_t max_len = 0
-    for d in range(D):
-        max_len = max(max_len, doc_ptr[d + 1] - doc_ptr[d])
-    cdef double* cum = <double*> malloc(K * sizeof(double))
-    cdef int32_t* n_dk = <int32_t*> malloc(K * sizeof(int32_t))
-    cdef int32_t* z = <int32_t*> malloc((max_len + 1) * sizeof(int32_t))
-    if cum == NULL or n_dk == NULL or z == NULL:
-        free(cum); free(n_dk); free(z)
-        raise MemoryError()
+    cdef Py_ssize_t d, n
+    cdef int failed = 0
     if not 0 <= burn_in < n_iter:
         raise ValueError("need 0 <= burn_in < n_iter")
-    cdef double kept = n_iter - burn_in
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if len(bit_generators) != D:
+        raise ValueError("need one bit generator per document")
+    out = np.zeros((D, K), dtype=np.float64)
+    cdef double[:, ::1] mean_counts = out
+    if D <= 0 or K <= 0:
+        return out
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(D * sizeof(bitgen_t*))
+    if rngs == NULL:
+        raise MemoryError()
+    cdef double* cum
+    cdef int32_t* n_dk
+    cdef int32_t* z
     try:
         for d in range(D):
-            start = doc_ptr[d]
-            n = doc_ptr[d + 1] - start
-            if n == 0:
-                continue
-            bit_generator = bit_generators[d]
-            rng = get_bitgen(bit_generator)
-            with bit_generator.lock, nogil:
-                for t in range(K):
-                    n_dk[t] = 0
-                for i in range(n):
-                    k = <Py_ssize_t> (next_uniform(rng) * K)
-                    if k >= K:
-                        k = K - 1
-                    z[i] = <int32_t> k
-                    n_dk[k] += 1
-                for it in range(n_iter):
-                    for i in range(n):
-                        k = z[i]
-                        wrow = &word_factor[words[start + i], 0]
-                        n_dk[k] -= 1
-                        total = 0.0
-                        for t in range(K):
-                            total += wrow[t] * (n_dk[t] + alpha)
-                            cum[t] = total
-                        k = sample_cumulative(cum, K, next_uniform(rng) * total)
-                        z[i] = <int32_t> k
-                        n_dk[k] += 1
-                    if it >= burn_in:
-                        for t in range(K):
-                            mean_counts[d, t] += n_dk[t]
-                for t in range(K):
-                    mean_counts[d, t] /= kept
+            rngs[d] = get_bitgen(bit_generators[d])
+        with nogil:
+            for d in prange(D, num_threads=n_threads, schedule="dynamic"):
+                n = doc_ptr[d + 1] - doc_ptr[d]
+                if n > 0:
+                    cum = <double*> malloc(K * sizeof(double))
+                    n_dk = <int32_t*> malloc(K * sizeof(int32_t))
+                    z = <int32_t*> malloc(n * sizeof(int32_t))
+                    if cum == NULL or n_dk == NULL or z == NULL:
+                        failed += 1
+                    else:
+                        _fold_in_doc(&words[doc_ptr[d]], n, &word_factor[0, 0], K, alpha,
+                                     n_iter, burn_in, rngs[d], cum, n_dk, z,
+                                     &mean_counts[d, 0])
+                    free(cum)
+                    free(n_dk)
+                    free(z)
+        if failed:
+            raise MemoryError()
     finally:
-        free(cum)
-        free(n_dk)
-        free(z)
+        free(rngs)
     return out
 
 
@@ -572,7 +908,8 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
 
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
-                   float[:, ::1] word_factor, double[::1] word_mass, object bit_generator):
+                   float[:, ::1] word_factor, double[::1] word_mass, object bit_generator,
+                   int n_threads=1):
     """Draw a noisy snapshot of the topic-word counts, its fixed word factor and row masses.
 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
@@ -588,11 +925,20 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     (numerator clamped and clipped, topic totals from the clamped snapshot; float32 halves
     the memory the sweep streams through; ``word_mass`` is summed in topic order, for the
     sweep's word bucket). O(V K).
+
+    ``bit_generator``: one BitGenerator (every row from it, in row order), or a list of
+    ``B`` BitGenerators: rows in ``B`` consecutive blocks of ``ceil(V / B)`` rows, block
+    ``j`` drawing its noise from generator ``j`` (used without its lock: they must belong
+    to this call), on ``n_threads`` OpenMP threads. The topic totals are summed per block
+    (the first block starting from ``V beta``) and then over blocks in block order, so the
+    result depends on the blocks and their streams, never on ``n_threads``.
     """
     cdef Py_ssize_t V = n_wk.shape[0], K = n_wk.shape[1], w, k
+    cdef Py_ssize_t n_blocks, rows_per, blk, j
     cdef double x, m, beta_sum = V * beta
     cdef float f
-    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef bitgen_t* rng
+    cdef bint single = not isinstance(bit_generator, list)
     if snapshot.shape[0] != V or snapshot.shape[1] != K or word_factor.shape[0] != V \
             or word_factor.shape[1] != K:
         raise ValueError("snapshot and word_factor must have the shape of n_wk")
@@ -604,43 +950,69 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("discrete noise needs positive integer parameters")
     if kind == 5 and (a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS)):
         raise ValueError("the dyadic discrete Laplace needs a in [1, 2^21)")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    gens = [bit_generator] if single else bit_generator
+    n_blocks = len(gens)
+    if n_blocks < 1:
+        raise ValueError("need at least one bit generator")
+    if V == 0 or K == 0:
+        return
+    rows_per = (V + n_blocks - 1) // n_blocks
     cdef double* totals = <double*> malloc(K * sizeof(double))
+    cdef double* ptot = <double*> calloc(n_blocks * K, sizeof(double))
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
+    cdef Bits* srcs = <Bits*> malloc(n_blocks * sizeof(Bits))
     cdef int64_t* dnoise = NULL
-    if totals == NULL:
+    if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL:
+        free(totals); free(ptot); free(rngs); free(srcs)
         raise MemoryError()
     if kind == 5:
         dnoise = <int64_t*> malloc(max(V * K, 1) * sizeof(int64_t))
         if dnoise == NULL:
-            free(totals)
+            free(totals); free(ptot); free(rngs); free(srcs)
             raise MemoryError()
-    cdef Bits src
+    if single:
+        n_threads = 1
+        bit_generator.lock.acquire()
     try:
-        with bit_generator.lock, nogil:
-            _bits_init(&src, rng)
+        for j in range(n_blocks):
+            rngs[j] = get_bitgen(gens[j])
+            _bits_init(&srcs[j], rngs[j])
+        for k in range(K):
+            ptot[k] = beta_sum
+        with nogil:
             if kind == 5:
-                _fill_discrete_laplace_dyadic(rng, a, dnoise, V * K)
-            for k in range(K):
-                totals[k] = beta_sum
-            for w in range(V):
+                for j in prange(n_blocks, num_threads=n_threads, schedule="static"):
+                    if j * rows_per < V:
+                        _fill_discrete_laplace_dyadic(rngs[j], a, dnoise + j * rows_per * K,
+                                                      (min(V, (j + 1) * rows_per) - j * rows_per) * K)
+            # one chunk of rows_per rows per block: a chunk runs on one thread, in row order
+            for w in prange(V, num_threads=n_threads, schedule="static", chunksize=rows_per):
+                blk = w // rows_per
+                rng = rngs[blk]
                 for k in range(K):
                     x = n_wk[w, k]
                     if kind == 1:
-                        x += scale * (random_standard_exponential(rng)
-                                      - random_standard_exponential(rng))
+                        x = x + scale * (random_standard_exponential(rng)
+                                         - random_standard_exponential(rng))
                     elif kind == 2:
                         x += scale * random_standard_normal(rng)
                     elif kind == 3:
-                        x += <double> _discrete_laplace(&src, a, b)
+                        x = x + <double> _discrete_laplace(&srcs[blk], a, b)
                     elif kind == 4:
-                        x += <double> _discrete_gaussian(&src, a, b, c)
+                        x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
                     elif kind == 5:
-                        x += <double> dnoise[w * K + k]
+                        x = x + <double> dnoise[w * K + k]
                     snapshot[w, k] = x
                     if x > 0:
-                        totals[k] += x
+                        ptot[blk * K + k] += x
             for k in range(K):
+                totals[k] = ptot[k]
+                for j in range(1, n_blocks):
+                    totals[k] += ptot[j * K + k]
                 totals[k] = 1.0 / totals[k]
-            for w in range(V):
+            for w in prange(V, num_threads=n_threads, schedule="static"):
                 m = 0.0
                 for k in range(K):
                     x = snapshot[w, k]
@@ -650,10 +1022,15 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                         x = clip
                     f = <float> ((x + beta) * totals[k])
                     word_factor[w, k] = f
-                    m += f
+                    m = m + f
                 word_mass[w] = m
     finally:
+        if single:
+            bit_generator.lock.release()
         free(totals)
+        free(ptot)
+        free(rngs)
+        free(srcs)
         free(dnoise)
 
 
@@ -688,6 +1065,162 @@ cdef inline int64_t _next_selected(bitgen_t* rng, int mode, double scale, int64_
             sel_left[0] = _geometric_capped(rng, scale, end - p)
         sel_left[0] -= 1
     return p
+
+
+cdef extern from *:
+    """
+    /* Shared-count update of the parallel sweeps: integer additions commute, so the
+       result does not depend on the order threads reach a count. Without OpenMP the
+       pragma is ignored and the add is plain (one thread). */
+    static inline void dptm_atomic_add_i32(int32_t *p, int32_t v) {
+    #pragma omp atomic
+        *p += v;
+    }
+    """
+    void dptm_atomic_add_i32(int32_t* p, int32_t v) noexcept nogil
+
+
+cdef int _selection_mode(double rate, bint table, double* scale) noexcept:
+    """The selection mode of ``noisy_gibbs_sweep`` (-1: nothing is selected)."""
+    scale[0] = 0.0
+    if table:
+        return 1
+    if rate >= 1.0:
+        return 0
+    if not rate > 0.0:
+        return -1
+    if rate <= 0.75:
+        # one exponential per selected token; above 0.75 one per skipped token is cheaper
+        scale[0] = -1.0 / log1p(-rate)
+        return 2
+    scale[0] = -1.0 / log(rate)
+    return 3
+
+
+cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                             const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
+                             int64_t* n_k, const float* word_factor, const double* word_mass,
+                             const double* word_cum, const double* rate_table, Py_ssize_t K,
+                             double alpha, int mode, double scale, bitgen_t* rng, double* cum,
+                             int32_t* nz, int32_t* pos, bint shared) noexcept nogil:
+    """The sweep of ``noisy_gibbs_sweep`` over documents [d_lo, d_hi) with one stream.
+
+    ``n_k`` receives the topic-total changes (the totals themselves, or a zeroed delta
+    buffer); ``shared``: other threads update ``n_wk`` concurrently (atomic adds); ``n_wk``
+    NULL: not updated (the caller does it from the topics).
+    ``word_cum`` (NULL: linear scan) holds each word's running sums of its word-factor row
+    (double, topic order), so the word bucket is a binary search with the same result as
+    the scan. Returns the number of tokens resampled."""
+    cdef Py_ssize_t d, k, w, t, j, knew, lo, hi, mid, n_nz = 0
+    cdef Py_ssize_t n_sampled = 0
+    cdef int64_t i, cur, end, doc_end, sel_left = 0
+    cdef double q, u, acc, a_w
+    cdef const float* frow
+    cdef const double* crow
+    cdef int32_t* drow = NULL
+    i = doc_ptr[d_lo]
+    end = doc_ptr[d_hi]
+    d = d_lo - 1
+    doc_end = i                                 # no document loaded yet
+    if mode == 3 and i < end:
+        sel_left = _geometric_capped(rng, scale, end - i)
+    i = _next_selected(rng, mode, scale, i, end, &sel_left)
+    while i < end:
+        # locating the next selected token first keeps the selection draws off
+        # this token's critical path (measured: the per-token cost otherwise grows
+        # as the rate falls)
+        cur = i
+        i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
+        w = words[cur]
+        k = z[cur]
+        if mode == 1:
+            if next_uniform(rng) >= rate_table[w * K + k]:
+                continue
+        if cur >= doc_end:
+            # first selected token of a document: its non-zero topics, branch-free
+            d += 1
+            while doc_ptr[d + 1] <= cur:
+                d += 1
+            doc_end = doc_ptr[d + 1]
+            drow = n_dk + d * K
+            n_nz = 0
+            for t in range(K):
+                pos[t] = <int32_t> n_nz         # read only for non-zero topics
+                nz[n_nz] = <int32_t> t
+                n_nz += drow[t] > 0
+        n_sampled += 1
+        frow = word_factor + w * K
+        a_w = alpha * word_mass[w]
+        drow[k] -= 1
+        if drow[k] == 0:
+            j = pos[k]
+            n_nz -= 1
+            nz[j] = nz[n_nz]
+            pos[nz[j]] = <int32_t> j
+        q = 0.0
+        for j in range(n_nz):
+            t = nz[j]
+            q += frow[t] * drow[t]
+            cum[j] = q
+        u = next_uniform(rng) * (q + a_w)
+        if u < q:
+            j = 0
+            while j < n_nz - 1 and cum[j] <= u:
+                j += 1
+            knew = nz[j]
+        elif word_cum != NULL:
+            # first t with crow[t] > u (K - 1 if none): the scan's answer in O(log K)
+            u = (u - q) / alpha
+            crow = word_cum + w * K
+            lo = 0
+            hi = K - 1
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if crow[mid] > u:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            knew = lo
+        else:
+            u = (u - q) / alpha
+            acc = 0.0
+            knew = K - 1
+            for t in range(K):
+                acc += frow[t]
+                if acc > u:
+                    knew = t
+                    break
+        drow[knew] += 1
+        if drow[knew] == 1:
+            pos[knew] = <int32_t> n_nz
+            nz[n_nz] = <int32_t> knew
+            n_nz += 1
+        if knew != k:
+            z[cur] = <int32_t> knew
+            if n_wk == NULL:
+                pass                            # updated by the caller after the sweep
+            elif shared:
+                dptm_atomic_add_i32(n_wk + w * K + k, -1)
+                dptm_atomic_add_i32(n_wk + w * K + knew, 1)
+            else:
+                n_wk[w * K + k] -= 1
+                n_wk[w * K + knew] += 1
+            n_k[k] -= 1
+            n_k[knew] += 1
+    return n_sampled
+
+
+cdef _check_noisy_args(const int32_t[:, ::1] n_wk, const float[:, ::1] word_factor,
+                       const double[::1] word_mass, double alpha, const double[:, ::1] rate_table):
+    cdef Py_ssize_t V = n_wk.shape[0], K = n_wk.shape[1]
+    if word_factor.shape[0] != V or word_factor.shape[1] != K:
+        raise ValueError("word_factor must have the shape of n_wk")
+    if word_mass.shape[0] != V:
+        raise ValueError("word_mass must have one entry per word")
+    if not alpha > 0.0:
+        raise ValueError("alpha must be > 0")
+    if rate_table.shape[0] > 0 and (rate_table.shape[0] != V or rate_table.shape[1] != K):
+        raise ValueError("rate_table must be empty or have the shape of n_wk")
 
 
 def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
@@ -729,42 +1262,20 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     non-zero is appended.
     O(K_d) per selected token (K_d: non-zero topics of the document) plus O(K) with
     probability A_w / (Q + A_w), plus O(K) per document with a selected token.
+    ``noisy_gibbs_sweep_blocks`` runs the same sweep on blocks of documents in parallel.
 
     Returns
     -------
     int : number of tokens resampled.
     """
-    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t d, k, w, t, j, knew, n_nz = 0
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, K = n_wk.shape[1]
     cdef Py_ssize_t n_sampled = 0
-    cdef int64_t i, cur, end, doc_end, sel_left = 0
-    cdef double q, u, acc, a_w, scale = 0.0
+    cdef double scale = 0.0
     cdef int mode            # 0 every token, 1 rate table, 2 geometric gaps, 3 geometric runs
-    cdef const float* frow
-    cdef int32_t* drow = NULL
     cdef bitgen_t* rng = get_bitgen(bit_generator)
-    if word_factor.shape[0] != V or word_factor.shape[1] != K:
-        raise ValueError("word_factor must have the shape of n_wk")
-    if word_mass.shape[0] != V:
-        raise ValueError("word_mass must have one entry per word")
-    if not alpha > 0.0:
-        raise ValueError("alpha must be > 0")
-    if rate_table.shape[0] > 0:
-        if rate_table.shape[0] != V or rate_table.shape[1] != K:
-            raise ValueError("rate_table must be empty or have the shape of n_wk")
-        mode = 1
-    elif rate >= 1.0:
-        mode = 0
-    elif not rate > 0.0:
-        return 0
-    elif rate <= 0.75:
-        # one exponential per selected token; above 0.75 one per skipped token is cheaper
-        mode = 2
-        scale = -1.0 / log1p(-rate)
-    else:
-        mode = 3
-        scale = -1.0 / log(rate)
-    if D <= 0:
+    _check_noisy_args(n_wk, word_factor, word_mass, alpha, rate_table)
+    mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
+    if mode < 0 or D <= 0 or K <= 0:
         return 0
     cdef double* cum = <double*> malloc(K * sizeof(double))
     cdef int32_t* nz = <int32_t*> malloc(K * sizeof(int32_t))
@@ -774,81 +1285,161 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
-            i = doc_ptr[0]
-            end = doc_ptr[D]
-            d = -1
-            doc_end = i                                 # no document loaded yet
-            if mode == 3 and i < end:
-                sel_left = _geometric_capped(rng, scale, end - i)
-            i = _next_selected(rng, mode, scale, i, end, &sel_left)
-            while i < end:
-                # locating the next selected token first keeps the selection draws off
-                # this token's critical path (measured: the per-token cost otherwise grows
-                # as the rate falls)
-                cur = i
-                i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
-                w = words[cur]
-                k = z[cur]
-                if mode == 1:
-                    if next_uniform(rng) >= rate_table[w, k]:
-                        continue
-                if cur >= doc_end:
-                    # first selected token of a document: its non-zero topics, branch-free
-                    d += 1
-                    while doc_ptr[d + 1] <= cur:
-                        d += 1
-                    doc_end = doc_ptr[d + 1]
-                    drow = &n_dk[d, 0]
-                    n_nz = 0
-                    for t in range(K):
-                        pos[t] = <int32_t> n_nz         # read only for non-zero topics
-                        nz[n_nz] = <int32_t> t
-                        n_nz += drow[t] > 0
-                n_sampled += 1
-                frow = &word_factor[w, 0]
-                a_w = alpha * word_mass[w]
-                drow[k] -= 1
-                if drow[k] == 0:
-                    j = pos[k]
-                    n_nz -= 1
-                    nz[j] = nz[n_nz]
-                    pos[nz[j]] = <int32_t> j
-                q = 0.0
-                for j in range(n_nz):
-                    t = nz[j]
-                    q += frow[t] * drow[t]
-                    cum[j] = q
-                u = next_uniform(rng) * (q + a_w)
-                if u < q:
-                    j = 0
-                    while j < n_nz - 1 and cum[j] <= u:
-                        j += 1
-                    knew = nz[j]
-                else:
-                    u = (u - q) / alpha
-                    acc = 0.0
-                    knew = K - 1
-                    for t in range(K):
-                        acc += frow[t]
-                        if acc > u:
-                            knew = t
-                            break
-                drow[knew] += 1
-                if drow[knew] == 1:
-                    pos[knew] = <int32_t> n_nz
-                    nz[n_nz] = <int32_t> knew
-                    n_nz += 1
-                if knew != k:
-                    z[cur] = <int32_t> knew
-                    n_wk[w, k] -= 1
-                    n_wk[w, knew] += 1
-                    n_k[k] -= 1
-                    n_k[knew] += 1
+            n_sampled = _noisy_block(&doc_ptr[0], 0, D, &words[0] if words.shape[0] else NULL,
+                                     &z[0] if z.shape[0] else NULL, &n_wk[0, 0], &n_dk[0, 0],
+                                     &n_k[0], &word_factor[0, 0], &word_mass[0], NULL,
+                                     &rate_table[0, 0] if mode == 1 else NULL, K, alpha, mode,
+                                     scale, rng, cum, nz, pos, False)
     finally:
         free(cum)
         free(nz)
         free(pos)
     return n_sampled
+
+
+def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] words,
+                             int32_t[::1] z, int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk,
+                             int64_t[::1] n_k, const float[:, ::1] word_factor,
+                             const double[::1] word_mass, double alpha, double rate,
+                             const double[:, ::1] rate_table, const int64_t[::1] block_ptr,
+                             list bit_generators, int n_threads,
+                             const double[:, ::1] word_cum=None,
+                             const int64_t[::1] word_ptr=None,
+                             const int64_t[::1] word_tokens=None):
+    """``noisy_gibbs_sweep`` on blocks of documents, in parallel, exactly.
+
+    Block ``b`` holds documents ``block_ptr[b]:block_ptr[b + 1]`` and draws everything
+    (its selection process, restarted at its first token, and its topics) from its own
+    ``bit_generators[b]``, as ``noisy_gibbs_sweep`` would over those documents alone. The
+    word factor is fixed for the sweep and a block reads and writes only its documents'
+    ``z`` and ``n_dk`` rows, so the blocks are independent given the snapshot: running them
+    on ``n_threads`` OpenMP threads (any order) gives the same ``z`` and ``n_dk``, and the
+    true counts ``n_wk`` (atomic integer adds) and ``n_k`` (per-block changes summed after
+    the sweep) are the same as well. The result depends on the blocks and their streams,
+    never on ``n_threads``; with one block and one generator it is ``noisy_gibbs_sweep``'s.
+
+    ``word_cum`` (V x K, optional): ``word_factor`` rows' running sums in double, topic
+    order (``word_cumsum``); the word bucket is then found by binary search, O(log K), with
+    the linear scan's result (same sums, same comparison).
+
+    ``word_ptr``, ``word_tokens`` (optional, with ``n_threads > 1``): the token positions
+    grouped by word (word ``w``'s tokens are ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``).
+    The sweep never reads ``n_wk`` (it samples from the fixed word factor), so with them
+    the blocks only write ``z`` and ``n_dk`` and ``n_wk`` is updated after the sweep from
+    the old and new topics, in parallel over words (no atomic adds, no cache line written
+    by two threads). Without them, ``n_wk`` takes atomic adds.
+
+    The generators are used without their locks: they must belong to this sweep alone.
+
+    Returns
+    -------
+    int : number of tokens resampled.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t n_blocks = block_ptr.shape[0] - 1, b, k, cnt, n_sampled = 0
+    cdef double scale = 0.0
+    cdef int mode, failed = 0
+    _check_noisy_args(n_wk, word_factor, word_mass, alpha, rate_table)
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if n_blocks < 0 or len(bit_generators) != n_blocks:
+        raise ValueError("need one bit generator per block")
+    if n_blocks == 0 or block_ptr[0] != 0 or block_ptr[n_blocks] != D:
+        raise ValueError("block_ptr must start at 0 and end at the number of documents")
+    for b in range(n_blocks):
+        if block_ptr[b + 1] < block_ptr[b]:
+            raise ValueError("block_ptr must be non-decreasing")
+    if word_cum is not None and (word_cum.shape[0] != V or word_cum.shape[1] != K):
+        raise ValueError("word_cum must have the shape of n_wk")
+    mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
+    if mode < 0 or D <= 0 or K <= 0:
+        return 0
+    cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
+    cdef int64_t* dk = <int64_t*> calloc(n_blocks * K, sizeof(int64_t))
+    if rngs == NULL or dk == NULL:
+        free(rngs); free(dk)
+        raise MemoryError()
+    cdef const int32_t* wp = &words[0] if words.shape[0] else NULL
+    cdef int32_t* zp = &z[0] if z.shape[0] else NULL
+    cdef const double* cp = &word_cum[0, 0] if word_cum is not None else NULL
+    cdef const double* rp = &rate_table[0, 0] if mode == 1 else NULL
+    cdef double* cum
+    cdef int32_t* nz
+    cdef int32_t* pos
+    cdef bint deferred = n_threads > 1 and word_ptr is not None and word_tokens is not None
+    cdef int32_t* z_old = NULL
+    cdef int32_t* wk_target = &n_wk[0, 0]
+    cdef Py_ssize_t w, j
+    cdef int64_t tok
+    cdef int32_t k_old, k_new
+    if deferred:
+        if word_ptr.shape[0] != V + 1 or word_tokens.shape[0] != words.shape[0] \
+                or word_ptr[0] != 0 or word_ptr[V] != words.shape[0]:
+            raise ValueError("word_ptr / word_tokens must group the token positions by word")
+        z_old = <int32_t*> malloc(max(words.shape[0], 1) * sizeof(int32_t))
+        if z_old == NULL:
+            free(rngs); free(dk)
+            raise MemoryError()
+        # the blocks write their n_wk changes nowhere (a scratch row): n_wk is rebuilt below
+        wk_target = NULL
+    try:
+        for b in range(n_blocks):
+            rngs[b] = get_bitgen(bit_generators[b])
+        with nogil:
+            if deferred and words.shape[0] > 0:
+                memcpy(z_old, zp, words.shape[0] * sizeof(int32_t))
+            for b in prange(n_blocks, num_threads=n_threads, schedule="dynamic"):
+                cum = <double*> malloc(K * sizeof(double))
+                nz = <int32_t*> malloc(K * sizeof(int32_t))
+                pos = <int32_t*> malloc(K * sizeof(int32_t))
+                if cum == NULL or nz == NULL or pos == NULL:
+                    failed += 1                     # a reduction, read after the loop
+                else:
+                    cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
+                                       wk_target, &n_dk[0, 0], dk + b * K, &word_factor[0, 0],
+                                       &word_mass[0], cp, rp, K, alpha, mode, scale, rngs[b],
+                                       cum, nz, pos, n_threads > 1)
+                    n_sampled += cnt
+                free(cum)
+                free(nz)
+                free(pos)
+            if deferred and failed == 0:
+                for w in prange(V, num_threads=n_threads, schedule="static"):
+                    for j in range(word_ptr[w], word_ptr[w + 1]):
+                        tok = word_tokens[j]
+                        k_old = z_old[tok]
+                        k_new = zp[tok]
+                        if k_old != k_new:
+                            n_wk[w, k_old] -= 1
+                            n_wk[w, k_new] += 1
+            for b in range(n_blocks):
+                for k in range(K):
+                    n_k[k] += dk[b * K + k]
+        if failed:
+            raise MemoryError()
+    finally:
+        free(rngs)
+        free(dk)
+        free(z_old)
+    return n_sampled
+
+
+def word_cumsum(const float[:, ::1] word_factor, double[:, ::1] out, int n_threads=1):
+    """``out[w] = word_factor[w].astype(float64).cumsum()`` (left to right), rows in
+    parallel: the word-bucket search table of ``noisy_gibbs_sweep_blocks``. Its last column
+    is ``noisy_snapshot``'s ``word_mass`` (the same sums)."""
+    cdef Py_ssize_t V = word_factor.shape[0], K = word_factor.shape[1], w, k
+    cdef double acc
+    if out.shape[0] != V or out.shape[1] != K:
+        raise ValueError("out must have the shape of word_factor")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    with nogil:
+        for w in prange(V, num_threads=n_threads, schedule="static"):
+            acc = 0.0
+            for k in range(K):
+                acc = acc + word_factor[w, k]
+                out[w, k] = acc
 
 
 def shuffle_segments(const int64_t[::1] ptr, int64_t[::1] values, object bit_generator):

@@ -202,9 +202,12 @@ def _npmi(co, n_docs):
     gensim's smoothing: log((p(a, b) + e) / (p(a) p(b))) / -log(p(a, b) + e)."""
     p = co / n_docs
     pw = np.diag(p)
+    denom = np.outer(pw, pw)
     with np.errstate(divide="ignore"):
-        pmi = np.log((p + _EPS) / np.outer(pw, pw))
-    return pmi / -np.log(p + _EPS)
+        pmi = np.log((p + _EPS) / np.where(denom > 0, denom, 1.0))
+    # a word absent from the reference text never co-occurs: the minimum, -1 (a private
+    # model's top word may well be absent from held-out text)
+    return np.where(denom > 0, pmi / -np.log(p + _EPS), -1.0)
 
 
 def npmi_coherence(X, topic_word, top_n=10, per_topic=False):

@@ -223,10 +223,11 @@ class Release:
                 f"n_words={self.topic_word.shape[1]}, {kind})")
 
 
-def fold_in(topic_word, X, doc_topic_prior, n_iter, seed):
+def fold_in(topic_word, X, doc_topic_prior, n_iter, seed, n_threads=1):
     """theta of each row of the (validated CSR) ``X`` with ``topic_word`` fixed: fold-in
     Gibbs sampling (papers/zhao2021 VII-A), ``n_iter`` sweeps, the second half averaged.
-    Each document's stream is keyed by ``seed`` and the document's content."""
+    Each document's stream is keyed by ``seed`` and the document's content (so the result
+    is the same for any ``n_threads``)."""
     corpus = Corpus.from_matrix(X)
     rngs = [np.random.Generator(np.random.PCG64(
         [seed, zlib.crc32(X.indices[X.indptr[d]:X.indptr[d + 1]].tobytes()),
@@ -234,6 +235,6 @@ def fold_in(topic_word, X, doc_topic_prior, n_iter, seed):
         for d in range(X.shape[0])]
     word_factor = np.ascontiguousarray(topic_word.T)
     mean_counts = _cgs.fold_in(corpus.doc_ptr, corpus.word_ids, word_factor, doc_topic_prior,
-                               n_iter, n_iter // 2, rngs)
+                               n_iter, n_iter // 2, rngs, n_threads)
     theta = mean_counts + doc_topic_prior
     return theta / theta.sum(axis=1, keepdims=True)

@@ -277,3 +277,16 @@ def test_top_words_on_demo():
     assert words[b.topic_names.index("medicine")][:2] == ["patient", "doctor"]
     with pytest.raises(ValueError, match="topic_word"):
         top_words(b.topic_word, b.vocabulary[:-1])
+
+
+def test_npmi_with_a_top_word_absent_from_the_reference_text_is_finite():
+    import scipy.sparse as sp
+    from dptm.metrics import npmi_coherence
+    X = sp.csr_matrix(np.array([[1, 1, 0], [1, 1, 0], [0, 1, 0]]))
+    tw = np.array([[0.5, 0.3, 0.2]])
+    per_pair = npmi_coherence(X, tw, top_n=3, per_topic=True)
+    # pairs (0,1): co-occur in 2 of 3 documents; (0,2), (1,2): word 2 never appears -> -1
+    p01 = 2 / 3
+    want01 = np.log(p01 / (2 / 3 * 1.0)) / -np.log(p01)
+    assert np.isfinite(per_pair).all()
+    assert per_pair[0] == pytest.approx((want01 - 2) / 3, abs=1e-9)

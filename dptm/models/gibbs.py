@@ -1,15 +1,58 @@
 """Collapsed Gibbs sampling LDA (Griffiths & Steyvers 2004), the non-private baseline
 that the private Gibbs samplers build on."""
+import numbers
 import time
 
 import numpy as np
 
 from .. import _cgs
-from .._utils import check_count_matrix, check_random_state
+from .._utils import check_count_matrix, check_random_state, spawn_generators
 from ..corpus import Corpus
 from ._base import TopicModelMixin
 
-__all__ = ["GibbsLDA", "GibbsState"]
+__all__ = ["GibbsLDA", "GibbsState", "effective_n_jobs"]
+
+# From this many topics the sweeps use SparseLDA's buckets (``_cgs.gibbs_sweep_sparse``),
+# O(K_w + K_d) per token, instead of the O(K) blocked search (crossover measured on KOS).
+_SPARSE_MIN_TOPICS = 500
+
+
+def effective_n_jobs(n_jobs):
+    """Number of threads for ``n_jobs`` (scikit-learn semantics): None is 1, a positive int
+    itself, -1 every core, -2 every core but one, ... (at least 1)."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"n_jobs must be None or a non-zero int, got {type(n_jobs).__name__}")
+    n_jobs = int(n_jobs)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be None, a positive int or a negative int (-1: all "
+                         "cores), got 0")
+    if n_jobs > 0:
+        return n_jobs
+    from joblib import cpu_count
+    return max(1, cpu_count() + 1 + n_jobs)
+
+
+def token_blocks(doc_ptr, n_parts=None, block_tokens=None):
+    """Document boundaries (``block_ptr``, starting at 0, ending at D) of consecutive
+    non-empty blocks: at most ``n_parts`` blocks of about equal token counts (cut at the
+    document boundary nearest to each multiple of N / n_parts), or blocks of about
+    ``block_tokens`` tokens (a block ends at the first document boundary at or past a
+    multiple of ``block_tokens``). Depends on the document lengths only."""
+    doc_ptr = np.asarray(doc_ptr, dtype=np.int64)
+    D, N = doc_ptr.size - 1, int(doc_ptr[-1])
+    if n_parts is not None:
+        cuts = np.arange(1, n_parts) * (N / n_parts)
+    else:
+        cuts = np.arange(block_tokens, N, block_tokens)
+    inner = np.clip(np.searchsorted(doc_ptr, cuts, side="left"), 1, D)
+    if n_parts is not None:
+        # the nearest document boundary to each cut
+        closer = (cuts - doc_ptr[inner - 1]) < (doc_ptr[inner] - cuts)
+        inner = inner - closer
+    ptr = np.unique(np.concatenate(([0], inner, [D])))
+    return ptr.astype(np.int64)
 
 
 class GibbsState:
@@ -50,6 +93,18 @@ class GibbsLDA(TopicModelMixin):
         Fold-in sweeps per document in ``transform`` (the second half is averaged).
     random_state : None, int, SeedSequence or numpy.random.Generator
         Seed of every random choice.
+    n_jobs : int, default=None
+        Threads (OpenMP) for the sweeps and for ``transform``: None is 1, -1 all cores.
+        With ``n_jobs > 1`` the sweeps are AD-LDA (Newman et al. 2009): the documents are
+        split into ``n_jobs`` parts of about equal token counts, each sampled with its own
+        random stream against the topic-word counts of the start of the sweep plus its own
+        moves, and the count changes are merged after the sweep. That is an approximation
+        of the serial sampler (standard, and negligible for corpora much larger than the
+        number of topics) whose result depends on ``n_jobs``: a seed reproduces a fit for
+        the same ``n_jobs`` only. ``n_jobs=1`` is the exact serial sampler. ``transform``
+        gives the same result for any ``n_jobs``. From 500 topics the sweeps use SparseLDA's
+        bucket decomposition (Yao et al. 2009; the same conditional, sampled in
+        O(K_w + K_d) per token: the non-zero topics of the word and of the document).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
@@ -79,13 +134,15 @@ class GibbsLDA(TopicModelMixin):
     """
 
     def __init__(self, n_components=10, *, doc_topic_prior=None, topic_word_prior=None,
-                 max_iter=100, transform_max_iter=50, random_state=None, verbose=0, callback=None):
+                 max_iter=100, transform_max_iter=50, random_state=None, n_jobs=None, verbose=0,
+                 callback=None):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
         self.max_iter = max_iter
         self.transform_max_iter = transform_max_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.callback = callback
 
@@ -93,14 +150,31 @@ class GibbsLDA(TopicModelMixin):
         """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words)."""
         self._check_common_params()
         corpus = Corpus.from_matrix(check_count_matrix(X, estimator=self))
+        n_threads = effective_n_jobs(self.n_jobs)
         rng = check_random_state(self.random_state)
         self.transform_seed_ = int(rng.integers(2**63))
         state = GibbsState(corpus, self.n_components, rng)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
+        sparse = self.n_components >= _SPARSE_MIN_TOPICS
+        if n_threads > 1:
+            parts = token_blocks(corpus.doc_ptr, n_parts=n_threads)
+            part_gens = [g.bit_generator for g in spawn_generators(rng, parts.size - 1)]
+        else:
+            parts = np.array([0, corpus.n_docs], dtype=np.int64)
+            part_gens = [rng.bit_generator]
         start = time.perf_counter()
         for it in range(1, self.max_iter + 1):
-            _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
-                             state.n_k, alpha, beta, rng.bit_generator)
+            if sparse:
+                _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                        state.n_dk, state.n_k, alpha, beta, parts, part_gens,
+                                        n_threads)
+            elif n_threads > 1:
+                _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                          state.n_dk, state.n_k, alpha, beta, parts, part_gens,
+                                          n_threads)
+            else:
+                _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                 state.n_dk, state.n_k, alpha, beta, rng.bit_generator)
             if self.verbose:
                 extra = ""
                 if self.verbose > 1:

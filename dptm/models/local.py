@@ -325,6 +325,9 @@ class LocalDPLDA(TopicModelMixin):
         Fold-in sweeps per document in ``transform``.
     random_state : None, int, SeedSequence or numpy.random.Generator
         Seeds the reconstruction and the sampler (one child stream each).
+    n_jobs : int, default=None
+        Threads of the Gibbs sampler and ``transform`` (as :class:`GibbsLDA`'s: None is
+        1, -1 all cores; a seed reproduces a fit for the same ``n_jobs``).
     verbose : int, default=0
     callback : callable, default=None
         ``callback(model, iteration)`` after every Gibbs sweep.
@@ -380,7 +383,8 @@ class LocalDPLDA(TopicModelMixin):
     def __init__(self, n_components=10, *, flip_probability=None, epsilon=None,
                  target_epsilon=None,
                  neighbouring="document", doc_topic_prior=None, topic_word_prior=None,
-                 max_iter=100, transform_max_iter=50, random_state=None, verbose=0, callback=None):
+                 max_iter=100, transform_max_iter=50, random_state=None, n_jobs=None, verbose=0,
+                 callback=None):
         self.n_components = n_components
         self.flip_probability = flip_probability
         self.epsilon = epsilon
@@ -391,6 +395,7 @@ class LocalDPLDA(TopicModelMixin):
         self.max_iter = max_iter
         self.transform_max_iter = transform_max_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.callback = callback
 
@@ -420,7 +425,7 @@ class LocalDPLDA(TopicModelMixin):
         lda = GibbsLDA(self.n_components, doc_topic_prior=self.doc_topic_prior_,
                        topic_word_prior=self.topic_word_prior_, max_iter=self.max_iter,
                        transform_max_iter=self.transform_max_iter, random_state=gibbs_rng,
-                       verbose=0, callback=callback).fit(R)
+                       n_jobs=self.n_jobs, verbose=0, callback=callback).fit(R)
         self._set_topics(lda.components_)
         self.doc_topic_ = lda.doc_topic_
         self.n_iter_ = lda.n_iter_

@@ -59,13 +59,23 @@ from ..corpus import Corpus
 from ..exceptions import NotHardenedWarning
 from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
 from ._base import TopicModelMixin
-from .gibbs import GibbsState
+from .gibbs import GibbsState, effective_n_jobs, token_blocks
 
 __all__ = ["NoisyGibbsLDA", "SubsampledGibbsLDA", "inherent_epsilon", "plain_sweep_epsilon"]
 
 _SQRT2 = math.sqrt(2.0)
 _KIND = {"laplace": 1, "gaussian": 2, "discrete_laplace": 3, "discrete_gaussian": 4}
 _NO_TABLE = np.zeros((0, 0), dtype=np.float64)
+# Documents are swept in blocks of about this many tokens, each with its own secret stream:
+# the blocks depend only on the (public) document lengths, never on n_jobs, so a fit is
+# the same for any number of threads.
+_BLOCK_TOKENS = 4096
+# From this many topics the word bucket of a sweep is found by binary search in per-word
+# running sums built once per snapshot (same draws as the linear scan; measured on KOS).
+_WORD_SEARCH_MIN_TOPICS = 64
+# Snapshot rows are drawn in blocks of about this many counts, each block from its own
+# child of the secret noise generator (V and K only decide the blocks).
+_SNAPSHOT_BLOCK_ENTRIES = 1 << 16
 _SNAPSHOT_LABEL = "noisy snapshot of the topic-word counts"
 _SAMPLING_LABEL = "topic sampling step (inherent privacy of the clipped snapshot sampler)"
 
@@ -136,15 +146,24 @@ class _Noise:
     def sigma(self):
         return self.scale
 
-    def snapshot(self, n_wk, clip, beta, bit_generator, out=None):
+    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1):
         """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
-        ``out`` (a previous return value) when given."""
+        ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
+        or a list (one per block of rows, see ``_snapshot_generators``)."""
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator)
+                            *out, bit_generator, n_threads)
         return out
+
+
+def _snapshot_generators(noise_rng, n_words, n_topics):
+    """One child of the secret ``noise_rng`` per block of snapshot rows: blocks of about
+    ``_SNAPSHOT_BLOCK_ENTRIES`` counts, from V and K only (public), never from n_jobs. A
+    block's generator draws its rows' noise in every snapshot of the fit."""
+    rows = max(1, -(-_SNAPSHOT_BLOCK_ENTRIES // max(n_topics, 1)))
+    return [g.bit_generator for g in _child_generators(noise_rng, -(-n_words // rows))]
 
 
 def _bisect(ok, lo, hi):
@@ -226,6 +245,33 @@ class _SnapshotGibbsBase(TopicModelMixin):
         state = GibbsState(corpus, self.n_components, init_rng)
         trace_idx = _check_trace_tokens(self.trace_tokens, corpus.n_tokens) if self.record_trace else None
         return corpus, state, noise_rng, sweep_rng, trace_idx
+
+    def _sweeper(self, corpus, sweep_rng, n_threads):
+        """The noisy sweep of this fit: documents in fixed blocks (public document
+        lengths only), block ``b`` drawing from its own child of the secret ``sweep_rng``
+        for every sweep, so the result does not depend on ``n_threads``. Returns
+        ``sweep(state, snap, alpha, rate, table, new_snapshot)``; the generators live in
+        its closure, dropped with it at the end of ``fit``."""
+        block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
+        gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
+        K = self.n_components
+        word_cum = (np.empty((corpus.n_words, K)) if K >= _WORD_SEARCH_MIN_TOPICS else None)
+        word_ptr = word_tokens = None
+        if n_threads > 1:
+            # token positions grouped by word: the true counts are updated after each sweep,
+            # in parallel over words (internal to the fit, like the counts themselves)
+            word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
+            word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
+                corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
+
+        def sweep(state, snap, alpha, rate, table, new_snapshot):
+            if word_cum is not None and new_snapshot:
+                _cgs.word_cumsum(snap[1], word_cum, n_threads)
+            return _cgs.noisy_gibbs_sweep_blocks(
+                corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
+                snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, word_cum,
+                word_ptr, word_tokens)
+        return sweep
 
     def _assumed_public(self, clipped):
         D, V, N = self._corpus_shape
@@ -342,6 +388,14 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         keyed from the operating system (``dptm._random.secret_generator``). A seed is a
         test mode: reproducible, with a ``SeededPrivacyWarning`` and a report whose first
         line says the guarantee holds only while the seed stays secret.
+    n_jobs : int, default=None
+        Threads (OpenMP) for the sweeps and ``transform``: None is 1, -1 all cores. Exact
+        whatever its value: the word factor is fixed during a sweep, so documents are
+        swept in fixed blocks of about 4096 tokens (cut at document boundaries, from the
+        document lengths only), each block drawing its token selection and topics from its
+        own child of the secret generator; the blocks are independent given the snapshot
+        and the true counts are merged with integer additions. The fit (in test mode: the
+        output for a seed) is the same for every ``n_jobs``.
     verbose : int, default=0
     callback : callable, default=None
         ``callback(model, iteration)`` after every sweep.
@@ -411,7 +465,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                  mechanism="discrete_laplace", noise_schedule="every", doc_topic_prior=None,
                  topic_word_prior=None,
                  max_iter=100, transform_max_iter=50, record_trace=False, trace_tokens=None,
-                 random_state=None, verbose=0, callback=None):
+                 random_state=None, n_jobs=None, verbose=0, callback=None):
         self.n_components = n_components
         self.epsilon_per_iter = epsilon_per_iter
         self.noise_multiplier = noise_multiplier
@@ -427,6 +481,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         self.record_trace = record_trace
         self.trace_tokens = trace_tokens
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.callback = callback
 
@@ -536,7 +591,10 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         """Fit to the doc-term count matrix ``X`` (n_docs, n_words); see the class
         docstring for what is released and how it is accounted."""
         delta = self._check_params()
+        n_threads = effective_n_jobs(self.n_jobs)
         corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
+        sweep = self._sweeper(corpus, sweep_rng, n_threads)
+        noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
         T = self.max_iter
         self.clip_, clipped = self._effective_clip(corpus)
@@ -560,11 +618,9 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
             else:
                 if noisy:
                     # a fresh array per snapshot when tracing (the trace keeps them all)
-                    snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
-                                          snap if self.trace_ is None else None)
-                _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
-                                       state.n_dk, state.n_k, snap[1], snap[2], alpha, 1.0,
-                                       _NO_TABLE, sweep_rng.bit_generator)
+                    snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
+                                          snap if self.trace_ is None else None, n_threads)
+                sweep(state, snap, alpha, 1.0, _NO_TABLE, noisy)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
                 self._progress(it)
@@ -630,7 +686,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
     rdp_order : int, default=14
         Order alpha of the paper's eps_subsample(alpha) and efficiency-privacy function I.
     doc_topic_prior, topic_word_prior, max_iter, transform_max_iter, record_trace,
-    trace_tokens, random_state, verbose, callback
+    trace_tokens, random_state, n_jobs, verbose, callback
         As in :class:`NoisyGibbsLDA`.
 
     Attributes
@@ -678,7 +734,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                  convergence_window=3, accounting="sound", rdp_order=14,
                  doc_topic_prior=None, topic_word_prior=None, max_iter=100,
                  transform_max_iter=50, record_trace=False, trace_tokens=None,
-                 random_state=None, verbose=0, callback=None):
+                 random_state=None, n_jobs=None, verbose=0, callback=None):
         self.n_components = n_components
         self.sample_rate = sample_rate
         self.noise_multiplier = noise_multiplier
@@ -700,6 +756,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         self.record_trace = record_trace
         self.trace_tokens = trace_tokens
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.callback = callback
 
@@ -798,7 +855,10 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         """Fit to ``X``; ``eval_X`` (held-out, non-private documents) is only used by the
         stopping rule."""
         gamma, delta, v, q = self._check_params(eval_X)
+        n_threads = effective_n_jobs(self.n_jobs)
         corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
+        sweep = self._sweeper(corpus, sweep_rng, n_threads)
+        noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
         T = self.max_iter           # accounted, even if the stopping rule ends earlier
         self.clip_, clipped = self._effective_clip(corpus)
@@ -822,13 +882,11 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         it = 0
         for it in range(1, self.max_iter + 1):
             # a fresh array per snapshot when tracing (the trace keeps them all)
-            snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_rng.bit_generator,
-                                  snap if self.trace_ is None else None)
+            snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
+                                  snap if self.trace_ is None else None, n_threads)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
-            _cgs.noisy_gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
-                                   state.n_dk, state.n_k, snap[1], snap[2], alpha, gamma, table,
-                                   sweep_rng.bit_generator)
+            sweep(state, snap, alpha, gamma, table, True)
             self._trace_add(state, s, True)
             stop = False
             if self.convergence_tol is not None:
