@@ -20,6 +20,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from _harness import Case, add_ratios, data_path, parser, report, run_cases  # noqa: E402
 
 
