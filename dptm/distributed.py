@@ -367,7 +367,7 @@ def _sum_counts(counts, V, K):
 
 
 def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
-    from .models.gibbs import effective_n_jobs
+    from ._threads import effective_n_jobs
     from .models.private_gibbs import (NoisyGibbsLDA, _NO_TABLE, _snapshot_generators,
                                        inherent_epsilon, plain_sweep_epsilon)
     from .accounting import recipes

@@ -18,7 +18,8 @@ from dptm import GibbsLDA, LocalDPLDA, NoisyGibbsLDA, SubsampledGibbsLDA, _cgs
 from dptm.corpus import Corpus
 from dptm.datasets import make_lda_corpus
 from dptm.models import private_gibbs
-from dptm.models.gibbs import GibbsState, effective_n_jobs, token_blocks
+from dptm._threads import effective_n_jobs
+from dptm.models.gibbs import GibbsState, token_blocks
 
 from test_private_gibbs import reference_noisy_sweep, word_mass
 

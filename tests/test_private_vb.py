@@ -166,3 +166,13 @@ def test_public_init_topics_are_used_and_reported():
     cos = (m.topic_word_ / np.linalg.norm(m.topic_word_, axis=1, keepdims=True)) @ \
         (phi / np.linalg.norm(phi, axis=1, keepdims=True)).T
     assert np.all(np.diag(cos) > 0.8)
+
+
+def test_fit_is_the_same_for_every_n_jobs():
+    X = _corpus(4, D=80)
+    fits = [_fit(3, stages=((0.5, 2), (0.5, 1)), n_jobs=j, random_state=7).fit(X)
+            for j in (None, 2, -1)]
+    for m in fits[1:]:
+        assert np.array_equal(m.components_, fits[0].components_)
+    with pytest.raises(ValueError, match="n_jobs"):
+        PrivateBatchLDA(3, n_jobs=0).fit(X)

@@ -148,7 +148,7 @@ class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         ndarray of shape (n_docs, n_components); rows sum to 1.
         """
         X = self._check_transform_input(X)
-        from .gibbs import effective_n_jobs     # estimators with n_jobs: fold-in threads
+        from .._threads import effective_n_jobs   # estimators with n_jobs: fold-in threads
         return fold_in(self.topic_word_, X, self.doc_topic_prior_, self.transform_max_iter,
                        self.transform_seed_, effective_n_jobs(getattr(self, "n_jobs", None)))
 

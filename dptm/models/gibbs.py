@@ -1,37 +1,20 @@
 """Collapsed Gibbs sampling LDA (Griffiths & Steyvers 2004), the non-private baseline
 that the private Gibbs samplers build on."""
-import numbers
 import time
 
 import numpy as np
 
 from .. import _cgs
+from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_random_state, spawn_generators
 from ..corpus import Corpus
 from ._base import TopicModelMixin
 
-__all__ = ["GibbsLDA", "GibbsState", "effective_n_jobs"]
+__all__ = ["GibbsLDA", "GibbsState"]
 
 # From this many topics the sweeps use SparseLDA's buckets (``_cgs.gibbs_sweep_sparse``),
 # O(K_w + K_d) per token, instead of the O(K) blocked search (crossover measured on KOS).
 _SPARSE_MIN_TOPICS = 500
-
-
-def effective_n_jobs(n_jobs):
-    """Number of threads for ``n_jobs`` (scikit-learn semantics): None is 1, a positive int
-    itself, -1 every core, -2 every core but one, ... (at least 1)."""
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(f"n_jobs must be None or a non-zero int, got {type(n_jobs).__name__}")
-    n_jobs = int(n_jobs)
-    if n_jobs == 0:
-        raise ValueError("n_jobs must be None, a positive int or a negative int (-1: all "
-                         "cores), got 0")
-    if n_jobs > 0:
-        return n_jobs
-    from joblib import cpu_count
-    return max(1, cpu_count() + 1 + n_jobs)
 
 
 def token_blocks(doc_ptr, n_parts=None, block_tokens=None):

@@ -59,7 +59,8 @@ from ..corpus import Corpus
 from ..exceptions import NotHardenedWarning
 from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
 from ._base import TopicModelMixin
-from .gibbs import GibbsState, effective_n_jobs, token_blocks
+from .._threads import effective_n_jobs
+from .gibbs import GibbsState, token_blocks
 
 __all__ = ["NoisyGibbsLDA", "SubsampledGibbsLDA", "inherent_epsilon", "plain_sweep_epsilon"]
 

@@ -21,6 +21,7 @@ from scipy.special import psi
 
 from .. import _svi
 from .._random import private_generator, public_seed
+from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_int, check_positive, check_real
 from ..mechanisms import lattice_gaussian
 from ._base import TopicModelMixin
@@ -49,7 +50,7 @@ def _exp_dirichlet(x):
     return np.exp(psi(x) - psi(x.sum(axis=-1, keepdims=True)))
 
 
-def _estep(X, exp_elog_beta_t, alpha, max_iter=50, tol=1e-3):
+def _estep(X, exp_elog_beta_t, alpha, max_iter=50, tol=1e-3, n_threads=1):
     """Variational E-step of the documents of CSR ``X`` (Cython kernel ``lda_e_step``).
 
     Returns ``(exp_elog_theta, phinorm, rows)``: exp(E[log theta]) per document (D x K),
@@ -62,14 +63,15 @@ def _estep(X, exp_elog_beta_t, alpha, max_iter=50, tol=1e-3):
     gamma = np.ascontiguousarray(np.full((D, K), alpha) + lengths / K)
     _svi.lda_e_step(X.indptr.astype(np.int64), X.indices.astype(np.int32),
                     X.data.astype(np.float64), np.arange(D, dtype=np.int64),
-                    exp_elog_beta_t, gamma, float(alpha), tol=tol, max_iter=max_iter)
+                    exp_elog_beta_t, gamma, float(alpha), tol=tol, max_iter=max_iter,
+                    n_threads=n_threads)
     rows = np.repeat(np.arange(D), np.diff(X.indptr))
     et = _exp_dirichlet(gamma)
     phinorm = np.einsum("ik,ik->i", et[rows], exp_elog_beta_t[X.indices]) + 1e-100
     return et, phinorm, rows
 
 
-def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False):
+def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1):
     """Sum over the documents of CSR ``X`` of their expected K x V topic-word counts, each
     document's contribution scaled to L2 norm ``norm`` (empty documents contribute 0).
 
@@ -94,7 +96,7 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False):
         stop = int(np.searchsorted(X.indptr, X.indptr[start] + _CHUNK_NNZ, side="right"))
         stop = min(D, max(stop - 1, start + 1))
         Xc = X[start:stop]
-        et, phinorm, rows = _estep(Xc, eb_t, alpha)
+        et, phinorm, rows = _estep(Xc, eb_t, alpha, n_threads=n_threads)
         # contribution of pair (d, w) to topic k: n_dw et[d, k] eb[w, k] / phinorm_dw
         weight = (1.0 if presence else Xc.data) / phinorm
         contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
@@ -171,6 +173,9 @@ class PrivateBatchLDA(TopicModelMixin):
         Default 1 / K.
     transform_max_iter : int, default=50
         Gibbs fold-in sweeps of ``transform``.
+    n_jobs : int, optional
+        Threads of the E-step and of ``transform`` (scikit-learn semantics; -1: all
+        cores). The fit is the same for every value.
     random_state : None, int, SeedSequence or Generator
         None (default): all randomness (partition, start, noise) from the secret
         generator. Anything else is a labelled test mode.
@@ -195,7 +200,7 @@ class PrivateBatchLDA(TopicModelMixin):
     def __init__(self, n_components=10, *, target_epsilon=1.0, target_delta=1e-5,
                  stages=None, clip_norm=1.0, threshold=3.0, init_topics=None,
                  doc_topic_prior=None, topic_word_prior=None, transform_max_iter=50,
-                 random_state=None, verbose=0):
+                 n_jobs=None, random_state=None, verbose=0):
         self.n_components = n_components
         self.target_epsilon = target_epsilon
         self.target_delta = target_delta
@@ -206,6 +211,7 @@ class PrivateBatchLDA(TopicModelMixin):
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
         self.transform_max_iter = transform_max_iter
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -227,13 +233,14 @@ class PrivateBatchLDA(TopicModelMixin):
 
     def fit(self, X, y=None):
         X = check_count_matrix(X, estimator=self, reset=True).tocsr()
+        threads = effective_n_jobs(self.n_jobs)
 
         def prepare(gen, fractions):
             # secret partition: each document's stage drawn independently of the data
             part = gen.choice(len(fractions), size=X.shape[0], p=fractions)
             blocks = [X[np.flatnonzero(part == s)] for s in range(len(fractions))]
             return lambda s, beta, alpha, C, g, presence: _expected_counts(
-                blocks[s], beta, alpha, C, granularity=g, presence=presence)
+                blocks[s], beta, alpha, C, granularity=g, presence=presence, n_threads=threads)
 
         return self._fit_staged(X.shape[1], prepare)
 
