@@ -74,6 +74,13 @@ def _vips(a):
                             verbose=a.verbose)
 
 
+def _batch_vb(a):
+    from .models.private_vb import PrivateBatchLDA
+    return PrivateBatchLDA(n_components=a.topics, target_epsilon=a.epsilon,
+                           target_delta=a.delta, n_jobs=a.jobs, random_state=a.seed,
+                           verbose=a.verbose)
+
+
 def _local_budget(a):
     # --epsilon: the total per document (the estimators' target_epsilon, "document"
     # neighbours); --epsilon-per-word: the clients' per-bit level
@@ -127,6 +134,8 @@ MODELS = {
                 lambda a: _hdp_lda(a, "last", clip=None, beta=None)),
     "sub-lda": ("word-level DP: Poisson-subsampled sweeps, Gaussian snapshots (Huang et al. 2022)",
                 _sub_lda),
+    "batch-vb": ("document-level DP: staged private batch VB (recommended for documents)",
+                 _batch_vb),
     "vips": ("document-level DP: private stochastic variational inference (Park et al. 2016)",
              _vips),
     "lp-lda": ("local DP: clients randomize word presence, server runs Gibbs (Zhao et al. 2021)",

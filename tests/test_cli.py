@@ -254,3 +254,13 @@ def test_topicdp_samples_its_sensitivity_on_a_public_reference(raw_text, tmp_pat
     assert code == 0, out
     report = Release.load(str(save)).privacy
     assert report.gamma == 0.5 and "reference" in " ".join(report.assumed_public + report.notes)
+
+
+def test_batch_vb_model_reaches_the_total_in_parallel_stages():
+    code, out = run("fit", "--model", "batch-vb", "--epsilon", "2", "-k", "4", "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert 1.9 < res["privacy"]["epsilon"] <= 2.0 * (1 + 1e-6)
+    assert len(res["top_words"]) == 4
+    # two stages, each calibrated to the total: parallel, not sequential, composition
+    assert [m["count"] for m in res["privacy"]["mechanisms"]] == [4, 1]
