@@ -44,6 +44,7 @@ PRIVATE = {
     "cdp-lda+": (["--epsilon-per-iter", "1"], None),
     "zhu-lda": (["--epsilon-per-iter", "1"], None),
     "sub-lda": (["--noise-multiplier", "2"], None),
+    "batch-vb": (["--epsilon", "4"], 4.0),
     "vips": (["--epsilon", "4"], 4.0),
     "lp-lda": (["--epsilon", "3"], 3.0),        # the total per document (#18)
     "olp-lda": (["--epsilon", "3"], 3.0),
