@@ -64,8 +64,8 @@ def kos():
 
 def c50():
     from sklearn.feature_extraction.text import CountVectorizer
-    texts = load_reuters_c50(os.path.join(shared_data_dir(), "reuters_c50", "C50.tar.gz"),
-                             subset="all")
+    texts, _authors = load_reuters_c50(
+        os.path.join(shared_data_dir(), "reuters_c50", "C50.tar.gz"), subset="all")
     # the benchmark treats this 5,000-word vocabulary as public (a real deployment would
     # take it from public text or select it with dptm.DPVocabulary)
     X = CountVectorizer(stop_words="english", max_features=5000, min_df=3).fit_transform(texts)
