@@ -308,3 +308,17 @@ def check_index_array(ids, name, n, ndim=1):
         bad = arr[(arr < 0) | (arr >= n)].ravel()[0]
         raise ValueError(f"{name} must hold ids in [0, {n}), got {bad}")
     return arr.astype(np.int64)
+
+
+def groups_argument(groups, users, owner):
+    """The grouping argument (one user / author id per document): ``groups``, the name
+    TopicDP and scikit-learn use; ``users`` is its former name in DPVocabulary and
+    FullyPrivateTopicModel, accepted with a FutureWarning."""
+    if users is None:
+        return groups
+    if groups is not None:
+        raise TypeError(f"{owner}.fit got both groups= and users=; pass groups= only")
+    import warnings
+    warnings.warn(f"{owner}.fit(users=...) is renamed groups= (as in TopicDP); users= will "
+                  "be removed", FutureWarning, stacklevel=3)
+    return users

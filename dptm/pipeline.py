@@ -82,7 +82,7 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
 
     Privacy
     -------
-    Stage 1 protects users (``users`` given) or documents (``users=None``: every document
+    Stage 1 protects users (``groups`` given) or documents (``groups=None``: every document
     is a user, the setting of papers/manzonelli2024). Stage 2 protects documents (VIPS,
     Zhu et al.) or users (TopicDP with ``groups``). Preprocessing and sanitization are
     per-document maps (stable functions, papers/manzonelli2024 App. F), so the composition
@@ -163,27 +163,30 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         return vocab, model
 
     # -- fit -------------------------------------------------------------------------
-    def fit(self, documents, users=None):
+    def fit(self, documents, groups=None, *, users=None):
         """Select the vocabulary privately, sanitize, fit the private topic model.
 
         Parameters
         ----------
         documents : list of str or list of list of str
             Raw texts (preprocessed with ``preprocessor``) or token lists.
-        users : array-like of shape (n_docs,), optional
+        groups : array-like of shape (n_docs,), optional
             Author of each document (user-level vocabulary selection; passed as ``groups``
             to models that take it, such as TopicDP).
+        users : deprecated name of ``groups``.
 
         Returns
         -------
         self
         """
+        from ._utils import groups_argument
+        users = groups_argument(groups, users, "FullyPrivateTopicModel")
         vocab, model = self._check_stages()
         tokens = self._tokens(documents)
         if users is not None:
             users = np.asarray(users)
             if users.ndim != 1 or users.shape[0] != len(tokens):
-                raise ValueError(f"users must have one id per document ({len(tokens)}), got "
+                raise ValueError(f"groups must have one id per document ({len(tokens)}), got "
                                  f"shape {users.shape}")
         from ._random import private_generator
         gen, seeded = private_generator(self.random_state, "FullyPrivateTopicModel")
@@ -257,7 +260,7 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
                          "guarantee papers/manzonelli2024 asks for")
         elif per_document:
             adjacency = "document"
-            notes.append("users=None: every document is its own user, so both stages are "
+            notes.append("groups=None: every document is its own user, so both stages are "
                          "document-level (user-level if each document has a distinct author)")
         else:
             adjacency = "user" if m_adj == "user" else "document"

@@ -355,7 +355,7 @@ class DPVocabulary(BaseEstimator):
             rho += 2.0 * g
         return noise, scale, rho, true_delta, g, sens
 
-    def fit(self, token_lists, users=None):
+    def fit(self, token_lists, groups=None, *, users=None):
         """Select the vocabulary.
 
         Parameters
@@ -363,8 +363,9 @@ class DPVocabulary(BaseEstimator):
         token_lists : list of list of str
             One token list per document (e.g. from :func:`dptm.text.preprocess`). A count
             matrix is refused (TypeError).
-        users : array-like of shape (n_docs,), optional
+        groups : array-like of shape (n_docs,), optional
             The user (author) of each document; each document is its own user when None.
+        users : deprecated name of ``groups``.
 
         Returns
         -------
@@ -375,6 +376,8 @@ class DPVocabulary(BaseEstimator):
         from ._random import private_generator
         from .exceptions import NotHardenedWarning
 
+        from ._utils import groups_argument
+        users = groups_argument(groups, users, "DPVocabulary")
         eps, delta, cap = self._check_params()
         docs = _check_token_lists(token_lists)
         n_docs = len(docs)
@@ -383,7 +386,7 @@ class DPVocabulary(BaseEstimator):
         else:
             u = np.asarray(users)
             if u.ndim != 1 or u.shape[0] != n_docs:
-                raise ValueError(f"users must have one id per document ({n_docs}), got shape "
+                raise ValueError(f"groups must have one id per document ({n_docs}), got shape "
                                  f"{u.shape}")
             _, uidx = np.unique(u, return_inverse=True)
 
@@ -480,7 +483,7 @@ class DPVocabulary(BaseEstimator):
         else:
             notes.append("floating-point Gaussian sampler: not hardened")
         if per_document:
-            notes.append("users=None: each document is its own user (document adjacency)")
+            notes.append("groups=None: each document is its own user (document adjacency)")
         if self.paper_threshold:
             notes.append(
                 f"paper_threshold=True: Carvalho et al.'s single-word threshold; it was claimed "
@@ -510,8 +513,8 @@ class DPVocabulary(BaseEstimator):
         keep = set(self.vocabulary_.tolist())
         return [[t for t in doc if t in keep] for doc in _check_token_lists(token_lists)]
 
-    def fit_transform(self, token_lists, users=None):
-        return self.fit(token_lists, users).transform(token_lists)
+    def fit_transform(self, token_lists, groups=None, *, users=None):
+        return self.fit(token_lists, groups, users=users).transform(token_lists)
 
 
 def _noisy_weights(weights, noise, scale, granularity, gen):

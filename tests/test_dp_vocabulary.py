@@ -188,7 +188,7 @@ def test_user_level_caps_a_prolific_user():
     # one user writing 300 documents with the word "spam" is still one user
     docs = [["spam"]] * 300 + [["ham", "eggs"]] * 300
     users = ["spammer"] * 300 + [f"u{i}" for i in range(300)]
-    v = DPVocabulary(1.0, 1e-5, random_state=0).fit(docs, users=users)
+    v = DPVocabulary(1.0, 1e-5, random_state=0).fit(docs, groups=users)
     assert v.vocabulary_.tolist() == ["eggs", "ham"]
     assert v.privacy_.adjacency == "user"
     per_doc = DPVocabulary(1.0, 1e-5, random_state=0).fit(docs)
@@ -220,8 +220,8 @@ def test_bad_inputs():
         DPVocabulary().fit([])
     with pytest.raises(ValueError, match="no tokens"):
         DPVocabulary().fit([[], []])
-    with pytest.raises(ValueError, match="users"):
-        DPVocabulary().fit([["a"], ["b"]], users=[1])
+    with pytest.raises(ValueError, match="groups"):
+        DPVocabulary().fit([["a"], ["b"]], groups=[1])
 
 
 @pytest.mark.parametrize("bad", [np.eye(3, dtype=int), np.array([["a", "b"]]),
@@ -255,7 +255,7 @@ def test_reuters_c50_with_authors(reuters_c50):
     keep = np.arange(0, 2500, 2)                       # half of the training articles
     docs = preprocess([texts[i] for i in keep], stop_words="sklearn")
     users = np.asarray(authors)[keep]
-    v = DPVocabulary(10.0, 1e-5, max_contribution=5, random_state=0).fit(docs, users=users)
+    v = DPVocabulary(10.0, 1e-5, max_contribution=5, random_state=0).fit(docs, groups=users)
     assert v.privacy_.adjacency == "user" and 1 <= v.vocabulary_.size <= 50
     per_doc = DPVocabulary(10.0, 1e-5, max_contribution=5, random_state=0).fit(docs)
     assert per_doc.vocabulary_.size > 5 * v.vocabulary_.size
@@ -354,3 +354,15 @@ def test_lattice_accounting_of_the_laplace_threshold():
     assert abs((v.threshold_ - rho) - 2 * g) < 1e-14
     assert thr_ev.epsilon == 0.0 and thr_ev.delta == 1e-5
     assert v.privacy_.epsilon(1e-5) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_grouping_argument_is_groups_and_users_is_a_deprecated_alias():
+    docs = [["a", "b"], ["a"], ["b", "c"], ["a", "c"]]
+    ids = [0, 0, 1, 2]
+    with pytest.warns(FutureWarning, match="groups="):
+        old = DPVocabulary(2.0, 1e-5, random_state=3).fit(docs, users=ids)
+    new = DPVocabulary(2.0, 1e-5, random_state=3).fit(docs, groups=ids)
+    assert old.privacy_.to_state() == new.privacy_.to_state()
+    assert new.privacy_.adjacency == old.privacy_.adjacency
+    with pytest.raises(TypeError, match="groups= only"):
+        DPVocabulary().fit(docs, groups=ids, users=ids)

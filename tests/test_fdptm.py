@@ -59,7 +59,7 @@ def test_composition_is_basic_composition_of_both_stages():
 def test_users_with_a_document_level_model_use_group_privacy():
     users = np.arange(len(DOCS)) // 3
     f = FullyPrivateTopicModel(DPVocabulary(1.0, 1e-5, max_contribution=10), vips(3.0),
-                               random_state=0).fit(DOCS, users=users)
+                               random_state=0).fit(DOCS, groups=users)
     v_event, m_event = f.privacy_.event.events
     assert isinstance(v_event, ApproxDPEvent)
     assert v_event.epsilon == pytest.approx(2.0)
@@ -74,7 +74,7 @@ def test_topicdp_model_is_user_level_random_dp():
                  gamma=0.5)
     public = ["storm rain flood river", "vote poll candidate senate"] * 40   # public corpus
     f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), dp,
-                               reference_documents=public, random_state=0).fit(DOCS, users=users)
+                               reference_documents=public, random_state=0).fit(DOCS, groups=users)
     assert f.model_.reference_X.shape == (80, f.vocabulary_.size)
     rep = f.privacy_
     assert rep.adjacency == "user" and rep.gamma == 0.5
@@ -122,8 +122,8 @@ def test_errors():
         FullyPrivateTopicModel(vocabulary="all").fit(DOCS)
     with pytest.raises(TypeError, match="single string"):
         FullyPrivateTopicModel().fit("one document")
-    with pytest.raises(ValueError, match="users"):
-        FullyPrivateTopicModel(DPVocabulary(3.0, max_contribution=10), vips()).fit(DOCS, users=[1])
+    with pytest.raises(ValueError, match="groups"):
+        FullyPrivateTopicModel(DPVocabulary(3.0, max_contribution=10), vips()).fit(DOCS, groups=[1])
     with pytest.raises(ValueError, match="empty corpus"):
         FullyPrivateTopicModel().fit([])
     with pytest.raises(ValueError, match="reference_X"):
