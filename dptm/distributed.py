@@ -59,7 +59,7 @@ import scipy.sparse as sp
 from randomgen import AESCounter
 
 from ._random import private_generator, public_seed
-from ._utils import check_count_matrix, check_int, check_positive
+from ._utils import check_count_matrix, check_int
 
 __all__ = ["fit_distributed"]
 

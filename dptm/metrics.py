@@ -20,7 +20,6 @@ privacy, but evaluating on the private training corpus (e.g. coherence with ``X`
 training data) reveals information about it and is not itself private.
 """
 import numpy as np
-import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from ._utils import check_count_matrix, check_int, check_positive, check_probability_matrix
