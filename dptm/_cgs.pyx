@@ -222,6 +222,22 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
         free(cum)
 
 
+def _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_generators,
+                      int n_threads):
+    """Arguments shared by the AD-LDA kernels: threads, one generator per partition, and
+    partition boundaries from 0 to D, non-decreasing."""
+    cdef Py_ssize_t p, P = part_ptr.shape[0] - 1
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if P < 1 or len(bit_generators) != P:
+        raise ValueError("need one bit generator per partition")
+    if part_ptr[0] != 0 or part_ptr[P] != D:
+        raise ValueError("part_ptr must start at 0 and end at the number of documents")
+    for p in range(P):
+        if part_ptr[p + 1] < part_ptr[p]:
+            raise ValueError("part_ptr must be non-decreasing")
+
+
 def gibbs_sweep_parallel(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
                          int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
                          double alpha, double beta, const int64_t[::1] part_ptr,
@@ -242,15 +258,7 @@ def gibbs_sweep_parallel(const int64_t[::1] doc_ptr, const int32_t[::1] words, i
     cdef Py_ssize_t P = part_ptr.shape[0] - 1, p, w, k, VK = V * K
     cdef int failed = 0
     cdef int64_t acc
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
-    if P < 1 or len(bit_generators) != P:
-        raise ValueError("need one bit generator per partition")
-    if part_ptr[0] != 0 or part_ptr[P] != D:
-        raise ValueError("part_ptr must start at 0 and end at the number of documents")
-    for p in range(P):
-        if part_ptr[p + 1] < part_ptr[p]:
-            raise ValueError("part_ptr must be non-decreasing")
+    _check_partitions(part_ptr, D, bit_generators, n_threads)
     if D <= 0 or K <= 0 or words.shape[0] == 0:
         return
     cdef bitgen_t** rngs = <bitgen_t**> malloc(P * sizeof(bitgen_t*))
@@ -453,15 +461,7 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     cdef Py_ssize_t P = part_ptr.shape[0] - 1, p, w, k, VK = V * K
     cdef int failed = 0
     cdef int64_t acc
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
-    if P < 1 or len(bit_generators) != P:
-        raise ValueError("need one bit generator per partition")
-    if part_ptr[0] != 0 or part_ptr[P] != D:
-        raise ValueError("part_ptr must start at 0 and end at the number of documents")
-    for p in range(P):
-        if part_ptr[p + 1] < part_ptr[p]:
-            raise ValueError("part_ptr must be non-decreasing")
+    _check_partitions(part_ptr, D, bit_generators, n_threads)
     if D <= 0 or K <= 0 or words.shape[0] == 0:
         return
     cdef bitgen_t** rngs = <bitgen_t**> malloc(P * sizeof(bitgen_t*))
