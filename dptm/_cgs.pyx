@@ -7,11 +7,13 @@ word-major ``n_wk[w, k]`` (the K counts of one word are contiguous), document-to
 ``n_dk[d, k]``, topic totals ``n_k[k]``. Kernels take numpy's BitGenerator and draw from it
 through its C API; they know nothing of estimators, privacy or I/O.
 """
+from fractions import Fraction
+
 import numpy as np
 
 from libc.math cimport exp, log, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport calloc, malloc, free
+from libc.stdlib cimport abort, calloc, malloc, free
 from libc.string cimport memcpy
 from cython.parallel cimport parallel, prange
 from numpy.random cimport bitgen_t
@@ -703,20 +705,31 @@ cdef extern from *:
     double dptm_u128_to_double(uint128 a) nogil
 
 
+cdef bint _resolve(bitgen_t* rng, uint64_t u, object num, object den,
+                   object scale) noexcept with gil:
+    """The rare exact path: U * scale < exp(-num / den) for the uniform U whose first 64
+    bits are ``u`` (more are drawn as needed). Fails closed: an error here (a bug, or no
+    memory) aborts the process rather than return a decision the pmf does not justify."""
+    try:
+        big, nbits = u, 64
+        while True:
+            r = _exact.uniform_below_exp(big, nbits, num, den, scale)
+            if r is not None:
+                return r
+            big = (big << 64) | rng.next_uint64(rng.state)
+            nbits += 64
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        abort()
+
+
 cdef bint _resolve_below_exp(bitgen_t* rng, uint64_t u, uint128 a, uint64_t den,
                              bint squared) noexcept with gil:
-    """The rare exact path: U < exp(-num / den), num = a^2 if ``squared`` else a."""
+    """U < exp(-num / den), num = a^2 if ``squared`` else a."""
     cdef object hi = dptm_hi64(a), lo = dptm_lo64(a)
     num = (hi << 64) | lo
-    if squared:
-        num = num * num
-    big, nbits = u, 64
-    while True:
-        r = _exact.uniform_below_exp(big, nbits, num, den)
-        if r is not None:
-            return r
-        big = (big << 64) | rng.next_uint64(rng.state)
-        nbits += 64
+    return _resolve(rng, u, num * num if squared else num, den, 1)
 
 
 cdef inline bint _bernoulli_exp(bitgen_t* rng, double g, uint128 a, uint64_t den,
@@ -900,6 +913,124 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
         _bits_init(&src, rng)
         for i in range(n):
             out[i] = _discrete_gaussian(&src, p, q, t)
+
+
+# Discrete Gaussian for large sigma: rejection from a proposal drawn with an integer alias
+# table (the construction and its proof are in ``dptm._gauss_table``). The magnitude m >= 0
+# is proposed in bins of width B = 2^bin_bits, bin j with probability W_j / 2^52 (the
+# integer W_j >= c exp(-(jB)^2 / (2 sigma^2))), uniformly within it, and accepted with
+# probability exp(-m^2 / (2 sigma^2)) c / W_j <= 1; one more component covers m >= M =
+# n_bins B with a geometric envelope, and the table's slack (the last component) means
+# "propose again". The accepted m has pmf proportional to exp(-m^2 / (2 sigma^2)); a random
+# sign with -0 rejected gives the discrete Gaussian on the integers. Each acceptance is
+# decided like ``_bernoulli_exp``: a lower bound per bin accepts most proposals without
+# evaluating exp, the double-precision value decides outside the 2^-36 margin, and the rare
+# remainder (and every tail proposal, probability below 2^-100) is decided exactly.
+
+DEF GAUSS_TABLE_COLUMNS = 256
+DEF GAUSS_TABLE_BITS = 52          # each column holds 2^52 units
+
+
+cdef struct GaussTable:
+    const uint64_t* prob           # column i keeps component i when v < prob[i] (v < 2^52)
+    const int32_t* alias           # ... and gives alias[i] otherwise
+    const double* squeeze          # per bin: the acceptance probability's minimum
+    const double* ratio            # per bin: c / W_j (double)
+    const uint64_t* weight         # W_j per bin, then the tail's W_T
+    Py_ssize_t n_bins
+    int bin_bits
+    uint64_t c
+    double g_coef                  # q / (2 p) = 1 / (2 sigma^2)
+    uint64_t p, q
+
+
+cdef inline bint _table_accept(bitgen_t* rng, const GaussTable* T, int64_t m, Py_ssize_t j,
+                               int shift) noexcept nogil:
+    """Bernoulli(exp(-m^2 q / (2 p)) c 2^shift / W_j), W_j = weight[j]."""
+    cdef uint64_t u = rng.next_uint64(rng.state)
+    cdef double x = <double> u * TWO_M64, a
+    if shift == 0:
+        if x < T.squeeze[j] - LAZY_MARGIN:
+            return 1
+        a = exp(-(<double> (m * m)) * T.g_coef) * T.ratio[j]
+        if x < a - LAZY_MARGIN:
+            return 1
+        if x > a + LAZY_MARGIN:
+            return 0
+    return _resolve_table(rng, u, m, T.p, T.q, T.weight[j], T.c, shift)
+
+
+cdef bint _resolve_table(bitgen_t* rng, uint64_t u, int64_t m, uint64_t p, uint64_t q,
+                         uint64_t w, uint64_t c, int shift) noexcept with gil:
+    cdef object mm = m
+    return _resolve(rng, u, mm * mm * q, 2 * p, Fraction(w, c << shift))
+
+
+cdef int64_t _discrete_gaussian_table(Bits* src, const GaussTable* T) noexcept nogil:
+    cdef uint64_t w, v, r
+    cdef Py_ssize_t col, j
+    cdef int64_t m, J
+    cdef bint neg
+    while True:
+        w = src.rng.next_uint64(src.rng.state)
+        col = <Py_ssize_t> (w >> 56)
+        v = w & ((<uint64_t> 1 << GAUSS_TABLE_BITS) - 1)
+        neg = (w >> GAUSS_TABLE_BITS) & 1
+        j = col if v < T.prob[col] else T.alias[col]
+        if j < T.n_bins:
+            m = (<int64_t> j << T.bin_bits) + <int64_t> _uniform_below(src, <uint64_t> 1 << T.bin_bits)
+            if not _table_accept(src.rng, T, m, j, 0):
+                continue
+        elif j == T.n_bins:
+            # the tail m >= M: J ~ Geometric(1/2) (trailing zeros of uniform words)
+            J = 0
+            while True:
+                r = src.rng.next_uint64(src.rng.state)
+                if r:
+                    J += dptm_ctz64(r)
+                    break
+                J += 64
+            m = ((<int64_t> T.n_bins + J) << T.bin_bits) \
+                + <int64_t> _uniform_below(src, <uint64_t> 1 << T.bin_bits)
+            if not _table_accept(src.rng, T, m, j, <int> (J + 1)):
+                continue
+        else:
+            continue                                  # the table's slack: propose again
+        if neg:
+            if m == 0:
+                continue
+            return -m
+        return m
+
+
+def fill_discrete_gaussian_table(int64_t[::1] out, uint64_t p, uint64_t q,
+                                 const uint64_t[::1] prob, const int32_t[::1] alias,
+                                 const double[::1] squeeze, const double[::1] ratio,
+                                 const uint64_t[::1] weight, uint64_t c, int bin_bits,
+                                 object bit_generator):
+    """Fill ``out`` with exact discrete Gaussian draws of variance parameter p/q through
+    the alias-table proposal ``dptm._gauss_table.gauss_table(p, q)`` (whose arrays and
+    constants are passed here unchanged)."""
+    cdef Py_ssize_t i, n = out.shape[0], n_bins = ratio.shape[0]
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef Bits src
+    cdef GaussTable T
+    if prob.shape[0] != GAUSS_TABLE_COLUMNS or alias.shape[0] != GAUSS_TABLE_COLUMNS:
+        raise ValueError("prob and alias must have 256 entries")
+    if squeeze.shape[0] != n_bins or weight.shape[0] != n_bins + 1 \
+            or not 0 < n_bins <= GAUSS_TABLE_COLUMNS - 2 or not 0 <= bin_bits <= 20:
+        raise ValueError("inconsistent Gaussian table")
+    for i in range(GAUSS_TABLE_COLUMNS):
+        if not 0 <= alias[i] <= n_bins + 1 or prob[i] > (<uint64_t> 1 << GAUSS_TABLE_BITS) \
+                or (i > n_bins + 1 and prob[i] != 0):
+            raise ValueError("inconsistent Gaussian table")
+    T.prob, T.alias, T.squeeze, T.ratio, T.weight = &prob[0], &alias[0], &squeeze[0], &ratio[0], &weight[0]
+    T.n_bins, T.bin_bits, T.c, T.p, T.q = n_bins, bin_bits, c, p, q
+    T.g_coef = <double> q / (2.0 * <double> p)
+    with bit_generator.lock, nogil:
+        _bits_init(&src, rng)
+        for i in range(n):
+            out[i] = _discrete_gaussian_table(&src, &T)
 
 
 # ---------------------------------------------------------------------------------------
