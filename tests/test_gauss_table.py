@@ -79,8 +79,13 @@ def test_tail_component_follows_the_pmf(bin_bits, n_bins, tail_weight):
     T = _gauss_table.gauss_table(p, q, bin_bits=bin_bits, n_bins=n_bins,
                                  tail_weight=tail_weight)
     draws = draw_with(T, p, q, 60_000, seed=5)
+    # the tail's share against its exact probability (two-sided binomial, 1e-6)
     M = n_bins << bin_bits
-    assert np.mean(np.abs(draws) >= M) > 0.005
+    support = np.arange(-3000, 3001)
+    p_tail = mechanisms.discrete_gaussian_pmf(support, 100.0, support=support)[
+        np.abs(support) >= M].sum()
+    assert p_tail > 0.01
+    assert stats.binomtest(int(np.sum(np.abs(draws) >= M)), draws.size, p_tail).pvalue > P_FLOOR
     assert chisquare_vs(draws, 100.0) > P_FLOOR
     assert chisquare_vs(draws, 104.0, min_expected=1000) < P_FLOOR
 

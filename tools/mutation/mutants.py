@@ -6,7 +6,7 @@ models. ``equivalent`` (optional) explains why a survivor is harmless.
 """
 
 MECH = ["tests/test_mechanisms.py", "tests/test_secret_randomness.py", "tests/test_empirical_dp.py",
-        "tests/test_exact_sampling.py"]
+        "tests/test_exact_sampling.py", "tests/test_gauss_table.py"]
 ACC = ["tests/test_accounting_primitives.py", "tests/test_accounting_accountants.py",
        "tests/test_accounting_soundness.py", "tests/test_accounting_recipes.py",
        "tests/test_accounting_robust.py", "tests/test_accounting_golden.py"]
@@ -73,6 +73,15 @@ MUTANTS = [
     dict(id="N13", file="dptm/_cgs.pyx", old="    if x < p - LAZY_MARGIN:",
          new="    if x < p + LAZY_MARGIN:", tests=MECH,
          what="lazy Bernoulli(exp) accepts inside the margin instead of deciding exactly"),
+    dict(id="N14", file="dptm/_cgs.pyx", old="            if m == 0:\n                continue\n            return -m",
+         new="            return -m", tests=MECH,
+         what="table discrete Gaussian: -0 not rejected (P(0) doubled)"),
+    dict(id="N15", file="dptm/_cgs.pyx", old="        if x < T.squeeze[j] - LAZY_MARGIN:",
+         new="        if True:", tests=MECH,
+         what="table discrete Gaussian accepts every bin proposal (pmf flat within bins)"),
+    dict(id="N16", file="dptm/_cgs.pyx", old="            if not _table_accept(src.rng, T, m, j, <int> (J + 1)):",
+         new="            if not _table_accept(src.rng, T, m, j, <int> J):", tests=MECH,
+         what="table discrete Gaussian: tail acceptance halved (envelope off by 2)"),
     dict(id="N12", file="dptm/mechanisms.py", old="    per_coord = g if rounded == \"statistic\" else g / 2",
          new="    per_coord = g / 2", tests=MECH,
          what="rounding slack of a rounded statistic taken as g/2 per coordinate (it is g)"),
