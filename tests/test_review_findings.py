@@ -1,0 +1,103 @@
+"""Findings of the session-5 privacy review (report: notes/s5/report-review.md).
+
+Each test names its finding (R1, R2, ...). A finding still open is ``xfail(strict=True)``:
+the test fails today and starts passing once the finding is fixed (strict: then the marker
+must be removed). Fixed findings are plain regression tests.
+"""
+import math
+import subprocess
+import sys
+import textwrap
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dptm.accounting import (GaussianEvent, ParallelComposedEvent, PrivacyReport,
+                             SelfComposedEvent)
+from dptm.models.private_vb import _expected_counts, _within_norm
+
+
+# --------------------------------------------------------------------------- R1
+@pytest.mark.xfail(strict=True, reason="R1 open: _resolve_below_exp is `noexcept with gil`: an "
+                   "exception in the exact path is printed and read as 'reject' (fail-open); "
+                   "fix in the lead's exact-noise region of _cgs.pyx")
+def test_R1_exact_path_failure_is_not_a_silent_reject():
+    # Every Bernoulli(exp) decision is sent down the exact path (test hook) and that path
+    # raises: the sampler must fail loudly (exception or abort), never return a sample.
+    # Today each failed decision is a silent "0": u != 0 is always rejected, the geometric
+    # count is always 0, so the discrete Laplace of scale 10 returns 0 every time (no noise).
+    code = textwrap.dedent("""
+        import numpy as np
+        from dptm import _cgs, _exact
+        def boom(*a, **k):
+            raise MemoryError("simulated failure in the exact path")
+        _exact.uniform_below_exp = boom
+        _cgs._set_lazy_margin(2.0)
+        out = np.empty(20, dtype=np.int64)
+        _cgs.fill_discrete_laplace(out, 10, 1, np.random.PCG64(1))
+        print("SAMPLES", out.tolist())
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=_repo_root())
+    assert "SAMPLES" not in proc.stdout, (
+        "a failing exact path still produced noise samples: " + proc.stdout.strip())
+
+
+def _repo_root():
+    import dptm
+    import os
+    return os.path.dirname(os.path.dirname(os.path.abspath(dptm.__file__)))
+
+
+# --------------------------------------------------------------------------- R2
+def _dead_word_document(K, seed=1):
+    """Topics thresholded to the prior except three live rows, and a document whose words
+    are all outside the live entries: every pair's normaliser sits at its 1e-100 floor."""
+    rng = np.random.default_rng(seed)
+    V = 40
+    beta = np.full((K, V), 1.0 / K)
+    beta[rng.integers(0, K, size=3), :10] += rng.random((3, 10)) * 1e4
+    x = np.zeros((1, V))
+    x[0, rng.choice(np.arange(10, V), size=5, replace=False)] = rng.integers(1, 4, size=5)
+    return sp.csr_matrix(x), beta
+
+
+@pytest.mark.parametrize("K", [300, 350])
+def test_R2_contribution_norm_never_exceeds_the_clip_with_subnormal_squares(K):
+    # Before the fix the sum of squares was subnormal (~1e-311) and the scaled document
+    # had norm 1 + 4.7e-11 > clip_norm = 1 (K = 300): its sensitivity was exceeded.
+    X, beta = _dead_word_document(K)
+    stat = _expected_counts(X, beta, 1.0 / K, 1.0)
+    assert stat.max() > 0                                    # the document does contribute
+    assert math.fsum((stat * stat).ravel()) <= 1.0
+
+
+def test_R2_lattice_contributions_checked_exactly():
+    # _within_norm: integer sum of squares against floor(bound^2), exactly
+    bound = 1000.5                                   # bound^2 = 1001000.25
+    limit = math.floor(Fraction(bound) ** 2)
+    a = math.isqrt(limit)                            # a^2 <= limit < (a + 1)^2
+    rest = limit - a * a
+    on = np.zeros((2, 3))
+    on[0, 0], on[1, 0] = a, math.isqrt(rest)
+    over = on.copy()
+    over[1, 1] = 1.0 + math.isqrt(limit - a * a - math.isqrt(rest) ** 2)
+    m = np.vstack([on, over])
+    indptr = np.array([0, 2, 4])
+    assert (on ** 2).sum() <= limit < (over ** 2).sum()
+    np.testing.assert_array_equal(_within_norm(m, indptr, bound), [1.0, 0.0])
+    with pytest.raises(ValueError, match="noise too small"):
+        _within_norm(m, indptr, 2.0 ** 31)
+
+
+# --------------------------------------------------------------------------- R5
+@pytest.mark.xfail(strict=True, reason="R5 open (cosmetic): the report's mechanism list "
+                   "flattens a parallel composition (identical parts merged, counts added)")
+def test_R5_report_says_which_mechanisms_are_parallel():
+    a = SelfComposedEvent(GaussianEvent(2.0, discrete=True), 6, label="stage")
+    rep = PrivacyReport(ParallelComposedEvent((a, a)), "document", default_delta=1e-5)
+    text = str(rep)
+    # each document meets 6 releases, not 12
+    assert "count=12" not in text and "parallel" in text.split("mechanisms")[1]
