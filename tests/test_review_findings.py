@@ -128,3 +128,22 @@ def test_R4_fixed_size_partition_breaks_the_maximum_but_iid_assignment_does_not(
     v2 = (np.outer(weights, weights) * ratio ** a).sum()
     assert np.log((weights * np.exp(a * (nodes - 0.5))).sum()) / (a - 1) == pytest.approx(bound)
     assert np.log(v2) / (a - 1) <= bound              # 4.31 <= 5.0
+
+
+# --------------------------------------------------------------------------- R3
+def test_R3_duplicate_entries_do_not_multiply_the_sensitivity():
+    # a non-canonical CSR row storing word 1 twice: before the fix its contribution had
+    # norm sqrt(2) (the norm was taken per stored pair, the sum per cell)
+    K, V = 3, 5
+    beta = 1.0 + np.random.default_rng(0).random((K, V))
+    X = sp.csr_matrix((np.array([2.0, 2.0]), np.array([1, 1]), np.array([0, 2])), shape=(1, V))
+    assert not X.has_canonical_format
+    data = X.data.copy()
+    for g in (None, 2.0 ** -12):
+        stat = _expected_counts(X, beta, 0.3, 1.0, granularity=g)
+        assert math.fsum((stat * stat).ravel()) <= 1.0
+    np.testing.assert_array_equal(X.data, data)             # the caller's matrix untouched
+    assert not X.has_canonical_format
+    canon = sp.csr_matrix(np.array([[0.0, 4.0, 0.0, 0.0, 0.0]]))
+    np.testing.assert_allclose(_expected_counts(X, beta, 0.3, 1.0),
+                               _expected_counts(canon, beta, 0.3, 1.0), rtol=1e-12)

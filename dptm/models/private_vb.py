@@ -92,6 +92,11 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
     the sum over blocks equals the statistic of their union.
     """
     X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        # a word stored twice in a row would add its contributions in one cell after the
+        # norm was taken over them apart: sqrt(2) times the sensitivity (review finding R3)
+        X = X.copy()
+        X.sum_duplicates()
     K, V = beta.shape
     eb_t = np.ascontiguousarray(_exp_dirichlet(beta).T)      # V x K
     stat = np.zeros((K, V))
