@@ -75,19 +75,15 @@ def test_R2_contribution_norm_never_exceeds_the_clip_with_subnormal_squares(K):
 
 
 def test_R2_lattice_contributions_checked_exactly():
-    # _within_norm: integer sum of squares against floor(bound^2), exactly
+    # _within_norm: integer sum of squares against floor(bound^2), exactly, at the edge
     bound = 1000.5                                   # bound^2 = 1001000.25
-    limit = math.floor(Fraction(bound) ** 2)
-    a = math.isqrt(limit)                            # a^2 <= limit < (a + 1)^2
-    rest = limit - a * a
-    on = np.zeros((2, 3))
-    on[0, 0], on[1, 0] = a, math.isqrt(rest)
-    over = on.copy()
-    over[1, 1] = 1.0 + math.isqrt(limit - a * a - math.isqrt(rest) ** 2)
-    m = np.vstack([on, over])
-    indptr = np.array([0, 2, 4])
-    assert (on ** 2).sum() <= limit < (over ** 2).sum()
-    np.testing.assert_array_equal(_within_norm(m, indptr, bound), [1.0, 0.0])
+    assert math.floor(Fraction(bound) ** 2) == 1001000
+    on = np.array([[1000.0, 30.0], [10.0, 0.0]])     # 1000^2 + 30^2 + 10^2 = 1001000
+    over = np.array([[1000.0, 30.0], [10.0, 1.0]])   # 1001001: one unit above
+    far = 2.0 * over
+    m = np.vstack([on, over, far])
+    indptr = np.array([0, 2, 4, 6])
+    np.testing.assert_array_equal(_within_norm(m, indptr, bound), [1.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="noise too small"):
         _within_norm(m, indptr, 2.0 ** 31)
 
