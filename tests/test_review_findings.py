@@ -89,14 +89,20 @@ def test_R2_lattice_contributions_checked_exactly():
 
 
 # --------------------------------------------------------------------------- R5
-@pytest.mark.xfail(strict=True, reason="R5 open (cosmetic): the report's mechanism list "
-                   "flattens a parallel composition (identical parts merged, counts added)")
 def test_R5_report_says_which_mechanisms_are_parallel():
+    # before the fix the mechanism list flattened the parts: "count=12" for two identical
+    # parts of 6 releases each, with nothing saying that each document meets one part
     a = SelfComposedEvent(GaussianEvent(2.0, discrete=True), 6, label="stage")
     rep = PrivacyReport(ParallelComposedEvent((a, a)), "document", default_delta=1e-5)
-    text = str(rep)
-    # each document meets 6 releases, not 12
-    assert "count=12" not in text and "parallel" in text.split("mechanisms")[1]
+    mech = str(rep).split("mechanisms :")[1].split("\n  guarantee")[0]
+    assert "count=12" not in mech and mech.count("count=6") == 2
+    assert "in parallel" in mech and "part 1:" in mech and "part 2:" in mech
+    parts = rep.to_dict()["parallel_parts"]
+    assert [[m["count"] for m in p] for p in parts] == [[6], [6]]
+    # a sequential composition is still listed flat, merged
+    from dptm.accounting import ComposedEvent
+    flat = str(PrivacyReport(ComposedEvent((a, a)), "document", default_delta=1e-5))
+    assert "count=12" in flat and "parallel" not in flat
 
 
 # --------------------------------------------------------------------------- R4
