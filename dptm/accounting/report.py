@@ -10,8 +10,9 @@ from functools import lru_cache
 
 from ._validation import delta_open, real
 from .accountants import epsilon_and_method as _epsilon_and_method, _pure_epsilon
-from .events import (ApproxDPEvent, GatedEvent, GaussianEvent, LaplaceEvent, PrivacyEvent,
-                     PureDPEvent, RandomizedResponseEvent, ZCDPEvent, leaf_events)
+from .events import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
+                     ParallelComposedEvent, PrivacyEvent, PureDPEvent, RandomizedResponseEvent,
+                     ZCDPEvent, leaf_events)
 
 __all__ = ["PaperClaim", "PrivacyReport", "ADJACENCIES", "event_to_dict", "event_from_dict"]
 
@@ -110,6 +111,41 @@ def _tightest(event, delta):
                 if pld_eps < eps:
                     eps, route = pld_eps, "pld"
     return eps, route
+
+
+def _leaf_lines(event, indent):
+    out = []
+    for e, c, q, label in leaf_events(event):
+        name = f"[{label}] " if label else ""
+        rate = "no subsampling" if q == 1.0 else f"Poisson sampling rate q={q:.6g}"
+        out.append(f"{indent}- {name}{_leaf_params(e)}; {rate}; count={c}")
+    return out
+
+
+def _has_parallel(event):
+    if isinstance(event, ParallelComposedEvent):
+        return True
+    return isinstance(event, ComposedEvent) and any(_has_parallel(e) for e in event.events)
+
+
+def _mechanism_lines(event, indent):
+    """The report's mechanism list. A parallel composition (possibly inside a composition)
+    is shown part by part: flattening it would merge identical parts and add their counts,
+    although each record meets one part only."""
+    if isinstance(event, ParallelComposedEvent):
+        label = f" [{event.label}]" if event.label else ""
+        out = [f"{indent}- in parallel{label}: each record is in exactly one part; the "
+               "guarantee is the worst part's"]
+        for i, part in enumerate(event.events, 1):
+            out.append(f"{indent}  part {i}:")
+            out.extend(_mechanism_lines(part, indent + "    "))
+        return out
+    if _has_parallel(event):
+        out = []
+        for sub in event.events:
+            out.extend(_mechanism_lines(sub, indent))
+        return out
+    return _leaf_lines(event, indent)
 
 
 _KIND_KEY = "__event__"
@@ -254,6 +290,11 @@ class PrivacyReport:
             "mechanisms": [{**_event_dict(e), "label": label, "count": c,
                             "sampling_probability": q} for e, c, q, label in self.events],
         }
+        if isinstance(self.event, ParallelComposedEvent):
+            # "mechanisms" flattens the parts (identical parts merged, counts added)
+            d["parallel_parts"] = [
+                [{**_event_dict(e), "label": label, "count": c, "sampling_probability": q}
+                 for e, c, q, label in leaf_events(part)] for part in self.event.events]
         if self.pure_only:
             d["epsilon_pure"] = self._safe_eps(0.0)[0]
         if self.paper_claim is not None:
@@ -306,10 +347,7 @@ class PrivacyReport:
             lines.append(f"  release    : {self.description}")
         lines.append(f"  adjacency  : {ADJACENCIES[self.adjacency]}")
         lines.append("  mechanisms :")
-        for e, c, q, label in self.events:
-            name = f"[{label}] " if label else ""
-            rate = "no subsampling" if q == 1.0 else f"Poisson sampling rate q={q:.6g}"
-            lines.append(f"    - {name}{_leaf_params(e)}; {rate}; count={c}")
+        lines.extend(_mechanism_lines(self.event, "    "))
         if self.pure_only:
             eps0, _ = self._safe_eps(0.0)
             lines.append(f"  guarantee  : epsilon = {eps0:.6g} with delta = 0 (pure DP)")

@@ -14,6 +14,7 @@ calibrated to the whole budget: early stages find the topics on a few documents 
 noisy iterations, the last stage refines them on most documents with few, low-noise ones.
 """
 import math
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
@@ -91,6 +92,11 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
     the sum over blocks equals the statistic of their union.
     """
     X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        # a word stored twice in a row would add its contributions in one cell after the
+        # norm was taken over them apart: sqrt(2) times the sensitivity (review finding R3)
+        X = X.copy()
+        X.sum_duplicates()
     K, V = beta.shape
     eb_t = np.ascontiguousarray(_exp_dirichlet(beta).T)      # V x K
     stat = np.zeros((K, V))
@@ -104,6 +110,15 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
         # contribution of pair (d, w) to topic k: n_dw et[d, k] eb[w, k] / phinorm_dw
         weight = (1.0 if presence else Xc.data) / phinorm
         contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
+        # Each document divided by its largest entry first: when every pair's normaliser
+        # sits at its 1e-100 floor (K >~ 250, words outside every live topic) the entries
+        # are ~1e-160 and the sum of their squares is subnormal, so its square root - and
+        # the scaled norm - would be off by up to 1e-10 relative (review finding R2).
+        starts = np.flatnonzero(np.diff(Xc.indptr))         # non-empty documents
+        peak = np.zeros(Xc.shape[0])
+        if starts.size:
+            peak[starts] = np.maximum.reduceat(contrib.max(axis=1), Xc.indptr[starts])
+        contrib /= np.where(peak > 0, peak, 1.0)[rows][:, None]
         sq = np.bincount(rows, (contrib * contrib).sum(axis=1), minlength=Xc.shape[0])
         length = np.sqrt(sq)
         # a hair below ``norm``: the floating-point scaling can never end above the bound
@@ -111,11 +126,34 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
                           where=length > 0)
         contrib *= scale[rows][:, None]
         if granularity is not None:
-            contrib = np.floor(contrib / granularity) * granularity
+            contrib = np.floor(contrib / granularity)
+            contrib *= _within_norm(contrib, Xc.indptr, norm / granularity)[rows][:, None]
+            contrib *= granularity
         for k in range(K):
             stat[k] += np.bincount(Xc.indices, contrib[:, k], minlength=V)
         start = stop
     return stat
+
+
+def _within_norm(m, indptr, bound):
+    """1.0 for each document whose lattice contribution ``m`` (integers, as floats) has
+    L2 norm at most ``bound`` (= norm / g), checked in exact integer arithmetic, else 0.0:
+    such a document (never seen: floating-point error far below the 2^-40 margin) is
+    dropped rather than allowed to exceed its sensitivity."""
+    if not bound < 2.0 ** 31:
+        # entries <= bound and sums of squares <= bound^2 (1 + tiny) must fit in int64;
+        # bound depends only on public parameters (norm / sigma), so raising leaks nothing
+        raise ValueError(f"noise too small for the clip norm (norm / lattice step = {bound:.3g} "
+                         ">= 2^31): lower target_epsilon")
+    ok = np.ones(len(indptr) - 1)
+    starts = np.flatnonzero(np.diff(indptr))
+    if not starts.size:
+        return ok
+    mi = m.astype(np.int64)
+    sq = np.add.reduceat((mi * mi).sum(axis=1), indptr[starts])
+    limit = math.floor(Fraction(bound) ** 2)     # sum m^2 <= bound^2, exactly
+    ok[starts] = (sq <= limit).astype(np.float64)
+    return ok
 
 
 def _release(stat, sigma, gen, granularity):
