@@ -678,7 +678,8 @@ cdef inline uint64_t _uniform_below(Bits* src, uint64_t m) noexcept nogil:
 # Each Bernoulli(exp(-g)), g = num / den >= 0 rational, is decided lazily and exactly: a
 # 64-bit uniform u (U in [u, u + 1) / 2^64) is compared with p = exp(-g) evaluated in double
 # precision. That value is within 2^-49 of the true p (g to relative 2^-50 from exact
-# integers, |d exp(-g) / dg| <= 1/e, libm's exp within an ulp), and u / 2^64 is within 2^-53
+# integers, and a relative error rho in g moves exp(-g) by at most g e^-g rho (1 + rho) <=
+# rho / e; libm's exp within an ulp), and u / 2^64 is within 2^-53
 # of U, so a comparison with a margin of 2^-36 is never wrong; inside the margin
 # (probability < 2^-34) the uniform's further bits are drawn and ``dptm._exact`` decides
 # with exact rational arithmetic. The samplers' output follows the stated pmf exactly.
@@ -689,8 +690,11 @@ cdef double TWO_M64 = 1.0 / 18446744073709551616.0  # 2^-64
 
 def _set_lazy_margin(double margin):
     """Test hook: set the comparison margin (returns the old one). A margin >= 1 sends every
-    Bernoulli(exp) decision down the exact rational path, so tests can check its pmf."""
+    Bernoulli(exp) decision down the exact rational path, so tests can check its pmf; a
+    margin below 2^-36 would let double-precision errors decide, and is refused."""
     global LAZY_MARGIN
+    if not margin >= 1.0 / 68719476736.0:
+        raise ValueError(f"margin must be >= 2^-36, got {margin}")
     old, LAZY_MARGIN = LAZY_MARGIN, margin
     return old
 
@@ -751,6 +755,7 @@ cdef int64_t _discrete_laplace(Bits* rng, uint64_t t, uint64_t s) noexcept nogil
     integers (CKS20 Algorithm 2: U uniform on [0, t) kept with probability exp(-U/t), plus
     t times a Geometric(exp(-1)) count, divided by s; a random sign, -0 rejected)."""
     cdef uint64_t u, v, y
+    cdef uint128 y_wide
     cdef double inv_t = 1.0 / <double> t
     while True:
         u = _uniform_below(rng, t)
@@ -759,7 +764,12 @@ cdef int64_t _discrete_laplace(Bits* rng, uint64_t t, uint64_t s) noexcept nogil
         v = 0
         while _bernoulli_exp(rng.rng, 1.0, 1, 1, 0):
             v += 1
-        y = (u + t * v) // s
+        # in 128 bits: t may be up to 2^60, and u + t v must not wrap (a wrapped value would
+        # cut the tail off); a result past int64 (probability about e^-(2^23)) fails closed
+        y_wide = (<uint128> u + <uint128> t * v) // s
+        if y_wide >= (<uint128> 1 << 63):
+            abort()
+        y = <uint64_t> y_wide
         if _uniform_below(rng, 2):
             if y == 0:
                 continue
@@ -909,6 +919,9 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
     cdef Bits src
     if p < 1 or q < 1 or t < 1:
         raise ValueError("p, q and t must be positive integers")
+    P, Q, T = int(p), int(q), int(t)
+    if 2 * P * Q * T * T >= 2 ** 64 or not (T - 1) ** 2 * Q <= P < T * T * Q:
+        raise ValueError("need t = floor(sqrt(p/q)) + 1 and 2 p q t^2 < 2^64")
     with bit_generator.lock, nogil:
         _bits_init(&src, rng)
         for i in range(n):
@@ -924,7 +937,9 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
 # "propose again". The accepted m has pmf proportional to exp(-m^2 / (2 sigma^2)); a random
 # sign with -0 rejected gives the discrete Gaussian on the integers. Each acceptance is
 # decided like ``_bernoulli_exp``: a lower bound per bin accepts most proposals without
-# evaluating exp, the double-precision value decides outside the 2^-36 margin, and the rare
+# evaluating exp, the double-precision value decides outside the 2^-36 margin (in the bins
+# g = m^2 / (2 sigma^2) < 100 has relative error below 2^-51, so exp(-g) c / W_j is within
+# 2^-44 of its true value), and the rare
 # remainder (and every tail proposal, probability below 2^-100) is decided exactly.
 
 DEF GAUSS_TABLE_COLUMNS = 256

@@ -188,3 +188,15 @@ def test_an_error_on_the_exact_path_fails_closed():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode != 0 and "NOT ABORTED" not in res.stdout
     assert "MemoryError" in res.stderr
+
+
+def test_unsound_margins_and_parameters_are_refused():
+    with pytest.raises(ValueError, match="margin"):
+        _cgs._set_lazy_margin(2.0 ** -40)
+    assert _cgs._set_lazy_margin(2.0 ** -36) == 2.0 ** -36
+    out = np.empty(3, dtype=np.int64)
+    p, q, t, _ = mechanisms.discrete_gaussian_parameters(5.0)
+    with pytest.raises(ValueError, match="floor"):
+        _cgs.fill_discrete_gaussian(out, p, q, t + 1, np.random.PCG64(0))
+    with pytest.raises(ValueError, match="2\\^64"):
+        _cgs.fill_discrete_gaussian(out, 2 ** 62, 1, 2 ** 31 + 1, np.random.PCG64(0))

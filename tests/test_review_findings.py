@@ -20,14 +20,11 @@ from dptm.models.private_vb import _expected_counts, _within_norm
 
 
 # --------------------------------------------------------------------------- R1
-@pytest.mark.xfail(strict=True, reason="R1 open: _resolve_below_exp is `noexcept with gil`: an "
-                   "exception in the exact path is printed and read as 'reject' (fail-open); "
-                   "fix in the lead's exact-noise region of _cgs.pyx")
 def test_R1_exact_path_failure_is_not_a_silent_reject():
     # Every Bernoulli(exp) decision is sent down the exact path (test hook) and that path
     # raises: the sampler must fail loudly (exception or abort), never return a sample.
-    # Today each failed decision is a silent "0": u != 0 is always rejected, the geometric
-    # count is always 0, so the discrete Laplace of scale 10 returns 0 every time (no noise).
+    # Before the fix each failed decision was a silent "0": u != 0 always rejected, the
+    # geometric count always 0, so the discrete Laplace of scale 10 returned 0 every time.
     code = textwrap.dedent("""
         import numpy as np
         from dptm import _cgs, _exact
