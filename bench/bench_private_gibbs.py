@@ -252,6 +252,7 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         block_ptr = gibbs_mod.token_blocks(corpus.doc_ptr, block_tokens=pg._BLOCK_TOKENS)
         gens = [g.bit_generator for g in pg._child_generators(sec, block_ptr.size - 1)]
         word_cum = np.empty(st.n_wk.shape) if K >= pg._WORD_SEARCH_MIN_TOPICS else None
+        sgens = pg._snapshot_generators(sec, corpus.n_words, K)
         sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
         cases = []
         for t in threads:
@@ -265,6 +266,12 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                 _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
                                               NO_TABLE, block_ptr, gens, t, word_cum)
+
+            def full(_, t=t):
+                # one noisy iteration of NoisyGibbsLDA.fit: the snapshot (row blocks, one
+                # secret child stream each, t threads), its search table, the sweep
+                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t)
+                private(_, t)
 
             def sub(_, t=t):
                 if word_cum is not None:
@@ -288,6 +295,8 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                       Case(g, "private sweep (gamma=1)", private, restore, work=n,
                            unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "private sweep (gamma=0.5)", sub, restore, work=n,
+                           unit="tokens", extra={"K": K, "threads": t}),
+                      Case(g, "snapshot + private sweep (gamma=1)", full, restore, work=n,
                            unit="tokens", extra={"K": K, "threads": t})]
         cases.append(Case(f"K={K} threads=1", "snapshot (discrete Laplace)",
                           lambda _: noise.snapshot(st.n_wk, 50.0, beta, sec.bit_generator, snap),
@@ -366,6 +375,8 @@ def thread_scaling(X, args, meta):
            [("group", ""), ("name", ""), ("median_s", ".4f"), ("Mtokens_per_s", ".2f"),
             ("speedup_vs_1", ".2f"), ("cost_vs_GibbsLDA_sweep", ".3f")],
            {**meta, "load_before": load, "load_after": os.getloadavg()})
+    if args.no_fits:
+        return
     iters = 5 if args.quick else args.fit_iters
     rows = thread_fit_timing(Xs, Ks, threads, iters, args.repeats)
     report("bench_private_gibbs_threads_fit", rows,
@@ -495,6 +506,8 @@ def main():
     p.add_argument("--topics-list", nargs="+", type=int, default=[50, 100, 500, 1000])
     p.add_argument("--jobs", nargs="+", type=int, default=[1, 2, -1])
     p.add_argument("--fit-iters", type=int, default=10)
+    p.add_argument("--no-fits", action="store_true",
+                   help="section 6: kernel-level sweep times only (no end-to-end fits)")
     args = p.parse_args()
     X = load_kos()
     K = args.topics
