@@ -911,7 +911,7 @@ cdef void _dyadic_row(bitgen_t* rng, TrialStream* trials, uint64_t a, const int3
     """One snapshot row under the dyadic discrete Laplace: out[k] = counts[k] + G1 - G2
     (``_fill_discrete_laplace_dyadic``'s draws, continuing ``trials``), adding the positive
     entries to ``tot``."""
-    cdef TrialStream st = trials[0]
+    cdef TrialStream st = trials[0]              # a local copy (no store per trial)
     cdef Py_ssize_t k
     cdef int64_t g
     cdef double x
@@ -920,7 +920,8 @@ cdef void _dyadic_row(bitgen_t* rng, TrialStream* trials, uint64_t a, const int3
         g -= _geometric_dyadic(rng, &st, a)
         x = <double> (counts[k] + g)
         out[k] = x
-        tot[k] += x if x > 0 else 0.0               # branch-free: the sign is a coin flip
+        if x > 0:
+            tot[k] += x
     trials[0] = st
 
 
@@ -982,9 +983,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
     cdef Bits* srcs = <Bits*> malloc(n_blocks * sizeof(Bits))
     # kind 5: one trial stream per block, read in row order by the block's thread: the
-    # draws of fill_discrete_laplace_dyadic over the block's counts, without a V x K buffer
+    # draws of fill_discrete_laplace_dyadic over the block's counts, without its V x K
+    # int64 buffer (8 V K bytes per snapshot)
     cdef TrialStream* trials = <TrialStream*> calloc(n_blocks, sizeof(TrialStream))
-    cdef TrialStream st
     if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL or trials == NULL:
         free(totals); free(ptot); free(rngs); free(srcs); free(trials)
         raise MemoryError()
@@ -1004,9 +1005,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                 rng = rngs[blk]
                 if kind == 5:
                     # the default noise, in its own loop (no per-count branch on kind)
-                    st = trials[blk]                # a local copy stays in registers
-                    _dyadic_row(rng, &st, a, &n_wk[w, 0], &snapshot[w, 0], ptot + blk * K, K)
-                    trials[blk] = st
+                    _dyadic_row(rng, &trials[blk], a, &n_wk[w, 0], &snapshot[w, 0],
+                                ptot + blk * K, K)
                     continue
                 for k in range(K):
                     x = n_wk[w, k]
@@ -1031,9 +1031,10 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                 m = 0.0
                 for k in range(K):
                     x = snapshot[w, k]
-                    # branch-free clamp (a noisy count's sign is a coin flip)
-                    x = x if x > 0 else 0.0
-                    x = x if x < clip else clip
+                    if x < 0:
+                        x = 0
+                    elif x > clip:
+                        x = clip
                     f = <float> ((x + beta) * totals[k])
                     word_factor[w, k] = f
                     m = m + f
