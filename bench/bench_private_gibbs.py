@@ -4,7 +4,10 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
 0. Raw throughput of the secret generator (AES-128-CTR, ``dptm._random.secret_generator``)
    beside numpy's PCG64: ``Generator.random`` and the C API in a kernel loop.
 1. Per-sweep time of NoisyGibbsLDA (snapshot + sweep) vs GibbsLDA, same corpus and K
-   (kernel level, on one burnt-in state, and end to end through ``fit``). The private
+   (kernel level, on one burnt-in state, and end to end through ``fit``). GibbsLDA's kernel
+   is the estimator's one-thread choice (SparseLDA from K = 500); the private sweep here is
+   the single-stream kernel (linear word-bucket scan, one noise stream): section 6 times
+   the estimator's block kernels. The private
    cases draw from the secret generator with the default exact noise (discrete Laplace,
    eps_L = 1); GibbsLDA draws from PCG64 as it does. The secret token order is drawn once
    per fit (timed on its own).
@@ -95,9 +98,18 @@ def sweep_timing(X, K, repeats, burn_in):
         restore()
         return dgau.snapshot(pstate.n_wk, clip, beta, sec.bit_generator)
 
+    from dptm.models import gibbs as gibbs_mod
+    one = np.array([0, corpus.n_docs], dtype=np.int64)
+
     def plain(_):
-        _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
-                         state.n_k, alpha, beta, rng.bit_generator)
+        # the estimator's one-thread kernel: SparseLDA from _SPARSE_MIN_TOPICS, else dense
+        if K >= gibbs_mod._SPARSE_MIN_TOPICS:
+            _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                    state.n_dk, state.n_k, alpha, beta, one,
+                                    [rng.bit_generator], 1)
+        else:
+            _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
+                             state.n_k, alpha, beta, rng.bit_generator)
 
     def sweep(gamma, snap):
         _cgs.noisy_gibbs_sweep(pcorpus.doc_ptr, pcorpus.word_ids, pstate.z, pstate.n_wk,
