@@ -4,7 +4,10 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
 0. Raw throughput of the secret generator (AES-128-CTR, ``dptm._random.secret_generator``)
    beside numpy's PCG64: ``Generator.random`` and the C API in a kernel loop.
 1. Per-sweep time of NoisyGibbsLDA (snapshot + sweep) vs GibbsLDA, same corpus and K
-   (kernel level, on one burnt-in state, and end to end through ``fit``). The private
+   (kernel level, on one burnt-in state, and end to end through ``fit``). GibbsLDA's kernel
+   is the estimator's one-thread choice (SparseLDA from K = 500); the private sweep here is
+   the single-stream kernel (linear word-bucket scan, one noise stream): section 6 times
+   the estimator's block kernels. The private
    cases draw from the secret generator with the default exact noise (discrete Laplace,
    eps_L = 1); GibbsLDA draws from PCG64 as it does. The secret token order is drawn once
    per fit (timed on its own).
@@ -95,9 +98,18 @@ def sweep_timing(X, K, repeats, burn_in):
         restore()
         return dgau.snapshot(pstate.n_wk, clip, beta, sec.bit_generator)
 
+    from dptm.models import gibbs as gibbs_mod
+    one = np.array([0, corpus.n_docs], dtype=np.int64)
+
     def plain(_):
-        _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
-                         state.n_k, alpha, beta, rng.bit_generator)
+        # the estimator's one-thread kernel: SparseLDA from _SPARSE_MIN_TOPICS, else dense
+        if K >= gibbs_mod._SPARSE_MIN_TOPICS:
+            _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                    state.n_dk, state.n_k, alpha, beta, one,
+                                    [rng.bit_generator], 1)
+        else:
+            _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
+                             state.n_k, alpha, beta, rng.bit_generator)
 
     def sweep(gamma, snap):
         _cgs.noisy_gibbs_sweep(pcorpus.doc_ptr, pcorpus.word_ids, pstate.z, pstate.n_wk,
@@ -252,6 +264,7 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         block_ptr = gibbs_mod.token_blocks(corpus.doc_ptr, block_tokens=pg._BLOCK_TOKENS)
         gens = [g.bit_generator for g in pg._child_generators(sec, block_ptr.size - 1)]
         word_cum = np.empty(st.n_wk.shape) if K >= pg._WORD_SEARCH_MIN_TOPICS else None
+        sgens = pg._snapshot_generators(sec, corpus.n_words, K)
         sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
         cases = []
         for t in threads:
@@ -265,6 +278,12 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                 _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
                                               NO_TABLE, block_ptr, gens, t, word_cum)
+
+            def full(_, t=t):
+                # one noisy iteration of NoisyGibbsLDA.fit: the snapshot (row blocks, one
+                # secret child stream each, t threads), its search table, the sweep
+                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t)
+                private(_, t)
 
             def sub(_, t=t):
                 if word_cum is not None:
@@ -288,6 +307,8 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                       Case(g, "private sweep (gamma=1)", private, restore, work=n,
                            unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "private sweep (gamma=0.5)", sub, restore, work=n,
+                           unit="tokens", extra={"K": K, "threads": t}),
+                      Case(g, "snapshot + private sweep (gamma=1)", full, restore, work=n,
                            unit="tokens", extra={"K": K, "threads": t})]
         cases.append(Case(f"K={K} threads=1", "snapshot (discrete Laplace)",
                           lambda _: noise.snapshot(st.n_wk, 50.0, beta, sec.bit_generator, snap),
@@ -366,6 +387,8 @@ def thread_scaling(X, args, meta):
            [("group", ""), ("name", ""), ("median_s", ".4f"), ("Mtokens_per_s", ".2f"),
             ("speedup_vs_1", ".2f"), ("cost_vs_GibbsLDA_sweep", ".3f")],
            {**meta, "load_before": load, "load_after": os.getloadavg()})
+    if args.no_fits:
+        return
     iters = 5 if args.quick else args.fit_iters
     rows = thread_fit_timing(Xs, Ks, threads, iters, args.repeats)
     report("bench_private_gibbs_threads_fit", rows,
@@ -495,6 +518,8 @@ def main():
     p.add_argument("--topics-list", nargs="+", type=int, default=[50, 100, 500, 1000])
     p.add_argument("--jobs", nargs="+", type=int, default=[1, 2, -1])
     p.add_argument("--fit-iters", type=int, default=10)
+    p.add_argument("--no-fits", action="store_true",
+                   help="section 6: kernel-level sweep times only (no end-to-end fits)")
     args = p.parse_args()
     X = load_kos()
     K = args.topics

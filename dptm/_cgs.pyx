@@ -1052,6 +1052,25 @@ def fill_discrete_gaussian_table(int64_t[::1] out, uint64_t p, uint64_t q,
 # Noisy-snapshot Gibbs sampling (papers/zhao2021 Algorithm 1, HDP-LDA; papers/huang2022
 # Algorithm 1, SUB-LDA), with the release semantics of DESIGN.md 3.1-3.2.
 
+cdef void _dyadic_row(bitgen_t* rng, TrialStream* trials, uint64_t a, const int32_t* counts,
+                      double* out, double* tot, Py_ssize_t K) noexcept nogil:
+    """One snapshot row under the dyadic discrete Laplace: out[k] = counts[k] + G1 - G2
+    (``_fill_discrete_laplace_dyadic``'s draws, continuing ``trials``), adding the positive
+    entries to ``tot``."""
+    cdef TrialStream st = trials[0]              # a local copy (no store per trial)
+    cdef Py_ssize_t k
+    cdef int64_t g
+    cdef double x
+    for k in range(K):
+        g = _geometric_dyadic(rng, &st, a)           # G1, then G2 (C leaves g1 - g2 unordered)
+        g -= _geometric_dyadic(rng, &st, a)
+        x = <double> (counts[k] + g)
+        out[k] = x
+        if x > 0:
+            tot[k] += x
+    trials[0] = st
+
+
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
                    float[:, ::1] word_factor, double[::1] word_mass, object bit_generator,
@@ -1109,15 +1128,13 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef double* ptot = <double*> calloc(n_blocks * K, sizeof(double))
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
     cdef Bits* srcs = <Bits*> malloc(n_blocks * sizeof(Bits))
-    cdef int64_t* dnoise = NULL
-    if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL:
-        free(totals); free(ptot); free(rngs); free(srcs)
+    # kind 5: one trial stream per block, read in row order by the block's thread: the
+    # draws of fill_discrete_laplace_dyadic over the block's counts, without its V x K
+    # int64 buffer (8 V K bytes per snapshot)
+    cdef TrialStream* trials = <TrialStream*> calloc(n_blocks, sizeof(TrialStream))
+    if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL or trials == NULL:
+        free(totals); free(ptot); free(rngs); free(srcs); free(trials)
         raise MemoryError()
-    if kind == 5:
-        dnoise = <int64_t*> malloc(max(V * K, 1) * sizeof(int64_t))
-        if dnoise == NULL:
-            free(totals); free(ptot); free(rngs); free(srcs)
-            raise MemoryError()
     if single:
         n_threads = 1
         bit_generator.lock.acquire()
@@ -1128,15 +1145,15 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         for k in range(K):
             ptot[k] = beta_sum
         with nogil:
-            if kind == 5:
-                for j in prange(n_blocks, num_threads=n_threads, schedule="static"):
-                    if j * rows_per < V:
-                        _fill_discrete_laplace_dyadic(rngs[j], a, dnoise + j * rows_per * K,
-                                                      (min(V, (j + 1) * rows_per) - j * rows_per) * K)
             # one chunk of rows_per rows per block: a chunk runs on one thread, in row order
             for w in prange(V, num_threads=n_threads, schedule="static", chunksize=rows_per):
                 blk = w // rows_per
                 rng = rngs[blk]
+                if kind == 5:
+                    # the default noise, in its own loop (no per-count branch on kind)
+                    _dyadic_row(rng, &trials[blk], a, &n_wk[w, 0], &snapshot[w, 0],
+                                ptot + blk * K, K)
+                    continue
                 for k in range(K):
                     x = n_wk[w, k]
                     if kind == 1:
@@ -1148,8 +1165,6 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                         x = x + <double> _discrete_laplace(&srcs[blk], a, b)
                     elif kind == 4:
                         x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
-                    elif kind == 5:
-                        x = x + <double> dnoise[w * K + k]
                     snapshot[w, k] = x
                     if x > 0:
                         ptot[blk * K + k] += x
@@ -1177,7 +1192,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         free(ptot)
         free(rngs)
         free(srcs)
-        free(dnoise)
+        free(trials)
 
 
 cdef inline int64_t _geometric_capped(bitgen_t* rng, double scale, int64_t cap) noexcept nogil:

@@ -194,6 +194,26 @@ def test_snapshot_blocks(kind, params):
     np.testing.assert_array_equal(m, np.cumsum(f.astype(np.float64), axis=1)[:, -1])
 
 
+def test_dyadic_snapshot_noise_is_fill_discrete_laplace_dyadic():
+    """The default noise is drawn row by row inside the snapshot kernel (no V x K buffer):
+    block j's noise is, bit for bit, ``fill_discrete_laplace_dyadic`` over block j's counts
+    in row order from generator j (so its distribution and ledger event are that
+    sampler's), on 1 or 2 threads; rows of 3 entries make the trial stream run across rows."""
+    V, K, a = 11, 3, 1633000
+    n_wk = np.random.default_rng(0).integers(0, 9, (V, K)).astype(np.int32)
+    for B, t in ((1, 1), (3, 1), (3, 2)):           # blocks of 4, 4, 3 rows
+        s = np.empty((V, K))
+        _cgs.noisy_snapshot(n_wk, 5, 2.0, a, 0, 0, 6.0, 0.1, s, np.empty((V, K), np.float32),
+                            np.empty(V), [np.random.default_rng([5, j]).bit_generator
+                                          for j in range(B)], t)
+        rows = -(-V // B)
+        for j in range(B):
+            ref = np.empty(K * (min(V, rows * (j + 1)) - rows * j), dtype=np.int64)
+            _cgs.fill_discrete_laplace_dyadic(ref, a, np.random.default_rng([5, j]).bit_generator)
+            got = s[rows * j:rows * (j + 1)] - n_wk[rows * j:rows * (j + 1)]
+            np.testing.assert_array_equal(got.ravel(), ref)
+
+
 def test_word_cumsum_is_numpy_cumsum():
     F = np.random.default_rng(0).random((37, 91)).astype(np.float32)
     out = np.empty(F.shape)
