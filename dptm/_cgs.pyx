@@ -1018,22 +1018,17 @@ cdef int64_t _discrete_gaussian_table(Bits* src, const GaussTable* T) noexcept n
         return m
 
 
-def fill_discrete_gaussian_table(int64_t[::1] out, uint64_t p, uint64_t q,
-                                 const uint64_t[::1] prob, const int32_t[::1] alias,
-                                 const double[::1] squeeze, const double[::1] ratio,
-                                 const uint64_t[::1] weight, uint64_t c, int bin_bits,
-                                 object bit_generator):
-    """Fill ``out`` with exact discrete Gaussian draws of variance parameter p/q through
-    the alias-table proposal ``dptm._gauss_table.gauss_table(p, q)`` (whose arrays and
-    constants are passed here unchanged)."""
-    cdef Py_ssize_t i, n = out.shape[0], n_bins = ratio.shape[0]
-    cdef bitgen_t* rng = get_bitgen(bit_generator)
-    cdef Bits src
-    cdef GaussTable T
+cdef _set_gauss_table(GaussTable* T, uint64_t p, uint64_t q, const uint64_t[::1] prob,
+                      const int32_t[::1] alias, const double[::1] squeeze,
+                      const double[::1] ratio, const uint64_t[::1] weight, uint64_t c,
+                      int bin_bits):
+    """Check the arrays of ``dptm._gauss_table.gauss_table(p, q)`` and point ``T`` at them."""
+    cdef Py_ssize_t i, n_bins = ratio.shape[0]
     if prob.shape[0] != GAUSS_TABLE_COLUMNS or alias.shape[0] != GAUSS_TABLE_COLUMNS:
         raise ValueError("prob and alias must have 256 entries")
     if squeeze.shape[0] != n_bins or weight.shape[0] != n_bins + 1 \
-            or not 0 < n_bins <= GAUSS_TABLE_COLUMNS - 2 or not 0 <= bin_bits <= 20:
+            or not 0 < n_bins <= GAUSS_TABLE_COLUMNS - 2 or not 0 <= bin_bits <= 20 \
+            or p < 1 or q < 1 or c < 1:
         raise ValueError("inconsistent Gaussian table")
     for i in range(GAUSS_TABLE_COLUMNS):
         if not 0 <= alias[i] <= n_bins + 1 or prob[i] > (<uint64_t> 1 << GAUSS_TABLE_BITS) \
@@ -1042,6 +1037,21 @@ def fill_discrete_gaussian_table(int64_t[::1] out, uint64_t p, uint64_t q,
     T.prob, T.alias, T.squeeze, T.ratio, T.weight = &prob[0], &alias[0], &squeeze[0], &ratio[0], &weight[0]
     T.n_bins, T.bin_bits, T.c, T.p, T.q = n_bins, bin_bits, c, p, q
     T.g_coef = <double> q / (2.0 * <double> p)
+
+
+def fill_discrete_gaussian_table(int64_t[::1] out, uint64_t p, uint64_t q,
+                                 const uint64_t[::1] prob, const int32_t[::1] alias,
+                                 const double[::1] squeeze, const double[::1] ratio,
+                                 const uint64_t[::1] weight, uint64_t c, int bin_bits,
+                                 object bit_generator):
+    """Fill ``out`` with exact discrete Gaussian draws of variance parameter p/q through
+    the alias-table proposal ``dptm._gauss_table.gauss_table(p, q)`` (whose arrays and
+    constants are passed here unchanged)."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef Bits src
+    cdef GaussTable T
+    _set_gauss_table(&T, p, q, prob, alias, squeeze, ratio, weight, c, bin_bits)
     with bit_generator.lock, nogil:
         _bits_init(&src, rng)
         for i in range(n):
@@ -1074,14 +1084,16 @@ cdef void _dyadic_row(bitgen_t* rng, TrialStream* trials, uint64_t a, const int3
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
                    float[:, ::1] word_factor, double[::1] word_mass, object bit_generator,
-                   int n_threads=1):
+                   int n_threads=1, dict gauss_table=None):
     """Draw a noisy snapshot of the topic-word counts, its fixed word factor and row masses.
 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
     (as in ``fill_noise``),
     2 Normal(0, scale^2), 3 discrete Laplace of scale a/b, 4 discrete Gaussian of variance
-    a/b with c = floor(sqrt(a/b)) + 1, 5 discrete Laplace of parameter r = a / 2^21
-    (``fill_discrete_laplace_dyadic``). Then, in NumPy terms::
+    a/b with c = floor(sqrt(a/b)) + 1 (drawn through ``gauss_table``, the dict of
+    ``dptm._gauss_table.gauss_table(a, b)``, when given: the same pmf, faster), 5 discrete
+    Laplace of parameter r = a / 2^21 (``fill_discrete_laplace_dyadic``). Then, in NumPy
+    terms::
 
         pos = np.maximum(snapshot, 0)
         word_factor = ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + V * beta)).astype(np.float32)
@@ -1117,6 +1129,12 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("the dyadic discrete Laplace needs a in [1, 2^21)")
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    cdef GaussTable T
+    cdef bint use_table = kind == 4 and gauss_table is not None
+    if use_table:
+        _set_gauss_table(&T, a, b, gauss_table["prob"], gauss_table["alias"],
+                         gauss_table["squeeze"], gauss_table["ratio"], gauss_table["weight"],
+                         gauss_table["c"], gauss_table["bin_bits"])
     gens = [bit_generator] if single else bit_generator
     n_blocks = len(gens)
     if n_blocks < 1:
@@ -1163,6 +1181,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                         x += scale * random_standard_normal(rng)
                     elif kind == 3:
                         x = x + <double> _discrete_laplace(&srcs[blk], a, b)
+                    elif use_table:
+                        x = x + <double> _discrete_gaussian_table(&srcs[blk], &T)
                     elif kind == 4:
                         x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
                     snapshot[w, k] = x

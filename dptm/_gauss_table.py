@@ -19,8 +19,9 @@ acceptance probability it is f(m) c / (2^52 B) for every m >= 0 and every compon
 can propose m. So an accepted m has pmf proportional to f(m), exactly; a uniform sign with
 -0 rejected gives P(x) proportional to exp(-x^2 / (2 sigma^2)) on the integers.
 
-The bins are sigma/16 to sigma/8 wide and cover [0, 13 sigma), so the proposal is accepted
-about nine times in ten and the tail is proposed with probability below 2^-100.
+The bins are sigma/16 to sigma/8 wide (one integer each below sigma = 16) and cover
+[0, 13 sigma), so the proposal is accepted about nine times in ten (nearly always for small
+sigma) and the tail is proposed with probability below 2^-100.
 """
 import math
 from fractions import Fraction
@@ -32,7 +33,7 @@ from ._exact import exp_neg_bounds
 
 COLUMNS = 256                 # alias columns (8 bits of a uniform word)
 COLUMN_BITS = 52              # units per column: 2^52 (52 bits of the same word)
-MIN_SIGMA = 32                # below, the bins would be narrower than 4: use CKS20
+MIN_SIGMA = 0.5               # below, CKS20 (a bin of width 1 per integer down to here)
 _COVER = 13                   # the bins cover [0, 13 sigma)
 
 
@@ -87,10 +88,13 @@ def gauss_table(p, q, bin_bits=None, n_bins=None, tail_weight=1):
     squeeze = [float(exp_neg_bounds(((j + 1) * B - 1) ** 2 * q, 2 * p)[0] * c / weights[j])
                for j in range(n_bins)]
     prob, alias = _alias_table(weights + [total - sum(weights)], total)
-    return {"prob": prob, "alias": alias,
-            "squeeze": np.array(squeeze, dtype=np.float64),
-            "ratio": np.array([c / w for w in weights[:n_bins]], dtype=np.float64),
-            "weight": np.array(weights, dtype=np.uint64), "c": c, "bin_bits": bin_bits}
+    table = {"prob": prob, "alias": alias,
+             "squeeze": np.array(squeeze, dtype=np.float64),
+             "ratio": np.array([c / w for w in weights[:n_bins]], dtype=np.float64),
+             "weight": np.array(weights, dtype=np.uint64)}
+    for arr in table.values():
+        arr.setflags(write=False)          # cached and shared: never modified
+    return {**table, "c": c, "bin_bits": bin_bits}
 
 
 def _alias_table(weights, total):

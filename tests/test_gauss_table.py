@@ -1,6 +1,6 @@
-"""The large-sigma exact discrete Gaussian (dptm._gauss_table + the kernel
+"""The alias-table exact discrete Gaussian (dptm._gauss_table + the kernel
 ``dptm._cgs.fill_discrete_gaussian_table``), which ``discrete_gaussian_noise`` uses from
-sigma = 32 (every lattice mechanism: sigma / g is 4096 to 8192 there).
+sigma = 0.5 (every lattice mechanism: sigma / g is 4096 to 8192 there; the Gibbs snapshots).
 
 The sampler is rejection from an alias-table proposal; its output must follow the discrete
 Gaussian pmf exactly. Chi-square tests at false-alarm rate 1e-6 on fine cells (a pmf flat
@@ -47,7 +47,7 @@ def chisquare_vs(draws, sigma, min_expected=20):
     return stats.chisquare(o[keep], e[keep] * o.sum() / e[keep].sum()).pvalue
 
 
-@pytest.mark.parametrize("sigma", [32.0, 301.7, 6000.0])
+@pytest.mark.parametrize("sigma", [0.5, 2.3, 17.9, 32.0, 301.7, 6000.0])
 def test_table_sampler_follows_the_discrete_gaussian(sigma):
     p, q, _, eff = mechanisms.discrete_gaussian_parameters(sigma)
     draws = mechanisms.discrete_gaussian_noise(400_000, sigma, np.random.default_rng(31))
@@ -101,7 +101,7 @@ def test_every_acceptance_through_the_exact_path():
     assert chisquare_vs(draws, 1.05 * eff, min_expected=1000) < P_FLOOR
 
 
-@pytest.mark.parametrize("sigma", [32.0, 777.7, 16000.0])
+@pytest.mark.parametrize("sigma", [0.5, 9.9, 32.0, 777.7, 16000.0])
 def test_alias_table_gives_each_component_its_integer_mass(sigma):
     p, q, _, _ = mechanisms.discrete_gaussian_parameters(sigma)
     T = _gauss_table.gauss_table(p, q)

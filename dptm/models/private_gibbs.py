@@ -57,6 +57,7 @@ from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEven
                           epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
 from ..exceptions import NotHardenedWarning
+from .. import _gauss_table
 from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
 from ._base import TopicModelMixin
 from .._threads import effective_n_jobs
@@ -125,6 +126,7 @@ class _Noise:
         self.kind = _KIND[mechanism]
         self.discrete = mechanism.startswith("discrete")
         self.a = self.b = self.c = 0
+        self.table = None
         if mechanism.endswith("laplace"):
             scale = 2.0 / epsilon          # L1 sensitivity 2 under word replacement
             if self.discrete and scale <= _DYADIC_MAX_SCALE:
@@ -139,6 +141,8 @@ class _Noise:
             sigma = noise_multiplier * _SQRT2  # L2 sensitivity sqrt(2)
             if self.discrete:
                 self.a, self.b, self.c, sigma = discrete_gaussian_parameters(sigma)
+                if sigma >= _gauss_table.MIN_SIGMA:      # the same pmf, drawn faster
+                    self.table = _gauss_table.gauss_table(self.a, self.b)
             self.scale = sigma
             self.event = GaussianEvent(sigma=sigma, sensitivity=_SQRT2, discrete=self.discrete,
                                        label=_SNAPSHOT_LABEL)
@@ -155,7 +159,7 @@ class _Noise:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator, n_threads)
+                            *out, bit_generator, n_threads, self.table)
         return out
 
 
