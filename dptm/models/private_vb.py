@@ -47,6 +47,21 @@ _SEARCH_THRESHOLD = 2.0
 _NOISE_SMOOTHING = 0.05
 
 
+# Soft part of the final threshold, in noise standard deviations: entries kept by the
+# threshold are lowered by this much (the selected entries are biased upwards by the noise
+# that pushed them over the threshold). 0 is the plain hard threshold.
+_FINAL_SHRINK = 0.0
+
+
+def _denoise(est, sigma, eta, threshold, shrink=0.0):
+    """Post-processing of a released (rescaled) statistic ``est`` whose noise has standard
+    deviation ``sigma``: entries at or below ``threshold * sigma`` set to zero, the others
+    lowered by ``shrink * sigma``, plus the prior ``eta``. A deterministic function of the
+    release and public parameters only (free in privacy)."""
+    kept = est > threshold * sigma
+    return eta + np.where(kept, np.maximum(est - shrink * sigma, 0.0), 0.0)
+
+
 def _granularity(sigma):
     return math.ldexp(1.0, math.frexp(sigma)[1] - 1 - _LATTICE_BITS)
 
@@ -324,8 +339,9 @@ class PrivateBatchLDA(TopicModelMixin):
                 noisy, g, sig_eff = _release(stat, sigma, gen, g)
                 est = noisy / frac                 # scaled to the whole corpus
                 last = s == len(stages) - 1 and it == iters - 1
-                cut = (tau if last else _SEARCH_THRESHOLD) * sig_eff / frac
-                beta = eta + np.where(est > cut, est, 0.0)
+                beta = _denoise(est, sig_eff / frac, eta,
+                                tau if last else _SEARCH_THRESHOLD,
+                                _FINAL_SHRINK if last else 0.0)
                 done += 1
                 self._progress(done, total=total, unit="release")
             sigmas.append(float(sig_eff))
