@@ -207,3 +207,47 @@ def test_topics_are_a_function_of_the_releases_only(monkeypatch):
         assert np.array_equal(m.components_, fits[0].components_)
     # and the forced releases did reach the topics (not a vacuous comparison)
     assert np.unique(fits[0].components_).size > 2
+
+
+def test_combine_releases_golden_values():
+    # unbiased earlier release (sd 1) and final (sd 2): inverse-variance weights 0.8 / 0.2
+    a, f = np.full((2, 3), 10.0), np.full((2, 3), 10.0)
+    a[0, 0], f[0, 0] = 12.0, 7.0            # difference 5 on one entry of six selected
+    est, sd = private_vb._combine_releases([(a, 1.0), (f, 2.0)], 3.0)
+    # b^2 = max(0, 25 / 6 - 1 - 4) = 0
+    assert np.allclose(est, 0.8 * a + 0.2 * f, rtol=0, atol=1e-12)
+    assert sd == pytest.approx(np.sqrt(0.64 * 1 + 0.04 * 4), abs=1e-12)
+    # biased earlier release (+10 everywhere): b^2 = 100 - 5 = 95, weights 1/96 : 1/4
+    est, sd = private_vb._combine_releases([(f + 10.0, 1.0), (f, 2.0)], 3.0)
+    assert np.allclose(est, 0.04 * (f + 10.0) + 0.96 * f, rtol=0, atol=1e-12)
+    assert sd == pytest.approx(np.sqrt(0.04 ** 2 + 0.96 ** 2 * 4), abs=1e-12)
+    # nothing above the threshold: no bias estimate, plain inverse-variance weights
+    z = np.zeros((2, 3))
+    est, sd = private_vb._combine_releases([(z + 1, 1.0), (z, 1.0)], 3.0)
+    assert np.allclose(est, 0.5, rtol=0, atol=1e-12) and sd == pytest.approx(np.sqrt(0.5))
+    a0 = a.copy()
+    private_vb._combine_releases([(a, 1.0), (f, 2.0)], 3.0)
+    assert np.array_equal(a, a0)                                   # inputs not mutated
+
+
+def test_released_topics_combine_the_last_release_of_every_stage(monkeypatch):
+    # stage 1's last release and the final one both reach the topics, as _combine_releases
+    # prescribes (a regression to "final release only" fails this)
+    seen = []
+    real = private_vb._release
+
+    def record(stat, sigma, gen, granularity):
+        out = real(stat, sigma, gen, granularity)
+        seen.append((out[0].copy(), out[2]))
+        return out
+    monkeypatch.setattr(private_vb, "_release", record)
+    m = _fit(3, random_state=2, stages=((0.6, 2), (0.4, 1)), threshold=0.0).fit(_corpus())
+    assert len(seen) == 3
+    (n1, s1), (nf, sf) = seen[1], seen[2]
+    est, sd = private_vb._combine_releases([(n1 / 0.6, s1 / 0.6), (nf / 0.4, sf / 0.4)],
+                                           m.threshold)
+    beta = private_vb._denoise(est, sd, m.topic_word_prior_, m.threshold)
+    beta = beta + max(0.0, private_vb._NOISE_SMOOTHING * sd - m.topic_word_prior_)
+    assert np.allclose(m.components_, beta, rtol=1e-12, atol=0)
+    only_final = private_vb._denoise(nf / 0.4, sf / 0.4, m.topic_word_prior_, m.threshold)
+    assert not np.allclose(m.components_ - m.components_.min(), only_final - only_final.min())

@@ -62,6 +62,36 @@ def _denoise(est, sigma, eta, threshold, shrink=0.0):
     return eta + np.where(kept, np.maximum(est - shrink * sigma, 0.0), 0.0)
 
 
+# Released topics from the last release of EVERY stage, not the final one alone: each is an
+# independent noisy estimate of the corpus statistic (disjoint documents), see
+# ``_combine_releases``. Post-processing only.
+_COMBINE_STAGES = True
+
+
+def _combine_releases(releases, threshold):
+    """Weighted average of independent releases ``[(est, sd), ...]`` (each scaled to the
+    corpus, noise sd ``sd``), the final release last; returns (estimate, its noise sd).
+
+    Earlier releases estimate the statistic with a bias (older topics; distinct-word
+    counts), so release i gets weight 1 / (sd_i^2 + b_i^2), the final one 1 / sd_f^2, where
+    b_i^2 is the mean squared difference from the final release in excess of the noise,
+    over the entries whose mean passes ``threshold`` noise sd. A deterministic function of
+    the releases and their public noise scales (free in privacy)."""
+    est_f, sd_f = releases[-1]
+    w = []
+    for est, sd in releases[:-1]:
+        sel = 0.5 * (est + est_f) > threshold * 0.5 * math.hypot(sd, sd_f)
+        b2 = 0.0
+        if sel.any():
+            b2 = max(0.0, float(np.mean((est - est_f)[sel] ** 2)) - sd * sd - sd_f * sd_f)
+        w.append(1.0 / (sd * sd + b2))
+    w.append(1.0 / (sd_f * sd_f))
+    w = np.array(w) / sum(w)
+    combined = sum(wi * est for wi, (est, _) in zip(w, releases))
+    sd = math.sqrt(sum(wi * wi * s * s for wi, (_, s) in zip(w, releases)))
+    return combined, sd
+
+
 def _granularity(sigma):
     return math.ldexp(1.0, math.frexp(sigma)[1] - 1 - _LATTICE_BITS)
 
@@ -206,7 +236,10 @@ class PrivateBatchLDA(TopicModelMixin):
     the topics), the last stage counts tokens (to estimate them). Between releases the
     noisy statistic is scaled to the whole corpus and entries below 2 noise standard
     deviations are set to zero, below ``threshold`` for the released topics (topics are
-    sparse; pure noise would otherwise spread mass over every word).
+    sparse; pure noise would otherwise spread mass over every word). The released topics
+    average the last release of every stage (independent estimates on disjoint documents),
+    each earlier one weighted by its noise variance plus its measured excess difference
+    from the final release (post-processing of the releases only).
 
     Parameters
     ----------
@@ -330,6 +363,7 @@ class PrivateBatchLDA(TopicModelMixin):
         else:
             beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
         events, sigmas, done, total = [], [], 0, sum(t for _, t in stages)
+        stage_ends = []                            # last release of each stage
         for s, (frac, iters) in enumerate(stages):
             z = calibrate_gaussian(eps, delta, steps=iters, discrete=True)
             sigma = z * C
@@ -338,8 +372,13 @@ class PrivateBatchLDA(TopicModelMixin):
                 stat = statistic(s, beta, alpha, C, g, s < len(stages) - 1)
                 noisy, g, sig_eff = _release(stat, sigma, gen, g)
                 est = noisy / frac                 # scaled to the whole corpus
+                sd = sig_eff / frac
                 last = s == len(stages) - 1 and it == iters - 1
-                beta = _denoise(est, sig_eff / frac, eta,
+                if it == iters - 1 and _COMBINE_STAGES:
+                    stage_ends.append((est, sd))
+                if last and len(stage_ends) > 1:
+                    est, sd = _combine_releases(stage_ends, tau)
+                beta = _denoise(est, sd, eta,
                                 tau if last else _SEARCH_THRESHOLD,
                                 _FINAL_SHRINK if last else 0.0)
                 done += 1
@@ -351,7 +390,7 @@ class PrivateBatchLDA(TopicModelMixin):
         # released topics smoothed in proportion to the noise: where the noise dominates
         # (a small corpus, a small epsilon) they tend to the uniform model instead of
         # concentrating on the few entries the noise pushed over the threshold
-        beta = beta + max(0.0, _NOISE_SMOOTHING * sig_eff / frac - eta)
+        beta = beta + max(0.0, _NOISE_SMOOTHING * sd - eta)
         event = (ParallelComposedEvent(tuple(events), label="fit") if len(events) > 1
                  else events[0])
         privacy = PrivacyReport(
