@@ -928,7 +928,7 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
             out[i] = _discrete_gaussian(&src, p, q, t)
 
 
-# Discrete Gaussian for large sigma: rejection from a proposal drawn with an integer alias
+# Discrete Gaussian (sigma >= 0.5): rejection from a proposal drawn with an integer alias
 # table (the construction and its proof are in ``dptm._gauss_table``). The magnitude m >= 0
 # is proposed in bins of width B = 2^bin_bits, bin j with probability W_j / 2^52 (the
 # integer W_j >= c exp(-(jB)^2 / (2 sigma^2))), uniformly within it, and accepted with
@@ -939,8 +939,8 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
 # decided like ``_bernoulli_exp``: a lower bound per bin accepts most proposals without
 # evaluating exp, the double-precision value decides outside the 2^-36 margin (in the bins
 # g = m^2 / (2 sigma^2) < 100 has relative error below 2^-51, so exp(-g) c / W_j is within
-# 2^-44 of its true value), and the rare
-# remainder (and every tail proposal, probability below 2^-100) is decided exactly.
+# 2^-44 of its true value), and the rare remainder (and every tail proposal, probability
+# below 2^-100) is decided exactly.
 
 DEF GAUSS_TABLE_COLUMNS = 256
 DEF GAUSS_TABLE_BITS = 52          # each column holds 2^52 units
@@ -1018,11 +1018,14 @@ cdef int64_t _discrete_gaussian_table(Bits* src, const GaussTable* T) noexcept n
         return m
 
 
-cdef _set_gauss_table(GaussTable* T, uint64_t p, uint64_t q, const uint64_t[::1] prob,
-                      const int32_t[::1] alias, const double[::1] squeeze,
-                      const double[::1] ratio, const uint64_t[::1] weight, uint64_t c,
-                      int bin_bits):
-    """Check the arrays of ``dptm._gauss_table.gauss_table(p, q)`` and point ``T`` at them."""
+cdef _set_gauss_table(GaussTable* T, dict table):
+    """Check a table of ``dptm._gauss_table.gauss_table`` and point ``T`` at its arrays
+    (``table`` must stay alive while ``T`` is used)."""
+    cdef const uint64_t[::1] prob = table["prob"], weight = table["weight"]
+    cdef const int32_t[::1] alias = table["alias"]
+    cdef const double[::1] squeeze = table["squeeze"], ratio = table["ratio"]
+    cdef uint64_t p = table["p"], q = table["q"], c = table["c"]
+    cdef int bin_bits = table["bin_bits"]
     cdef Py_ssize_t i, n_bins = ratio.shape[0]
     if prob.shape[0] != GAUSS_TABLE_COLUMNS or alias.shape[0] != GAUSS_TABLE_COLUMNS:
         raise ValueError("prob and alias must have 256 entries")
@@ -1039,19 +1042,14 @@ cdef _set_gauss_table(GaussTable* T, uint64_t p, uint64_t q, const uint64_t[::1]
     T.g_coef = <double> q / (2.0 * <double> p)
 
 
-def fill_discrete_gaussian_table(int64_t[::1] out, uint64_t p, uint64_t q,
-                                 const uint64_t[::1] prob, const int32_t[::1] alias,
-                                 const double[::1] squeeze, const double[::1] ratio,
-                                 const uint64_t[::1] weight, uint64_t c, int bin_bits,
-                                 object bit_generator):
+def fill_discrete_gaussian_table(int64_t[::1] out, dict table, object bit_generator):
     """Fill ``out`` with exact discrete Gaussian draws of variance parameter p/q through
-    the alias-table proposal ``dptm._gauss_table.gauss_table(p, q)`` (whose arrays and
-    constants are passed here unchanged)."""
+    the alias-table proposal ``table = dptm._gauss_table.gauss_table(p, q)``."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
     cdef Bits src
     cdef GaussTable T
-    _set_gauss_table(&T, p, q, prob, alias, squeeze, ratio, weight, c, bin_bits)
+    _set_gauss_table(&T, table)
     with bit_generator.lock, nogil:
         _bits_init(&src, rng)
         for i in range(n):
@@ -1132,9 +1130,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef GaussTable T
     cdef bint use_table = kind == 4 and gauss_table is not None
     if use_table:
-        _set_gauss_table(&T, a, b, gauss_table["prob"], gauss_table["alias"],
-                         gauss_table["squeeze"], gauss_table["ratio"], gauss_table["weight"],
-                         gauss_table["c"], gauss_table["bin_bits"])
+        if gauss_table["p"] != a or gauss_table["q"] != b:
+            raise ValueError("gauss_table was built for another variance than a/b")
+        _set_gauss_table(&T, gauss_table)
     gens = [bit_generator] if single else bit_generator
     n_blocks = len(gens)
     if n_blocks < 1:

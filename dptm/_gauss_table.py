@@ -1,4 +1,4 @@
-"""The alias-table proposal of the exact discrete Gaussian for large sigma.
+"""The alias-table proposal of the exact discrete Gaussian (sigma >= 0.5).
 
 ``dptm._cgs.fill_discrete_gaussian_table`` samples the discrete Gaussian N_Z(0, sigma^2),
 sigma^2 = p / q rational, by rejection. Write f(m) = exp(-m^2 / (2 sigma^2)) and
@@ -37,9 +37,14 @@ MIN_SIGMA = 0.5               # below, CKS20 (a bin of width 1 per integer down 
 _COVER = 13                   # the bins cover [0, 13 sigma)
 
 
-@lru_cache(maxsize=32)
+def table_for(p, q):
+    """The default table of the discrete Gaussian of variance p / q, or None when sigma is
+    below ``MIN_SIGMA`` (then CKS20's sampler, ``_cgs.fill_discrete_gaussian``, is used)."""
+    return gauss_table(p, q) if p >= MIN_SIGMA ** 2 * q else None
+
+
 def gauss_table(p, q, bin_bits=None, n_bins=None, tail_weight=1):
-    """The proposal of the large-sigma discrete Gaussian of variance p / q.
+    """The alias-table proposal of the discrete Gaussian of variance p / q.
 
     Parameters
     ----------
@@ -54,14 +59,20 @@ def gauss_table(p, q, bin_bits=None, n_bins=None, tail_weight=1):
 
     Returns
     -------
-    dict with the arrays ``prob``, ``alias``, ``squeeze``, ``ratio``, ``weight`` and the
-    integers ``c``, ``bin_bits`` of ``dptm._cgs.fill_discrete_gaussian_table``.
+    dict with the arrays ``prob``, ``alias``, ``squeeze``, ``ratio``, ``weight`` (read-only,
+    shared between calls) and the integers ``p``, ``q``, ``c``, ``bin_bits``: the table
+    ``dptm._cgs.fill_discrete_gaussian_table`` and ``noisy_snapshot`` take.
 
     Raises
     ------
     ValueError
         When the parameters violate a condition of the construction (the module docstring).
     """
+    return dict(_gauss_table(p, q, bin_bits, n_bins, tail_weight))   # the cached dict stays intact
+
+
+@lru_cache(maxsize=32)
+def _gauss_table(p, q, bin_bits, n_bins, tail_weight):
     var = Fraction(p, q)
     sigma = math.sqrt(p / q)
     if bin_bits is None:
@@ -94,7 +105,7 @@ def gauss_table(p, q, bin_bits=None, n_bins=None, tail_weight=1):
              "weight": np.array(weights, dtype=np.uint64)}
     for arr in table.values():
         arr.setflags(write=False)          # cached and shared: never modified
-    return {**table, "c": c, "bin_bits": bin_bits}
+    return {**table, "p": p, "q": q, "c": c, "bin_bits": bin_bits}
 
 
 def _alias_table(weights, total):

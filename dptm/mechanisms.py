@@ -136,15 +136,13 @@ def discrete_gaussian_noise(shape, sigma, rng):
     """Exact discrete Gaussian noise, P(x) ∝ exp(-x^2 / (2 sigma^2)) on the integers, as int64.
 
     ``sigma^2`` is rounded to the rational :func:`discrete_gaussian_parameters` (sigma)."""
-    p, q, t, eff = discrete_gaussian_parameters(sigma)
+    p, q, t, _ = discrete_gaussian_parameters(sigma)
     out = np.empty(_shape(shape), dtype=np.int64)
     bit_generator = _check_rng(rng).bit_generator
-    if eff >= _gauss_table.MIN_SIGMA:
+    table = _gauss_table.table_for(p, q)
+    if table is not None:
         # the same pmf, about five times faster: rejection from an alias-table proposal
-        T = _gauss_table.gauss_table(p, q)
-        _cgs.fill_discrete_gaussian_table(out.reshape(-1), p, q, T["prob"], T["alias"],
-                                          T["squeeze"], T["ratio"], T["weight"], T["c"],
-                                          T["bin_bits"], bit_generator)
+        _cgs.fill_discrete_gaussian_table(out.reshape(-1), table, bit_generator)
     else:
         _cgs.fill_discrete_gaussian(out.reshape(-1), p, q, t, bit_generator)
     return out

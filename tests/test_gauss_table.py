@@ -24,11 +24,9 @@ from dptm._exact import exp_neg_bounds, uniform_below_exp
 P_FLOOR = 1e-6
 
 
-def draw_with(table, p, q, n, seed):
+def draw_with(table, n, seed):
     out = np.empty(n, dtype=np.int64)
-    _cgs.fill_discrete_gaussian_table(out, p, q, table["prob"], table["alias"], table["squeeze"],
-                                      table["ratio"], table["weight"], table["c"],
-                                      table["bin_bits"], np.random.PCG64(seed))
+    _cgs.fill_discrete_gaussian_table(out, table, np.random.PCG64(seed))
     return out
 
 
@@ -78,7 +76,7 @@ def test_tail_component_follows_the_pmf(bin_bits, n_bins, tail_weight):
     p, q = 10_000, 1
     T = _gauss_table.gauss_table(p, q, bin_bits=bin_bits, n_bins=n_bins,
                                  tail_weight=tail_weight)
-    draws = draw_with(T, p, q, 60_000, seed=5)
+    draws = draw_with(T, 60_000, seed=5)
     # the tail's share against its exact probability (two-sided binomial, 1e-6)
     M = n_bins << bin_bits
     support = np.arange(-3000, 3001)
@@ -134,18 +132,24 @@ def test_construction_refuses_unsound_parameters():
 
 def test_kernel_refuses_an_inconsistent_table():
     p, q, _, _ = mechanisms.discrete_gaussian_parameters(100.0)
-    T = dict(_gauss_table.gauss_table(p, q))
+    T = _gauss_table.gauss_table(p, q)
     out = np.empty(3, dtype=np.int64)
     bad_alias = T["alias"].copy()
     bad_alias[0] = 255
     with pytest.raises(ValueError, match="inconsistent"):
-        _cgs.fill_discrete_gaussian_table(out, p, q, T["prob"], bad_alias, T["squeeze"],
-                                          T["ratio"], T["weight"], T["c"], T["bin_bits"],
-                                          np.random.PCG64(0))
+        _cgs.fill_discrete_gaussian_table(out, {**T, "alias": bad_alias}, np.random.PCG64(0))
     with pytest.raises(ValueError, match="inconsistent"):
-        _cgs.fill_discrete_gaussian_table(out, p, q, T["prob"], T["alias"], T["squeeze"][:-1],
-                                          T["ratio"], T["weight"], T["c"], T["bin_bits"],
+        _cgs.fill_discrete_gaussian_table(out, {**T, "squeeze": T["squeeze"][:-1]},
                                           np.random.PCG64(0))
+    # a snapshot refuses a table built for another variance (its draws would not follow
+    # the recorded noise)
+    n_wk = np.zeros((2, 3), dtype=np.int32)
+    snap = (np.empty((2, 3)), np.empty((2, 3), dtype=np.float32), np.empty(2))
+    with pytest.raises(ValueError, match="another variance"):
+        _cgs.noisy_snapshot(n_wk, 4, 0.0, p + 1, q, 11, 1e9, 0.1, *snap, np.random.PCG64(0),
+                            1, T)
+    # callers get their own dict; the cached arrays cannot be written
+    assert _gauss_table.gauss_table(p, q) is not T and not T["prob"].flags.writeable
 
 
 @pytest.mark.parametrize("scale", [Fraction(3, 7), Fraction(5, 2), Fraction(2 ** 60 + 1, 2 ** 61)])

@@ -141,8 +141,7 @@ class _Noise:
             sigma = noise_multiplier * _SQRT2  # L2 sensitivity sqrt(2)
             if self.discrete:
                 self.a, self.b, self.c, sigma = discrete_gaussian_parameters(sigma)
-                if sigma >= _gauss_table.MIN_SIGMA:      # the same pmf, drawn faster
-                    self.table = _gauss_table.gauss_table(self.a, self.b)
+                self.table = _gauss_table.table_for(self.a, self.b)   # same pmf, faster
             self.scale = sigma
             self.event = GaussianEvent(sigma=sigma, sensitivity=_SQRT2, discrete=self.discrete,
                                        label=_SNAPSHOT_LABEL)
