@@ -3,7 +3,9 @@
 Every stage ends with a noisy release of (approximately) the same topic-word statistic on
 a disjoint part of the documents; scaled to the whole corpus, they are independent
 estimates with known noise variances (sigma_s / frac_s)^2. An inverse-variance weighted
-average of them is post-processing (free in privacy). One seeded fit per (epsilon, seed);
+average of them is post-processing (free in privacy); "adaptive" is the estimator's
+``_combine_releases`` (earlier releases also weighted down by their measured bias). One
+seeded fit per (epsilon, seed);
 every release is captured and each variant applied to the same releases (identical noise).
 
     python bench/bench_combine_stages.py kos 1,4 [seeds]
@@ -43,30 +45,15 @@ def spy(est, sigma, eta, threshold, shrink=0.0):
 
 
 P._denoise = spy
+estimator_combination = P._combine_releases
+# the fits themselves use the final release alone, so that every release is recorded raw
+P._combine_releases = lambda releases, threshold: releases[-1]
 
 
 def combine(releases, weights_scale):
     """Weighted average (weights scale_i / sigma_i^2) and its noise sd."""
     w = np.array([c / sig ** 2 for (_, sig), c in zip(releases, weights_scale)])
     w = w / w.sum()
-    est = sum(wi * e for wi, (e, _) in zip(w, releases))
-    return est, float(np.sqrt(sum(wi ** 2 * sig ** 2 for wi, (_, sig) in zip(w, releases))))
-
-
-def combine_adaptive(releases, tau=3.0):
-    """Like ``combine``, but each earlier release's weight is 1 / (sigma_i^2 + b_i^2), b_i^2
-    the mean squared difference from the final release beyond the noise, over the entries
-    whose average passes the threshold (bias of the earlier estimate: older topics,
-    distinct-word counts). Uses only the releases and their public sigmas."""
-    ef, sf = releases[-1]
-    w = []
-    for e, sig in releases[:-1]:
-        avg = 0.5 * (e + ef)
-        sel = avg > tau * 0.5 * np.hypot(sig, sf)
-        b2 = max(0.0, float(np.mean((e - ef)[sel] ** 2)) - sig ** 2 - sf ** 2) if sel.any() else 0.0
-        w.append(1.0 / (sig ** 2 + b2))
-    w.append(1.0 / sf ** 2)
-    w = np.array(w) / sum(w)
     est = sum(wi * e for wi, (e, _) in zip(w, releases))
     return est, float(np.sqrt(sum(wi ** 2 * sig ** 2 for wi, (_, sig) in zip(w, releases))))
 
@@ -86,7 +73,7 @@ def last_k(k):
     return lambda r: tuple(r[j] for e in ends[:-1] for j in range(max(0, e - k), e)) + (r[-1],)
 
 
-variants = {"final only (default)": last_k(0)}
+variants = {"final only": last_k(0)}   # the default is "last 1 ... + final", adaptive, tau 3
 variants.update({f"last {k} of each earlier stage + final": last_k(k)
                  for k in range(1, max([t for _, t in stages[:-1]], default=0) + 1)})
 for eps in eps_list:
@@ -102,7 +89,7 @@ for eps in eps_list:
                 if len(rl) == 1 and scale_name != "ivw":
                     continue
                 est, sig = (combine(rl, [1.0] * len(rl)) if scale_name == "ivw"
-                            else combine_adaptive(rl))
+                            else estimator_combination(rl, 3.0))
                 for tau in (2.0, 3.0):
                     key = (name, scale_name, tau)
                     res.setdefault(key, []).append(

@@ -1,6 +1,7 @@
 """Grid over the post-processing of PrivateBatchLDA's final release (issue #15).
 
-One private fit per (epsilon, seed); the last release is captured and every variant
+One private fit per (epsilon, seed); the final estimate (the stages' last releases
+combined) is captured and every variant
 (threshold, soft shrink, smoothing; all in noise standard deviations) is applied to the same
 release, so the variants are compared on identical noise. Prints perplexity / non-private
 (sklearn batch VB) per variant. Seeded fits (test mode): for measurement only.
@@ -19,24 +20,31 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 warnings.simplefilter("ignore")
 import bench_utility as B  # noqa: E402
 import dptm.models.private_vb as P  # noqa: E402
-corpus = sys.argv[1]; eps_list = [float(e) for e in sys.argv[2].split(",")]
+corpus = sys.argv[1]
+eps_list = [float(e) for e in sys.argv[2].split(",")]
 if corpus == "syn17":
     Xtr, Xte = B.synthetic(17000)
 elif corpus == "syn5":
     Xtr, Xte = B.synthetic(5000)
 else:
     Xtr, Xte = B.CORPORA[corpus](False)
-from sklearn.decomposition import LatentDirichletAllocation
+from sklearn.decomposition import LatentDirichletAllocation  # noqa: E402
 lda = LatentDirichletAllocation(B.K, learning_method="batch", random_state=0).fit(Xtr)
 base = B.evaluate(lda.components_, Xte)["perplexity"]
 print(corpus, Xtr.shape, "nonpriv", round(base, 1), flush=True)
 rec = {}
 orig = P._denoise
+
+
 def spy(est, sigma, eta, threshold, shrink=0.0):
     rec["last"] = (est.copy(), sigma, eta)
     return orig(est, sigma, eta, threshold, shrink)
+
+
 P._denoise = spy
-variants = [(3, 0, .05), (3, 1, .05), (3, 2, .05), (2, 1, .05), (2.5, 1.5, .05), (3, 3, .05), (4, 2, .05), (3, 1, 0.0), (3, 1, .1)]
+# (threshold, shrink, smoothing), in noise standard deviations; the default is (3, 0, 0.05)
+variants = [(3, 0, .05), (3, 1, .05), (3, 2, .05), (2, 1, .05), (2.5, 1.5, .05), (3, 3, .05),
+            (4, 2, .05), (3, 1, 0.0), (3, 1, .1)]
 for eps in eps_list:
     res = {v: [] for v in variants}
     for seed in range(2):
