@@ -5,8 +5,8 @@ a disjoint part of the documents; scaled to the whole corpus, they are independe
 estimates with known noise variances (sigma_s / frac_s)^2. An inverse-variance weighted
 average of them is post-processing (free in privacy); "adaptive" is the estimator's
 ``_combine_releases`` (earlier releases also weighted down by their measured bias). One
-seeded fit per (epsilon, seed);
-every release is captured and each variant applied to the same releases (identical noise).
+seeded fit per (epsilon, seed); every release is captured and each variant applied to the
+same releases (identical noise).
 
     python bench/bench_combine_stages.py kos 1,4 [seeds]
     python bench/bench_combine_stages.py syn17 1,4       # make_lda_corpus, 17,000 documents
