@@ -1166,7 +1166,8 @@ cdef void _dyadic_row(bitgen_t* rng, Lanes* lanes, const LaplaceTable* T,
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
                    float[:, ::1] word_factor, double[::1] word_mass, object bit_generator,
-                   int n_threads=1, dict gauss_table=None, dict laplace_table=None):
+                   int n_threads=1, dict gauss_table=None, dict laplace_table=None,
+                   double[:, ::1] word_cum=None):
     """Draw a noisy snapshot of the topic-word counts, its fixed word factor and row masses.
 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
@@ -1184,7 +1185,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
 
     (numerator clamped and clipped, topic totals from the clamped snapshot; float32 halves
     the memory the sweep streams through; ``word_mass`` is summed in topic order, for the
-    sweep's word bucket). O(V K).
+    sweep's word bucket). O(V K). ``word_cum`` (V x K, optional) receives the running sums
+    of the same pass, ``word_factor.astype(np.float64).cumsum(axis=1)`` (``word_cumsum``'s
+    result, without a second pass over the word factor).
 
     ``bit_generator``: one BitGenerator (every row from it, in row order), or a list of
     ``B`` BitGenerators: rows in ``B`` consecutive blocks of ``ceil(V / B)`` rows, block
@@ -1204,6 +1207,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("snapshot and word_factor must have the shape of n_wk")
     if word_mass.shape[0] != V:
         raise ValueError("word_mass must have one entry per word")
+    if word_cum is not None and (word_cum.shape[0] != V or word_cum.shape[1] != K):
+        raise ValueError("word_cum must have the shape of n_wk")
+    cdef bint with_cum = word_cum is not None
     if kind < 0 or kind > 5:
         raise ValueError("kind must be in 0..5")
     if (kind == 3 or kind == 4) and (a < 1 or b < 1 or (kind == 4 and c < 1)):
@@ -1288,6 +1294,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                     f = <float> ((x + beta) * totals[k])
                     word_factor[w, k] = f
                     m = m + f
+                    if with_cum:
+                        word_cum[w, k] = m
                 word_mass[w] = m
     finally:
         if single:
@@ -1362,6 +1370,28 @@ cdef int _selection_mode(double rate, bint table, double* scale) noexcept:
     return 3
 
 
+cdef extern from *:
+    """
+    /* Prefetch a row (nbytes from p, cache line by cache line): the next token's word
+       factor row is read (r) and its count row written (w) in a random order. */
+    static inline void dptm_prefetch_r(const void *p, Py_ssize_t nbytes) {
+        const char *c = (const char *)p;
+        for (Py_ssize_t off = 0; off < nbytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+    }
+    static inline void dptm_prefetch_w(const void *p, Py_ssize_t nbytes) {
+        const char *c = (const char *)p;
+        for (Py_ssize_t off = 0; off < nbytes; off += 64) __builtin_prefetch(c + off, 1, 3);
+    }
+    """
+    void dptm_prefetch_r(const void* p, Py_ssize_t nbytes) noexcept nogil
+    void dptm_prefetch_w(const void* p, Py_ssize_t nbytes) noexcept nogil
+
+
+# Word-factor rows of at most this many topics are prefetched whole for the next token (a
+# few cache lines); longer rows at the document's topics only (measured on KOS, K = 50-1000).
+DEF PREFETCH_MAX_TOPICS = 128
+
+
 cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                              const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                              int64_t* n_k, const float* word_factor, const double* word_mass,
@@ -1376,7 +1406,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     ``word_cum`` (NULL: linear scan) holds each word's running sums of its word-factor row
     (double, topic order), so the word bucket is a binary search with the same result as
     the scan. Returns the number of tokens resampled."""
-    cdef Py_ssize_t d, k, w, t, j, knew, lo, hi, mid, n_nz = 0
+    cdef Py_ssize_t d, k, w, t, j, knew, lo, hi, mid, wn, n_nz = 0
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, cur, end, doc_end, sel_left = 0
     cdef double q, u, acc, a_w
@@ -1396,6 +1426,20 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         # as the rate falls)
         cur = i
         i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
+        if i < end:
+            # the next token's rows load while this one is sampled (its word is random:
+            # the secret visiting order): its word factor at the topics it will read (the
+            # whole row when short, else the current document's topics if it is in the
+            # same document), its word mass, and the count it will decrement
+            wn = words[i]
+            if K <= PREFETCH_MAX_TOPICS:
+                dptm_prefetch_r(word_factor + wn * K, K * sizeof(float))
+            elif i < doc_end:
+                for j in range(n_nz):
+                    dptm_prefetch_r(word_factor + wn * K + nz[j], 1)
+            dptm_prefetch_r(word_mass + wn, 1)
+            if n_wk != NULL:
+                dptm_prefetch_w(n_wk + wn * K + z[i], 1)
         w = words[cur]
         k = z[cur]
         if mode == 1:

@@ -151,16 +151,18 @@ class _Noise:
     def sigma(self):
         return self.scale
 
-    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1):
+    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, word_cum=None):
         """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
         ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
-        or a list (one per block of rows, see ``_snapshot_generators``)."""
+        or a list (one per block of rows, see ``_snapshot_generators``). ``word_cum``
+        (optional, V x K): filled with the word factor's running sums (the sweep's search
+        table) in the same pass."""
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
         gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator, n_threads, gauss, laplace)
+                            *out, bit_generator, n_threads, gauss, laplace, word_cum)
         return out
 
 
@@ -257,7 +259,10 @@ class _SnapshotGibbsBase(TopicModelMixin):
         lengths only), block ``b`` drawing from its own child of the secret ``sweep_rng``
         for every sweep, so the result does not depend on ``n_threads``. Returns
         ``sweep(state, snap, alpha, rate, table, new_snapshot)``; the generators live in
-        its closure, dropped with it at the end of ``fit``."""
+        its closure, dropped with it at the end of ``fit``. ``sweep.word_cum`` is the
+        word-bucket search table (None below ``_WORD_SEARCH_MIN_TOPICS``): pass it to
+        ``_Noise.snapshot``, which fills it, and call the sweep with ``new_snapshot=False``
+        (True recomputes it from ``snap[1]``)."""
         block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
         gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
         K = self.n_components
@@ -277,6 +282,7 @@ class _SnapshotGibbsBase(TopicModelMixin):
                 corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
                 snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, word_cum,
                 word_ptr, word_tokens)
+        sweep.word_cum = word_cum
         return sweep
 
     def _assumed_public(self, clipped):
@@ -623,10 +629,12 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                 self._trace_add(state, None, False)
             else:
                 if noisy:
-                    # a fresh array per snapshot when tracing (the trace keeps them all)
+                    # a fresh array per snapshot when tracing (the trace keeps them all);
+                    # the snapshot kernel also fills the sweep's search table
                     snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
-                                          snap if self.trace_ is None else None, n_threads)
-                sweep(state, snap, alpha, 1.0, _NO_TABLE, noisy)
+                                          snap if self.trace_ is None else None, n_threads,
+                                          sweep.word_cum)
+                sweep(state, snap, alpha, 1.0, _NO_TABLE, False)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
                 self._progress(it)
@@ -889,10 +897,11 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         for it in range(1, self.max_iter + 1):
             # a fresh array per snapshot when tracing (the trace keeps them all)
             snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
-                                  snap if self.trace_ is None else None, n_threads)
+                                  snap if self.trace_ is None else None, n_threads,
+                                  sweep.word_cum)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
-            sweep(state, snap, alpha, gamma, table, True)
+            sweep(state, snap, alpha, gamma, table, False)   # search table: from the snapshot
             self._trace_add(state, s, True)
             stop = False
             if self.convergence_tol is not None:
