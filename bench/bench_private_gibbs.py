@@ -281,9 +281,12 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
 
             def full(_, t=t):
                 # one noisy iteration of NoisyGibbsLDA.fit: the snapshot (row blocks, one
-                # secret child stream each, t threads), its search table, the sweep
-                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t)
-                private(_, t)
+                # secret child stream each, t threads) with its search table (filled by the
+                # snapshot kernel, as in fit), the sweep
+                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, word_cum)
+                _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
+                                              st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
+                                              NO_TABLE, block_ptr, gens, t, word_cum)
 
             def sub(_, t=t):
                 if word_cum is not None:
