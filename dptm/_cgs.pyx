@@ -1428,9 +1428,9 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
         if i < end:
             # the next token's rows load while this one is sampled (its word is random:
-            # the secret visiting order): its word factor at the topics it will read (the
-            # whole row when short, else the current document's topics if it is in the
-            # same document), its word mass, and the count it will decrement
+            # the secret visiting order): its word factor at the topics it will read and
+            # its count row (whole rows when short; for long rows the document's topics,
+            # if it is in the same document, and the count it will decrement), its mass
             wn = words[i]
             if K <= PREFETCH_MAX_TOPICS:
                 dptm_prefetch_r(word_factor + wn * K, K * sizeof(float))
@@ -1439,7 +1439,10 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                     dptm_prefetch_r(word_factor + wn * K + nz[j], 1)
             dptm_prefetch_r(word_mass + wn, 1)
             if n_wk != NULL:
-                dptm_prefetch_w(n_wk + wn * K + z[i], 1)
+                if K <= PREFETCH_MAX_TOPICS:
+                    dptm_prefetch_w(n_wk + wn * K, K * sizeof(int32_t))
+                else:
+                    dptm_prefetch_w(n_wk + wn * K + z[i], 1)
         w = words[cur]
         k = z[cur]
         if mode == 1:
@@ -1473,9 +1476,11 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             cum[j] = q
         u = next_uniform(rng) * (q + a_w)
         if u < q:
+            # the first j with cum[j] > u (n_nz - 1 if none), counted without a branch:
+            # cum increases, so the entries <= u are a prefix (no mispredicted loop exit)
             j = 0
-            while j < n_nz - 1 and cum[j] <= u:
-                j += 1
+            for t in range(n_nz - 1):
+                j += cum[t] <= u
             knew = nz[j]
         elif word_cum != NULL:
             # first t with crow[t] > u (K - 1 if none): the scan's answer in O(log K)
