@@ -97,16 +97,17 @@ def plain_sweep_epsilon(n_tokens, beta):
     return 2.0 * math.log1p(n / beta) + 2.0 * (n - 1.0) * math.log1p(1.0 / beta)
 
 
-# Discrete Laplace snapshots of scale <= 8 use the dyadic parameter r = a / 2^21 (exact, drawn
-# by table inversion: _cgs.fill_discrete_laplace_dyadic, dptm._laplace_table); larger scales
+# Discrete Laplace snapshots of scale <= 64 (eps_L >= 1/32) use the dyadic parameter
+# r = a / 2^21 (exact, drawn by table inversion: _cgs.fill_discrete_laplace_dyadic,
+# dptm._laplace_table; the scale drawn is at most 3e-5 above the one asked); larger scales
 # the CKS20 sampler of a rational scale.
 _DYADIC_DEN = 1 << 21
-_DYADIC_MAX_SCALE = 8.0
+_DYADIC_MAX_SCALE = 64.0
 
 
 def dyadic_laplace_parameter(scale):
     """``(a, effective_scale)``: the discrete Laplace of parameter r = a / 2^21 sampled for
-    a requested ``scale`` <= 8. r is rounded up from exp(-1/scale) (never less noise), so
+    a requested ``scale`` <= 64. r is rounded up from exp(-1/scale) (never less noise), so
     the scale actually drawn, -1 / log r, is >= ``scale``; ``effective_scale`` is that value
     lowered by 1e-12 relative (a safe margin over the rounding of log), which is what the
     accountant is told (epsilon = sensitivity / effective_scale >= the true -2 log r)."""
@@ -131,8 +132,7 @@ class _Noise:
             scale = 2.0 / epsilon          # L1 sensitivity 2 under word replacement
             if self.discrete and scale <= _DYADIC_MAX_SCALE:
                 self.kind = 5
-                self.a, scale = dyadic_laplace_parameter(scale)
-                self.table = _laplace_table.dyadic_table(self.a)
+                self.a, scale = dyadic_laplace_parameter(scale)   # table: on first use
             elif self.discrete:
                 self.a, self.b, scale = discrete_laplace_parameters(scale)
             self.scale = scale
@@ -160,6 +160,9 @@ class _Noise:
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
+        if self.kind == 5 and self.table is None:
+            # built here, not in __init__: calibration creates many _Noise objects
+            self.table = _laplace_table.dyadic_table(self.a)
         gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
                             *out, bit_generator, n_threads, gauss, laplace, word_cum)

@@ -93,9 +93,10 @@ MUTANTS = [
     dict(id="N19", file="dptm/_laplace_table.py", old="    num, shift = 1 << (G + L + 22), 0",
          new="    num, shift = 1 << (G + L + 21), 0", tests=DLAP,
          what="table discrete Laplace: thresholds P(|x| >= m) halved (too many zeros: less noise)"),
-    dict(id="N20", file="dptm/_laplace_table.py", old="        if (big + 1) * den <= num << nbits:",
-         new="        if big * den <= num << nbits:", tests=DLAP,
-         what="table discrete Laplace resolver decides 'below' for an interval that straddles T_m"),
+    dict(id="N20", file="dptm/_laplace_table.py", old="        elif big * den >= num << nbits:",
+         new="        elif (big + 1) * den >= num << nbits:", tests=DLAP,
+         what="table discrete Laplace resolver decides 'not below' for an interval that "
+              "straddles T_m"),
     dict(id="N12", file="dptm/mechanisms.py", old="    per_coord = g if rounded == \"statistic\" else g / 2",
          new="    per_coord = g / 2", tests=MECH,
          what="rounding slack of a rounded statistic taken as g/2 per coordinate (it is g)"),
