@@ -91,7 +91,8 @@ def _dyadic_table(a, G, L):
     while True:
         num *= a
         shift += DENOMINATOR_BITS
-        t = (num >> shift) // den0          # floor(floor(x / 2^shift) / den0) = floor(x / (2^shift den0))
+        # floor(floor(x / 2^shift) / den0) = floor(x / (2^shift den0))
+        t = (num >> shift) // den0
         hi.append(t >> L)
         lo.append(t & ((1 << L) - 1))
         if t == 0:
@@ -114,7 +115,8 @@ def _dyadic_table(a, G, L):
 
 def threshold(a, m):
     """T_m = P(M >= m) = 2 r^m / (1 + r), r = a / 2^21, as (numerator, denominator)."""
-    return (2 * a ** m) << DENOMINATOR_BITS, ((1 << DENOMINATOR_BITS) + a) << (DENOMINATOR_BITS * m)
+    num = (2 * a ** m) << DENOMINATOR_BITS
+    return num, ((1 << DENOMINATOR_BITS) + a) << (DENOMINATOR_BITS * m)
 
 
 def resolve(a, big, nbits, m):

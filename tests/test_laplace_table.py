@@ -217,7 +217,8 @@ def test_an_error_on_the_exact_path_fails_closed():
         table = _laplace_table.dyadic_table(1271987, 1, 1)
         _laplace_table.resolve = broken
         out = np.empty(1000, dtype=np.int64)
-        _cgs.fill_discrete_laplace_dyadic(out, 1271987, np.random.default_rng(0).bit_generator, table)
+        gen = np.random.default_rng(0).bit_generator
+        _cgs.fill_discrete_laplace_dyadic(out, 1271987, gen, table)
         print("NOT ABORTED")
     """)
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

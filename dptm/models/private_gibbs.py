@@ -99,8 +99,8 @@ def plain_sweep_epsilon(n_tokens, beta):
 
 # Discrete Laplace snapshots of scale <= 64 (eps_L >= 1/32) use the dyadic parameter
 # r = a / 2^21 (exact, drawn by table inversion: _cgs.fill_discrete_laplace_dyadic,
-# dptm._laplace_table; the scale drawn is at most 3e-5 above the one asked); larger scales
-# the CKS20 sampler of a rational scale.
+# dptm._laplace_table; the scale drawn exceeds the one asked by a relative scale / 2^21 at
+# most, below 4e-5); larger scales the CKS20 sampler of a rational scale.
 _DYADIC_DEN = 1 << 21
 _DYADIC_MAX_SCALE = 64.0
 
