@@ -1636,12 +1636,14 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     order (``word_cumsum``); the word bucket is then found by binary search, O(log K), with
     the linear scan's result (same sums, same comparison).
 
-    ``word_ptr``, ``word_tokens`` (optional, with ``n_threads > 1``): the token positions
-    grouped by word (word ``w``'s tokens are ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``).
-    The sweep never reads ``n_wk`` (it samples from the fixed word factor), so with them
-    the blocks only write ``z`` and ``n_dk`` and ``n_wk`` is updated after the sweep from
-    the old and new topics, in parallel over words (no atomic adds, no cache line written
-    by two threads). Without them, ``n_wk`` takes atomic adds.
+    ``word_ptr``, ``word_tokens`` (optional): the token positions grouped by word (word
+    ``w``'s tokens are ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``). The sweep never reads
+    ``n_wk`` (it samples from the fixed word factor), so with them the blocks only write
+    ``z`` and ``n_dk`` and ``n_wk`` is updated after the sweep from the old and new topics,
+    in parallel over words (no atomic adds, no cache line written by two threads; on one
+    thread, rows written in word order instead of a random count per token, the cheaper
+    way for long rows). Without them, ``n_wk`` is updated as tokens move (atomic adds on
+    several threads). The result is the same integer counts either way.
 
     The generators are used without their locks: they must belong to this sweep alone.
 
@@ -1680,7 +1682,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef double* cum
     cdef int32_t* nz
     cdef int32_t* pos
-    cdef bint deferred = n_threads > 1 and word_ptr is not None and word_tokens is not None
+    cdef bint deferred = word_ptr is not None and word_tokens is not None
     cdef int32_t* z_old = NULL
     cdef int32_t* wk_target = &n_wk[0, 0]
     cdef Py_ssize_t w, j

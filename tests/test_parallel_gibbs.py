@@ -263,6 +263,22 @@ def test_fit_search_table_follows_every_snapshot(model, monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fit_deferred_counts_give_the_same_model(n_jobs, monkeypatch):
+    """Above _DEFERRED_COUNTS_MIN_TOPICS a fit updates the true counts after each sweep,
+    word by word; the model is the one of the per-token updates (same integer counts, so
+    the same snapshots and draws)."""
+    X, _, _ = make_lda_corpus(30, 25, 4, random_state=2)
+    fits = []
+    for threshold in (10 ** 9, 0):
+        monkeypatch.setattr(private_gibbs, "_DEFERRED_COUNTS_MIN_TOPICS", threshold)
+        m = NoisyGibbsLDA(6, epsilon_per_iter=1.0, clip=20, max_iter=4, random_state=5,
+                          n_jobs=n_jobs).fit(X)
+        fits.append((m.components_, m.doc_topic_))
+    for a, b in zip(*fits):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_block_kernel_rejects_bad_blocks():
     corpus = ragged_corpus()
     st = GibbsState(corpus, 3, np.random.default_rng(0))
