@@ -806,6 +806,7 @@ cdef int64_t _discrete_gaussian(Bits* rng, uint64_t p, uint64_t q, uint64_t t) n
 # bits carry nothing but its value.
 
 from libc.stdint cimport int16_t
+from libc.math cimport INFINITY
 from dptm import _laplace_table
 
 cdef int DYADIC_BITS = 21
@@ -1280,8 +1281,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                     elif kind == 4:
                         x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
                     snapshot[w, k] = x
-                    if x > 0:
-                        ptot[blk * K + k] += x
+                    ptot[blk * K + k] += dptm_clamp(x, INFINITY)     # branch-free max(x, 0)
             for k in range(K):
                 totals[k] = ptot[k]
                 for j in range(1, n_blocks):
