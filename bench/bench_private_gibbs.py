@@ -264,6 +264,15 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         block_ptr = gibbs_mod.token_blocks(corpus.doc_ptr, block_tokens=pg._BLOCK_TOKENS)
         gens = [g.bit_generator for g in pg._child_generators(sec, block_ptr.size - 1)]
         word_cum = np.empty(st.n_wk.shape) if K >= pg._WORD_SEARCH_MIN_TOPICS else None
+        # as fit: the true counts updated word by word after the sweep on several threads
+        # or for long rows
+        word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
+        word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
+            corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
+
+        def by_word(t):
+            return ((word_ptr, word_tokens) if t > 1 or K > pg._DEFERRED_COUNTS_MIN_TOPICS
+                    else (None, None))
         sgens = pg._snapshot_generators(sec, corpus.n_words, K)
         sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
         cases = []
@@ -277,20 +286,23 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                     _cgs.word_cumsum(snap[1], word_cum, t)
                 _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
-                                              NO_TABLE, block_ptr, gens, t, word_cum)
+                                              NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
 
             def full(_, t=t):
                 # one noisy iteration of NoisyGibbsLDA.fit: the snapshot (row blocks, one
-                # secret child stream each, t threads), its search table, the sweep
-                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t)
-                private(_, t)
+                # secret child stream each, t threads) with its search table (filled by the
+                # snapshot kernel, as in fit), the sweep
+                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, word_cum)
+                _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
+                                              st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
+                                              NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
 
             def sub(_, t=t):
                 if word_cum is not None:
                     _cgs.word_cumsum(snap[1], word_cum, t)
                 _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, 0.5,
-                                              NO_TABLE, block_ptr, gens, t, word_cum)
+                                              NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
 
             def plain(_, t=t, parts=parts, pgens=pgens):
                 if sparse:

@@ -798,12 +798,16 @@ cdef int64_t _discrete_gaussian(Bits* rng, uint64_t p, uint64_t q, uint64_t t) n
             return y
 
 
-# Discrete Laplace with a dyadic parameter r = a / 2^21 (the fast path of the snapshots).
-# P(x) = (1 - r) / (1 + r) r^|x| on the integers: the discrete Laplace of scale
-# t = -1 / log(r), sampled as the difference of two independent geometrics
-# (P(G = g) = (1 - r) r^g), each counting the successes of exact Bernoulli(r) trials (a
-# 21-bit uniform chunk below a) before the first failure. Integer comparisons only: the
-# pmf is exact, and an output's bits carry nothing but its value.
+# Discrete Laplace with a dyadic parameter r = a / 2^21 (the default noise of the snapshots):
+# P(x) = (1 - r) / (1 + r) r^|x| on the integers (scale -1 / log r), by exact inversion of
+# |x| with the integer table of ``dptm._laplace_table`` (construction and proof there):
+# G + 1 bits per draw (G index bits, one sign bit) in lanes of one 64-bit word, one table
+# read for nearly every draw, integer comparisons only. The pmf is exact, and an output's
+# bits carry nothing but its value.
+
+from libc.stdint cimport int16_t
+from libc.math cimport INFINITY
+from dptm import _laplace_table
 
 cdef int DYADIC_BITS = 21
 DYADIC_DENOMINATOR = 1 << 21
@@ -816,66 +820,127 @@ cdef extern from *:
     int dptm_ctz64(unsigned long long x) noexcept nogil
 
 
-cdef struct TrialStream:
-    uint64_t bits          # outcomes of Bernoulli(r) trials, next one in the lowest bit
-    int n                  # how many are valid (the bits above are 0)
+cdef struct LaplaceTable:
+    const int16_t* guide       # 2^G entries: |x| when decided by the G index bits, else -(first + 1)
+    const int32_t* hi          # per threshold row m: floor(T_m 2^(G + L)) >> L ...
+    const uint64_t* lo         # ... and its low L bits
+    uint64_t a
+    int index_bits, low_bits   # G, L
+    int lane_bits, lanes       # G + 1 bits per draw, 64 // (G + 1) draws per word
+    uint64_t lane_mask
 
 
-cdef inline void _refill_trials(bitgen_t* rng, TrialStream* st, uint64_t a) noexcept nogil:
-    """Append Bernoulli(a / 2^21) outcomes, three per 64-bit word (one per independent
-    21-bit chunk c: success iff c < a), until more than 61 are held."""
-    cdef uint64_t w, mask = (<uint64_t> 1 << DYADIC_BITS) - 1
-    while st.n <= 61:
-        w = rng.next_uint64(rng.state)
-        st.bits |= (((<uint64_t> ((w & mask) < a))
-                     | (<uint64_t> (((w >> DYADIC_BITS) & mask) < a) << 1)
-                     | (<uint64_t> (((w >> (2 * DYADIC_BITS)) & mask) < a) << 2)) << st.n)
-        st.n += 3
+cdef struct Lanes:
+    uint64_t word              # the unread lanes of the last 64-bit draw, next in the low bits
+    int left
 
 
-cdef inline int64_t _geometric_dyadic(bitgen_t* rng, TrialStream* st, uint64_t a) noexcept nogil:
-    """Successes before the first failure in the trial stream: Geometric(r = a / 2^21)."""
-    cdef int64_t g = 0
-    cdef int ones
-    while True:
-        if st.n < 40:
-            _refill_trials(rng, st, a)
-        # ~bits is 0 only when all 64 held trials succeeded (ctz of 0 is undefined in C)
-        ones = 64 if st.bits == <uint64_t> 0xFFFFFFFFFFFFFFFF else dptm_ctz64(~st.bits)
-        if ones < st.n:
-            # drop the successes and the failure; a shift by 64 is undefined in C
-            st.bits = 0 if ones == 63 else st.bits >> (ones + 1)
-            st.n -= ones + 1
-            return g + ones
-        g += st.n                             # every held trial succeeded: read on
-        st.bits = 0
-        st.n = 0
+cdef int64_t _dlap_resolve(bitgen_t* rng, const LaplaceTable* T, uint64_t g, uint64_t v,
+                           int64_t m) noexcept with gil:
+    """Stage 3 (``_laplace_table.resolve``, exact integers): |x| for the uniform whose first
+    G + L bits are g, v, given that it lies below T_j for every j < m; reads more 64-bit
+    words as needed. Fails closed: an error here aborts the process rather than return a
+    value the pmf does not justify."""
+    try:
+        big, nbits = (int(g) << T.low_bits) | int(v), T.index_bits + T.low_bits
+        while True:
+            r = _laplace_table.resolve(int(T.a), big, nbits, m)
+            if r is not None:
+                if not r >= m - 1:
+                    raise AssertionError("resolve went below the thresholds already decided")
+                return r
+            big = (big << 64) | rng.next_uint64(rng.state)
+            nbits += 64
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        abort()
 
 
-cdef void _fill_discrete_laplace_dyadic(bitgen_t* rng, uint64_t a, int64_t* out,
-                                        Py_ssize_t n) noexcept nogil:
-    """out[i] = G1 - G2 with G1, G2 independent Geometric(r = a / 2^21), read one after the
-    other from a stream of exact Bernoulli(r) trials (three per 64-bit draw: about 1.7
-    draws per sample at scale 2)."""
-    cdef TrialStream st
-    cdef Py_ssize_t i
-    cdef int64_t g
-    st.bits = 0
-    st.n = 0
-    for i in range(n):
-        g = _geometric_dyadic(rng, &st, a)
-        out[i] = g - _geometric_dyadic(rng, &st, a)
+cdef int64_t _dlap_stage2(bitgen_t* rng, const LaplaceTable* T, uint64_t g,
+                          int64_t m) noexcept nogil:
+    """|x| when the interval g of the index bits holds thresholds (rows m + 1, ... with
+    hi == g; the rows up to m lie above the interval): L more bits of the uniform decide
+    each one, the last row (hi = lo = 0) stops the scan."""
+    cdef uint64_t v = rng.next_uint64(rng.state)
+    if T.low_bits < 64:
+        v >>= 64 - T.low_bits
+    while T.hi[m + 1] == <int32_t> g and T.lo[m + 1] > v:
+        m += 1                                       # U < T_(m+1) for sure
+    if T.hi[m + 1] == <int32_t> g and T.lo[m + 1] == v:
+        return _dlap_resolve(rng, T, g, v, m + 1)    # the L bits do not decide T_(m+1)
+    return m
 
 
-def fill_discrete_laplace_dyadic(int64_t[::1] out, uint64_t a, object bit_generator):
+cdef inline int64_t _dlap_draw(bitgen_t* rng, Lanes* ln, const LaplaceTable* T) noexcept nogil:
+    """One exact discrete Laplace draw: the next lane's low bit is the sign, its G bits
+    above index the guide."""
+    cdef uint64_t lane
+    cdef int64_t m, s
+    if ln.left == 0:
+        ln.word = rng.next_uint64(rng.state)
+        ln.left = T.lanes
+    lane = ln.word & T.lane_mask
+    ln.word >>= T.lane_bits
+    ln.left -= 1
+    m = T.guide[lane >> 1]
+    if m < 0:
+        m = _dlap_stage2(rng, T, lane >> 1, -m - 1)
+    s = <int64_t> (lane & 1)
+    return (m ^ -s) + s                              # -m when the sign bit is set (-0 = 0)
+
+
+cdef _set_laplace_table(LaplaceTable* T, dict table, uint64_t a):
+    """Check a table of ``dptm._laplace_table.dyadic_table(a)`` (the structure the proof
+    needs, so that a corrupted table is refused rather than sampled) and point ``T`` at its
+    arrays (``table`` must stay alive while ``T`` is used)."""
+    cdef const int16_t[::1] guide = table["guide"]
+    cdef const int32_t[::1] hi = table["hi"]
+    cdef const uint64_t[::1] lo = table["lo"]
+    cdef int G = table["index_bits"], L = table["low_bits"]
+    cdef Py_ssize_t i, g, n = hi.shape[0], first = 0
+    if table["a"] != a:
+        raise ValueError("the Laplace table was built for another parameter than a")
+    if not 1 <= G <= 15 or not 1 <= L <= 64 or guide.shape[0] != (1 << G) \
+            or lo.shape[0] != n or n < 2 or hi[n - 1] != 0 or lo[n - 1] != 0:
+        raise ValueError("inconsistent Laplace table")
+    for i in range(1, n):
+        # t_m = hi << L | lo: below 2^(G + L), non-increasing in m
+        if not 0 <= hi[i] < (1 << G) or (L < 64 and lo[i] >> L) or (i > 1 and (
+                hi[i] > hi[i - 1] or (hi[i] == hi[i - 1] and lo[i] > lo[i - 1]))):
+            raise ValueError("inconsistent Laplace table")
+    # guide[g]: first[g] = #{m >= 1 : hi[m] > g}, negative iff some hi[m] == g
+    for g in range((1 << G) - 1, -1, -1):
+        while first + 1 < n and hi[first + 1] > g:
+            first += 1
+        if guide[g] != (-(first + 1) if hi[first + 1] == g else first):
+            raise ValueError("inconsistent Laplace table")
+    T.guide, T.hi, T.lo = &guide[0], &hi[0], &lo[0]
+    T.a, T.index_bits, T.low_bits = a, G, L
+    T.lane_bits = G + 1
+    T.lanes = 64 // (G + 1)
+    T.lane_mask = (<uint64_t> 1 << (G + 1)) - 1
+
+
+def fill_discrete_laplace_dyadic(int64_t[::1] out, uint64_t a, object bit_generator,
+                                 dict table=None):
     """Fill ``out`` with exact discrete Laplace draws of parameter r = a / 2^21:
-    P(x) = (1 - r) / (1 + r) r^|x| (scale -1 / log r), 0 < a < 2^21."""
+    P(x) = (1 - r) / (1 + r) r^|x| (scale -1 / log r), 0 < a < 2^21 (scale up to about
+    600), through ``table = dptm._laplace_table.dyadic_table(a)`` (the default)."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef LaplaceTable T
+    cdef Lanes ln
     if a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS):
         raise ValueError("a must be in [1, 2^21)")
+    if table is None:
+        table = _laplace_table.dyadic_table(a)
+    _set_laplace_table(&T, table, a)
+    ln.word = 0
+    ln.left = 0
     with bit_generator.lock, nogil:
-        _fill_discrete_laplace_dyadic(rng, a, &out[0] if n > 0 else NULL, n)
+        for i in range(n):
+            out[i] = _dlap_draw(rng, &ln, &T)
 
 
 def fill_noise(double[::1] out, int kind, double scale, object bit_generator):
@@ -1060,29 +1125,50 @@ def fill_discrete_gaussian_table(int64_t[::1] out, dict table, object bit_genera
 # Noisy-snapshot Gibbs sampling (papers/zhao2021 Algorithm 1, HDP-LDA; papers/huang2022
 # Algorithm 1, SUB-LDA), with the release semantics of DESIGN.md 3.1-3.2.
 
-cdef void _dyadic_row(bitgen_t* rng, TrialStream* trials, uint64_t a, const int32_t* counts,
-                      double* out, double* tot, Py_ssize_t K) noexcept nogil:
-    """One snapshot row under the dyadic discrete Laplace: out[k] = counts[k] + G1 - G2
-    (``_fill_discrete_laplace_dyadic``'s draws, continuing ``trials``), adding the positive
+cdef extern from *:
+    """
+    /* Branch-free clamps (the snapshot noise makes every comparison a coin flip: a
+       branch would be mispredicted about half the time). */
+    static inline int64_t dptm_pos_i64(int64_t v) { return v & ~(v >> 63); }
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    /* maxsd / minsd: (x > 0 ? x : 0), then (x < hi ? x : hi), without a branch */
+    static inline double dptm_clamp(double x, double hi) {
+        __m128d v = _mm_max_sd(_mm_set_sd(x), _mm_setzero_pd());
+        return _mm_cvtsd_f64(_mm_min_sd(v, _mm_set_sd(hi)));
+    }
+    #else
+    static inline double dptm_clamp(double x, double hi) {
+        x = x > 0.0 ? x : 0.0;
+        return x < hi ? x : hi;
+    }
+    #endif
+    """
+    int64_t dptm_pos_i64(int64_t v) noexcept nogil
+    double dptm_clamp(double x, double hi) noexcept nogil
+
+
+cdef void _dyadic_row(bitgen_t* rng, Lanes* lanes, const LaplaceTable* T,
+                      const int32_t* counts, double* out, double* tot,
+                      Py_ssize_t K) noexcept nogil:
+    """One snapshot row under the dyadic discrete Laplace: out[k] = counts[k] + x_k
+    (``fill_discrete_laplace_dyadic``'s draws, continuing ``lanes``), adding the positive
     entries to ``tot``."""
-    cdef TrialStream st = trials[0]              # a local copy (no store per trial)
+    cdef Lanes ln = lanes[0]                     # a local copy (no store per draw)
     cdef Py_ssize_t k
-    cdef int64_t g
-    cdef double x
+    cdef int64_t v
     for k in range(K):
-        g = _geometric_dyadic(rng, &st, a)           # G1, then G2 (C leaves g1 - g2 unordered)
-        g -= _geometric_dyadic(rng, &st, a)
-        x = <double> (counts[k] + g)
-        out[k] = x
-        if x > 0:
-            tot[k] += x
-    trials[0] = st
+        v = counts[k] + _dlap_draw(rng, &ln, T)
+        out[k] = <double> v
+        tot[k] += <double> dptm_pos_i64(v)
+    lanes[0] = ln
 
 
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
                    float[:, ::1] word_factor, double[::1] word_mass, object bit_generator,
-                   int n_threads=1, dict gauss_table=None):
+                   int n_threads=1, dict gauss_table=None, dict laplace_table=None,
+                   double[:, ::1] word_cum=None):
     """Draw a noisy snapshot of the topic-word counts, its fixed word factor and row masses.
 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
@@ -1090,7 +1176,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     2 Normal(0, scale^2), 3 discrete Laplace of scale a/b, 4 discrete Gaussian of variance
     a/b with c = floor(sqrt(a/b)) + 1 (drawn through ``gauss_table``, the dict of
     ``dptm._gauss_table.gauss_table(a, b)``, when given: the same pmf, faster), 5 discrete
-    Laplace of parameter r = a / 2^21 (``fill_discrete_laplace_dyadic``). Then, in NumPy
+    Laplace of parameter r = a / 2^21 (``fill_discrete_laplace_dyadic``, through
+    ``laplace_table``, default ``dptm._laplace_table.dyadic_table(a)``). Then, in NumPy
     terms::
 
         pos = np.maximum(snapshot, 0)
@@ -1099,7 +1186,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
 
     (numerator clamped and clipped, topic totals from the clamped snapshot; float32 halves
     the memory the sweep streams through; ``word_mass`` is summed in topic order, for the
-    sweep's word bucket). O(V K).
+    sweep's word bucket). O(V K). ``word_cum`` (V x K, optional) receives the running sums
+    of the same pass, ``word_factor.astype(np.float64).cumsum(axis=1)`` (``word_cumsum``'s
+    result, without a second pass over the word factor).
 
     ``bit_generator``: one BitGenerator (every row from it, in row order), or a list of
     ``B`` BitGenerators: rows in ``B`` consecutive blocks of ``ceil(V / B)`` rows, block
@@ -1119,6 +1208,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("snapshot and word_factor must have the shape of n_wk")
     if word_mass.shape[0] != V:
         raise ValueError("word_mass must have one entry per word")
+    if word_cum is not None and (word_cum.shape[0] != V or word_cum.shape[1] != K):
+        raise ValueError("word_cum must have the shape of n_wk")
+    cdef bint with_cum = word_cum is not None
     if kind < 0 or kind > 5:
         raise ValueError("kind must be in 0..5")
     if (kind == 3 or kind == 4) and (a < 1 or b < 1 or (kind == 4 and c < 1)):
@@ -1128,11 +1220,16 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1, got {n_threads}")
     cdef GaussTable T
+    cdef LaplaceTable LT
     cdef bint use_table = kind == 4 and gauss_table is not None
     if use_table:
         if gauss_table["p"] != a or gauss_table["q"] != b:
             raise ValueError("gauss_table was built for another variance than a/b")
         _set_gauss_table(&T, gauss_table)
+    if kind == 5:
+        if laplace_table is None:
+            laplace_table = _laplace_table.dyadic_table(a)
+        _set_laplace_table(&LT, laplace_table, a)
     gens = [bit_generator] if single else bit_generator
     n_blocks = len(gens)
     if n_blocks < 1:
@@ -1144,12 +1241,12 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef double* ptot = <double*> calloc(n_blocks * K, sizeof(double))
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
     cdef Bits* srcs = <Bits*> malloc(n_blocks * sizeof(Bits))
-    # kind 5: one trial stream per block, read in row order by the block's thread: the
+    # kind 5: one lane stream per block, read in row order by the block's thread: the
     # draws of fill_discrete_laplace_dyadic over the block's counts, without its V x K
     # int64 buffer (8 V K bytes per snapshot)
-    cdef TrialStream* trials = <TrialStream*> calloc(n_blocks, sizeof(TrialStream))
-    if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL or trials == NULL:
-        free(totals); free(ptot); free(rngs); free(srcs); free(trials)
+    cdef Lanes* lanes = <Lanes*> calloc(n_blocks, sizeof(Lanes))
+    if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL or lanes == NULL:
+        free(totals); free(ptot); free(rngs); free(srcs); free(lanes)
         raise MemoryError()
     if single:
         n_threads = 1
@@ -1167,7 +1264,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                 rng = rngs[blk]
                 if kind == 5:
                     # the default noise, in its own loop (no per-count branch on kind)
-                    _dyadic_row(rng, &trials[blk], a, &n_wk[w, 0], &snapshot[w, 0],
+                    _dyadic_row(rng, &lanes[blk], &LT, &n_wk[w, 0], &snapshot[w, 0],
                                 ptot + blk * K, K)
                     continue
                 for k in range(K):
@@ -1184,8 +1281,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                     elif kind == 4:
                         x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
                     snapshot[w, k] = x
-                    if x > 0:
-                        ptot[blk * K + k] += x
+                    ptot[blk * K + k] += dptm_clamp(x, INFINITY)     # branch-free max(x, 0)
             for k in range(K):
                 totals[k] = ptot[k]
                 for j in range(1, n_blocks):
@@ -1194,14 +1290,12 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
             for w in prange(V, num_threads=n_threads, schedule="static"):
                 m = 0.0
                 for k in range(K):
-                    x = snapshot[w, k]
-                    if x < 0:
-                        x = 0
-                    elif x > clip:
-                        x = clip
+                    x = dptm_clamp(snapshot[w, k], clip)
                     f = <float> ((x + beta) * totals[k])
                     word_factor[w, k] = f
                     m = m + f
+                    if with_cum:
+                        word_cum[w, k] = m
                 word_mass[w] = m
     finally:
         if single:
@@ -1210,7 +1304,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         free(ptot)
         free(rngs)
         free(srcs)
-        free(trials)
+        free(lanes)
 
 
 cdef inline int64_t _geometric_capped(bitgen_t* rng, double scale, int64_t cap) noexcept nogil:
@@ -1276,6 +1370,28 @@ cdef int _selection_mode(double rate, bint table, double* scale) noexcept:
     return 3
 
 
+cdef extern from *:
+    """
+    /* Prefetch a row (nbytes from p, cache line by cache line): the next token's word
+       factor row is read (r) and its count row written (w) in a random order. */
+    static inline void dptm_prefetch_r(const void *p, Py_ssize_t nbytes) {
+        const char *c = (const char *)p;
+        for (Py_ssize_t off = 0; off < nbytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+    }
+    static inline void dptm_prefetch_w(const void *p, Py_ssize_t nbytes) {
+        const char *c = (const char *)p;
+        for (Py_ssize_t off = 0; off < nbytes; off += 64) __builtin_prefetch(c + off, 1, 3);
+    }
+    """
+    void dptm_prefetch_r(const void* p, Py_ssize_t nbytes) noexcept nogil
+    void dptm_prefetch_w(const void* p, Py_ssize_t nbytes) noexcept nogil
+
+
+# Word-factor rows of at most this many topics are prefetched whole for the next token (a
+# few cache lines); longer rows at the document's topics only (measured on KOS, K = 50-1000).
+DEF PREFETCH_MAX_TOPICS = 128
+
+
 cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                              const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                              int64_t* n_k, const float* word_factor, const double* word_mass,
@@ -1290,7 +1406,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     ``word_cum`` (NULL: linear scan) holds each word's running sums of its word-factor row
     (double, topic order), so the word bucket is a binary search with the same result as
     the scan. Returns the number of tokens resampled."""
-    cdef Py_ssize_t d, k, w, t, j, knew, lo, hi, mid, n_nz = 0
+    cdef Py_ssize_t d, k, w, t, j, knew, lo, hi, mid, wn, n_nz = 0
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, cur, end, doc_end, sel_left = 0
     cdef double q, u, acc, a_w
@@ -1310,6 +1426,23 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         # as the rate falls)
         cur = i
         i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
+        if i < end:
+            # the next token's rows load while this one is sampled (its word is random:
+            # the secret visiting order): its word factor at the topics it will read and
+            # its count row (whole rows when short; for long rows the document's topics,
+            # if it is in the same document, and the count it will decrement), its mass
+            wn = words[i]
+            if K <= PREFETCH_MAX_TOPICS:
+                dptm_prefetch_r(word_factor + wn * K, K * sizeof(float))
+            elif i < doc_end:
+                for j in range(n_nz):
+                    dptm_prefetch_r(word_factor + wn * K + nz[j], 1)
+            dptm_prefetch_r(word_mass + wn, 1)
+            if n_wk != NULL:
+                if K <= PREFETCH_MAX_TOPICS:
+                    dptm_prefetch_w(n_wk + wn * K, K * sizeof(int32_t))
+                else:
+                    dptm_prefetch_w(n_wk + wn * K + z[i], 1)
         w = words[cur]
         k = z[cur]
         if mode == 1:
@@ -1343,9 +1476,11 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             cum[j] = q
         u = next_uniform(rng) * (q + a_w)
         if u < q:
+            # the first j with cum[j] > u (n_nz - 1 if none), counted without a branch:
+            # cum increases, so the entries <= u are a prefix (no mispredicted loop exit)
             j = 0
-            while j < n_nz - 1 and cum[j] <= u:
-                j += 1
+            for t in range(n_nz - 1):
+                j += cum[t] <= u
             knew = nz[j]
         elif word_cum != NULL:
             # first t with crow[t] > u (K - 1 if none): the scan's answer in O(log K)
@@ -1501,12 +1636,14 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     order (``word_cumsum``); the word bucket is then found by binary search, O(log K), with
     the linear scan's result (same sums, same comparison).
 
-    ``word_ptr``, ``word_tokens`` (optional, with ``n_threads > 1``): the token positions
-    grouped by word (word ``w``'s tokens are ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``).
-    The sweep never reads ``n_wk`` (it samples from the fixed word factor), so with them
-    the blocks only write ``z`` and ``n_dk`` and ``n_wk`` is updated after the sweep from
-    the old and new topics, in parallel over words (no atomic adds, no cache line written
-    by two threads). Without them, ``n_wk`` takes atomic adds.
+    ``word_ptr``, ``word_tokens`` (optional): the token positions grouped by word (word
+    ``w``'s tokens are ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``). The sweep never reads
+    ``n_wk`` (it samples from the fixed word factor), so with them the blocks only write
+    ``z`` and ``n_dk`` and ``n_wk`` is updated after the sweep from the old and new topics,
+    in parallel over words (no atomic adds, no cache line written by two threads; on one
+    thread, rows written in word order instead of a random count per token, the cheaper
+    way for long rows). Without them, ``n_wk`` is updated as tokens move (atomic adds on
+    several threads). The result is the same integer counts either way.
 
     The generators are used without their locks: they must belong to this sweep alone.
 
@@ -1545,7 +1682,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef double* cum
     cdef int32_t* nz
     cdef int32_t* pos
-    cdef bint deferred = n_threads > 1 and word_ptr is not None and word_tokens is not None
+    cdef bint deferred = word_ptr is not None and word_tokens is not None
     cdef int32_t* z_old = NULL
     cdef int32_t* wk_target = &n_wk[0, 0]
     cdef Py_ssize_t w, j

@@ -224,6 +224,61 @@ def test_word_cumsum_is_numpy_cumsum():
         _cgs.word_cumsum(F, np.empty((37, 90)))
 
 
+def test_snapshot_fills_the_search_table():
+    """noisy_snapshot's optional running sums are word_cumsum of its word factor, bit for
+    bit, on 1 or 2 threads; a wrong shape is refused."""
+    V, K = 29, 70
+    n_wk = np.random.default_rng(0).integers(0, 9, (V, K)).astype(np.int32)
+    for t in (1, 2):
+        out = (np.empty((V, K)), np.empty((V, K), np.float32), np.empty(V))
+        cum = np.empty((V, K))
+        _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out,
+                            [np.random.default_rng([3, j]).bit_generator for j in range(3)], t,
+                            word_cum=cum)
+        ref = np.empty((V, K))
+        _cgs.word_cumsum(out[1], ref)
+        np.testing.assert_array_equal(cum, ref)
+        np.testing.assert_array_equal(cum[:, -1], out[2])
+    with pytest.raises(ValueError, match="word_cum"):
+        _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out,
+                            np.random.default_rng(0).bit_generator, word_cum=np.empty((V, K - 1)))
+
+
+@pytest.mark.parametrize("model", [
+    lambda: NoisyGibbsLDA(5, epsilon_per_iter=1.0, clip=20, max_iter=4, random_state=3),
+    lambda: NoisyGibbsLDA(5, epsilon_per_iter=1.0, clip=20, max_iter=4, noise_schedule="first",
+                          random_state=3),
+    lambda: SubsampledGibbsLDA(5, sample_rate=0.6, clip=20, max_iter=4, random_state=3)])
+def test_fit_search_table_follows_every_snapshot(model, monkeypatch):
+    """A fit that finds the word bucket by binary search in the table the snapshot kernel
+    fills gives the same model as the linear scan (so the table is the current snapshot's
+    in every iteration, never a stale one)."""
+    X, _, _ = make_lda_corpus(40, 30, 5, random_state=1)
+    fits = []
+    for threshold in (10 ** 9, 1):
+        monkeypatch.setattr(private_gibbs, "_WORD_SEARCH_MIN_TOPICS", threshold)
+        m = model().fit(X)
+        fits.append((m.components_, m.doc_topic_))
+    for a, b in zip(*fits):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fit_deferred_counts_give_the_same_model(n_jobs, monkeypatch):
+    """Above _DEFERRED_COUNTS_MIN_TOPICS a fit updates the true counts after each sweep,
+    word by word; the model is the one of the per-token updates (same integer counts, so
+    the same snapshots and draws)."""
+    X, _, _ = make_lda_corpus(30, 25, 4, random_state=2)
+    fits = []
+    for threshold in (10 ** 9, 0):
+        monkeypatch.setattr(private_gibbs, "_DEFERRED_COUNTS_MIN_TOPICS", threshold)
+        m = NoisyGibbsLDA(6, epsilon_per_iter=1.0, clip=20, max_iter=4, random_state=5,
+                          n_jobs=n_jobs).fit(X)
+        fits.append((m.components_, m.doc_topic_))
+    for a, b in zip(*fits):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_block_kernel_rejects_bad_blocks():
     corpus = ragged_corpus()
     st = GibbsState(corpus, 3, np.random.default_rng(0))

@@ -57,7 +57,7 @@ from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEven
                           epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
 from ..exceptions import NotHardenedWarning
-from .. import _gauss_table
+from .. import _gauss_table, _laplace_table
 from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
 from ._base import TopicModelMixin
 from .._threads import effective_n_jobs
@@ -75,6 +75,10 @@ _BLOCK_TOKENS = 4096
 # From this many topics the word bucket of a sweep is found by binary search in per-word
 # running sums built once per snapshot (same draws as the linear scan; measured on KOS).
 _WORD_SEARCH_MIN_TOPICS = 64
+# Above this many topics a one-thread sweep also updates the true topic-word counts after
+# the sweep, word by word (a count row is then too long to prefetch per token; measured on
+# KOS: 0.70x -> 0.54x of a GibbsLDA sweep at K = 500, worse at K = 50). Same counts.
+_DEFERRED_COUNTS_MIN_TOPICS = 128
 # Snapshot rows are drawn in blocks of about this many counts, each block from its own
 # child of the secret noise generator (V and K only decide the blocks).
 _SNAPSHOT_BLOCK_ENTRIES = 1 << 16
@@ -97,16 +101,17 @@ def plain_sweep_epsilon(n_tokens, beta):
     return 2.0 * math.log1p(n / beta) + 2.0 * (n - 1.0) * math.log1p(1.0 / beta)
 
 
-# Discrete Laplace snapshots of scale <= 8 use the dyadic parameter r = a / 2^21 (exact and
-# about 10x faster than the CKS20 sampler: _cgs.fill_discrete_laplace_dyadic); larger scales
-# the CKS20 sampler of a rational scale.
+# Discrete Laplace snapshots of scale <= 64 (eps_L >= 1/32) use the dyadic parameter
+# r = a / 2^21 (exact, drawn by table inversion: _cgs.fill_discrete_laplace_dyadic,
+# dptm._laplace_table; the scale drawn exceeds the one asked by a relative scale / 2^21 at
+# most, below 4e-5); larger scales the CKS20 sampler of a rational scale.
 _DYADIC_DEN = 1 << 21
-_DYADIC_MAX_SCALE = 8.0
+_DYADIC_MAX_SCALE = 64.0
 
 
 def dyadic_laplace_parameter(scale):
     """``(a, effective_scale)``: the discrete Laplace of parameter r = a / 2^21 sampled for
-    a requested ``scale`` <= 8. r is rounded up from exp(-1/scale) (never less noise), so
+    a requested ``scale`` <= 64. r is rounded up from exp(-1/scale) (never less noise), so
     the scale actually drawn, -1 / log r, is >= ``scale``; ``effective_scale`` is that value
     lowered by 1e-12 relative (a safe margin over the rounding of log), which is what the
     accountant is told (epsilon = sensitivity / effective_scale >= the true -2 log r)."""
@@ -131,7 +136,7 @@ class _Noise:
             scale = 2.0 / epsilon          # L1 sensitivity 2 under word replacement
             if self.discrete and scale <= _DYADIC_MAX_SCALE:
                 self.kind = 5
-                self.a, scale = dyadic_laplace_parameter(scale)
+                self.a, scale = dyadic_laplace_parameter(scale)   # table: on first use
             elif self.discrete:
                 self.a, self.b, scale = discrete_laplace_parameters(scale)
             self.scale = scale
@@ -150,15 +155,21 @@ class _Noise:
     def sigma(self):
         return self.scale
 
-    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1):
+    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, word_cum=None):
         """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
         ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
-        or a list (one per block of rows, see ``_snapshot_generators``)."""
+        or a list (one per block of rows, see ``_snapshot_generators``). ``word_cum``
+        (optional, V x K): filled with the word factor's running sums (the sweep's search
+        table) in the same pass."""
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
+        if self.kind == 5 and self.table is None:
+            # built here, not in __init__: calibration creates many _Noise objects
+            self.table = _laplace_table.dyadic_table(self.a)
+        gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator, n_threads, self.table)
+                            *out, bit_generator, n_threads, gauss, laplace, word_cum)
         return out
 
 
@@ -255,13 +266,16 @@ class _SnapshotGibbsBase(TopicModelMixin):
         lengths only), block ``b`` drawing from its own child of the secret ``sweep_rng``
         for every sweep, so the result does not depend on ``n_threads``. Returns
         ``sweep(state, snap, alpha, rate, table, new_snapshot)``; the generators live in
-        its closure, dropped with it at the end of ``fit``."""
+        its closure, dropped with it at the end of ``fit``. ``sweep.word_cum`` is the
+        word-bucket search table (None below ``_WORD_SEARCH_MIN_TOPICS``): pass it to
+        ``_Noise.snapshot``, which fills it, and call the sweep with ``new_snapshot=False``
+        (True recomputes it from ``snap[1]``)."""
         block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
         gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
         K = self.n_components
         word_cum = (np.empty((corpus.n_words, K)) if K >= _WORD_SEARCH_MIN_TOPICS else None)
         word_ptr = word_tokens = None
-        if n_threads > 1:
+        if n_threads > 1 or K > _DEFERRED_COUNTS_MIN_TOPICS:
             # token positions grouped by word: the true counts are updated after each sweep,
             # in parallel over words (internal to the fit, like the counts themselves)
             word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
@@ -275,6 +289,7 @@ class _SnapshotGibbsBase(TopicModelMixin):
                 corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
                 snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, word_cum,
                 word_ptr, word_tokens)
+        sweep.word_cum = word_cum
         return sweep
 
     def _assumed_public(self, clipped):
@@ -621,10 +636,12 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                 self._trace_add(state, None, False)
             else:
                 if noisy:
-                    # a fresh array per snapshot when tracing (the trace keeps them all)
+                    # a fresh array per snapshot when tracing (the trace keeps them all);
+                    # the snapshot kernel also fills the sweep's search table
                     snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
-                                          snap if self.trace_ is None else None, n_threads)
-                sweep(state, snap, alpha, 1.0, _NO_TABLE, noisy)
+                                          snap if self.trace_ is None else None, n_threads,
+                                          sweep.word_cum)
+                sweep(state, snap, alpha, 1.0, _NO_TABLE, False)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
                 self._progress(it)
@@ -887,10 +904,11 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         for it in range(1, self.max_iter + 1):
             # a fresh array per snapshot when tracing (the trace keeps them all)
             snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
-                                  snap if self.trace_ is None else None, n_threads)
+                                  snap if self.trace_ is None else None, n_threads,
+                                  sweep.word_cum)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
-            sweep(state, snap, alpha, gamma, table, True)
+            sweep(state, snap, alpha, gamma, table, False)   # search table: from the snapshot
             self._trace_add(state, s, True)
             stop = False
             if self.convergence_tol is not None:

@@ -16,6 +16,7 @@ GIBBS = ["tests/test_private_gibbs.py", "tests/test_private_gibbs_ledger.py",
 BATCH = ["tests/test_private_vb.py", "tests/test_accounting_parallel.py"]
 AUDIT = ["tests/test_audit_experiment.py", "tests/test_lira.py"]
 REPORT = ["tests/test_release.py", "tests/test_secret_randomness.py"]
+DLAP = ["tests/test_laplace_table.py", "tests/test_private_gibbs_ledger.py"]
 SVI = ["tests/test_svi_ledger.py", "tests/test_svi_release.py", "tests/test_svi_empirical_dp.py",
        "tests/test_svi.py"]
 
@@ -82,6 +83,20 @@ MUTANTS = [
     dict(id="N16", file="dptm/_cgs.pyx", old="            if not _table_accept(src.rng, T, m, j, <int> (J + 1)):",
          new="            if not _table_accept(src.rng, T, m, j, <int> J):", tests=MECH,
          what="table discrete Gaussian: tail acceptance halved (envelope off by 2)"),
+    dict(id="N17", file="dptm/_cgs.pyx", old="    while T.hi[m + 1] == <int32_t> g and T.lo[m + 1] > v:",
+         new="    while T.hi[m + 1] == <int32_t> g and T.lo[m + 1] >= v:", tests=DLAP,
+         what="table discrete Laplace: a threshold the low bits do not decide taken as passed "
+              "(no exact resolution)"),
+    dict(id="N18", file="dptm/_cgs.pyx", old="    s = <int64_t> (lane & 1)",
+         new="    s = <int64_t> ((lane >> 1) & 1)", tests=DLAP,
+         what="table discrete Laplace: sign read from an index bit (not independent of |x|)"),
+    dict(id="N19", file="dptm/_laplace_table.py", old="    num, shift = 1 << (G + L + 22), 0",
+         new="    num, shift = 1 << (G + L + 21), 0", tests=DLAP,
+         what="table discrete Laplace: thresholds P(|x| >= m) halved (too many zeros: less noise)"),
+    dict(id="N20", file="dptm/_laplace_table.py", old="        elif big * den >= num << nbits:",
+         new="        elif (big + 1) * den >= num << nbits:", tests=DLAP,
+         what="table discrete Laplace resolver decides 'not below' for an interval that "
+              "straddles T_m"),
     dict(id="N12", file="dptm/mechanisms.py", old="    per_coord = g if rounded == \"statistic\" else g / 2",
          new="    per_coord = g / 2", tests=MECH,
          what="rounding slack of a rounded statistic taken as g/2 per coordinate (it is g)"),
@@ -132,8 +147,8 @@ MUTANTS = [
         ("scale = 2.0 / epsilon          # L1", "scale = 1.0 / epsilon          # L1"),
         ("LaplaceEvent(scale=scale, sensitivity=2.0", "LaplaceEvent(scale=scale, sensitivity=1.0")],
          tests=GIBBS, what="snapshot Laplace at half the scale, the event's sensitivity taken as 1 to match"),
-    dict(id="G02", file="dptm/_cgs.pyx", old="                    x = snapshot[w, k]\n                    if x < 0:",
-         new="                    x = n_wk[w, k]\n                    if x < 0:", tests=GIBBS,
+    dict(id="G02", file="dptm/_cgs.pyx", old="                    x = dptm_clamp(snapshot[w, k], clip)",
+         new="                    x = dptm_clamp(<double> n_wk[w, k], clip)", tests=GIBBS,
          what="the sweep's word factor built from the true counts instead of the released snapshot"),
     dict(id="G03", file="dptm/_cgs.pyx", old="                        x += scale * random_standard_normal(rng)",
          new="                        x += random_standard_normal(rng)", tests=GIBBS,
@@ -145,8 +160,8 @@ MUTANTS = [
     dict(id="G05", file="dptm/models/private_gibbs.py", old="        corpus = _visiting_order(corpus, order_rng)",
          new="        corpus = corpus", tests=GIBBS,
          what="tokens visited in word-id order (the replaced token moves across the others)"),
-    dict(id="G06", file="dptm/_cgs.pyx", old="                    elif x > clip:\n                        x = clip",
-         new="                    elif x > clip:\n                        pass", tests=GIBBS,
+    dict(id="G06", file="dptm/_cgs.pyx", old="                    x = dptm_clamp(snapshot[w, k], clip)",
+         new="                    x = dptm_clamp(snapshot[w, k], 1e308)", tests=GIBBS,
          what="snapshot not clipped at C in the word factor (eps_I unbounded)"),
     dict(id="G07", file="dptm/accounting/recipes.py", old="    return 2.0 * math.log1p(clip / beta)",
          new="    return math.log1p(clip / beta)", tests=GIBBS + ACC,
