@@ -122,6 +122,14 @@ def test_bad_input_names_parameter(param, value):
         PrivateBatchLDA(**{"n_components": 3, param: value}).fit(_corpus())
 
 
+def test_a_clip_norm_that_would_overflow_is_refused_before_any_release():
+    # hardening (last review): clip_norm 1e307 used to release inf everywhere
+    with pytest.raises(ValueError, match="clip_norm"):
+        PrivateBatchLDA(3, clip_norm=1e307).fit(_corpus())
+    m = _fit(3, clip_norm=1e250, random_state=0).fit(_corpus())
+    assert np.all(np.isfinite(m.components_))
+
+
 def test_noise_drawn_matches_the_recorded_events(monkeypatch):
     # Capture every release: the statistic (already on the lattice) and the noisy output.
     # The noise is g times an integer and its spread matches the stage's recorded sigma:

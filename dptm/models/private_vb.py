@@ -377,6 +377,12 @@ class PrivateBatchLDA(TopicModelMixin):
         init = self._check_init(V)
         alpha, eta = self.doc_topic_prior_, self.topic_word_prior_
         sigmas = _calibrate_schedule(eps, delta, [w for _, w in schedule], C)
+        if not math.isfinite(max(sigmas) * 2.0 ** 64):
+            # sums of up to 2^64 contributions and their noise must stay finite; decided
+            # from public parameters only (an inf in a release would be post-processing,
+            # but useless)
+            raise ValueError(f"clip_norm={self.clip_norm!r} is too large: the noise "
+                             f"(sigma up to {max(sigmas):.3g}) overflows double precision")
         gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")
 
         if init is None:
