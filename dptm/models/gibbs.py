@@ -145,16 +145,21 @@ class GibbsLDA(TopicModelMixin):
         else:
             parts = np.array([0, corpus.n_docs], dtype=np.int64)
             part_gens = [rng.bit_generator]
+        # the partitions' count copies and word lists, kept between sweeps (same draws)
+        workspace = None
+        if sparse or n_threads > 1:
+            workspace = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words,
+                                            self.n_components, sparse)
         start = time.perf_counter()
         for it in range(1, self.max_iter + 1):
             if sparse:
                 _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                         state.n_dk, state.n_k, alpha, beta, parts, part_gens,
-                                        n_threads)
+                                        n_threads, workspace)
             elif n_threads > 1:
                 _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                           state.n_dk, state.n_k, alpha, beta, parts, part_gens,
-                                          n_threads)
+                                          n_threads, workspace)
             else:
                 _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                  state.n_dk, state.n_k, alpha, beta, rng.bit_generator)
