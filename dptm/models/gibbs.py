@@ -84,10 +84,14 @@ class GibbsLDA(TopicModelMixin):
         moves, and the count changes are merged after the sweep. That is an approximation
         of the serial sampler (standard, and negligible for corpora much larger than the
         number of topics) whose result depends on ``n_jobs``: a seed reproduces a fit for
-        the same ``n_jobs`` only. ``n_jobs=1`` is the exact serial sampler. ``transform``
-        gives the same result for any ``n_jobs``. From 500 topics the sweeps use SparseLDA's
-        bucket decomposition (Yao et al. 2009; the same conditional, sampled in
-        O(K_w + K_d) per token: the non-zero topics of the word and of the document).
+        the same ``n_jobs`` only (the parts depend on the document lengths and ``n_jobs``,
+        the streams on the seed and the part, not on which thread runs it). ``n_jobs=1`` is
+        the exact serial sampler. ``transform`` gives the same result for any ``n_jobs``.
+        From 500 topics the sweeps, serial or AD-LDA, use SparseLDA's bucket decomposition
+        (Yao et al. 2009; the same conditional, sampled in O(K_w + K_d) per token: the
+        non-zero topics of the word and of the document). Memory: with ``n_jobs > 1``,
+        ``n_jobs`` more copies of the V x K int32 counts; from 500 topics, 2 V K int32 of
+        word lists per part (one part when serial).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
