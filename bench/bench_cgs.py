@@ -115,6 +115,11 @@ def main():
     load_before = os.getloadavg()
     print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} "
           f"{load_before[2]:.2f} on {os.cpu_count()} cores")
+    # OpenMP waiting: spinning (libgomp's default) suits an idle machine; on a shared one
+    # OMP_WAIT_POLICY=passive keeps waiting threads off the cores the others need
+    omp_env = {k: os.environ[k] for k in ("OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES",
+                                          "GOMP_SPINCOUNT") if k in os.environ}
+    print(f"OpenMP environment: {omp_env or 'defaults'}")
     rows = []
     for name in args.corpora:
         folder, docword, vocab = CORPORA[name]
@@ -160,6 +165,7 @@ def main():
     report("bench_cgs", rows, columns,
            meta={"sweeps": args.sweeps, "alpha": args.alpha, "beta": args.beta,
                  "repeats": args.repeats, "load_before": load_before, "load_after": load_after,
+                 "omp_env": omp_env,
                  "note": "speed_vs_X = X's median time / this row's (>1: this row is faster), "
                          "X with the same number of threads; speed_vs_tomotopy_1: against "
                          "tomotopy's single worker; dptm n_jobs > 1 is AD-LDA"})
