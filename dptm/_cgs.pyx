@@ -243,7 +243,7 @@ def _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_gene
 cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                        int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
-                       bitgen_t* rng, int32_t* wnz, int32_t* wpos, int32_t* wn, int32_t* dnz,
+                       bitgen_t* rng, int32_t* wnz, int32_t* wn, int32_t* dnz,
                        int32_t* dpos, double* inv, double* c, double* cumq,
                        double* cumr) noexcept nogil:
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
@@ -253,7 +253,6 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     cdef int32_t* wrow
     cdef int32_t* drow
     cdef int32_t* wl
-    cdef int32_t* wp
     for d in range(d_lo, d_hi):
         if doc_ptr[d + 1] == doc_ptr[d]:
             continue
@@ -273,7 +272,6 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             k = z[i]
             wrow = n_wk + w * K
             wl = wnz + w * K
-            wp = wpos + w * K
             # remove the token
             s -= inv[k]
             wrow[k] -= 1
@@ -283,10 +281,13 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             if wrow[k] == 0:
+                # k leaves the word's list (found by a scan: no V x K position table to
+                # keep in cache; the word bucket below scans the list anyway)
                 n_w = wn[w] - 1
-                j = wp[k]
+                j = 0
+                while wl[j] != k:
+                    j += 1
                 wl[j] = wl[n_w]
-                wp[wl[j]] = <int32_t> j
                 wn[w] = <int32_t> n_w
             if drow[k] == 0:
                 n_d -= 1
@@ -337,7 +338,6 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             if wrow[k] == 1:
-                wp[k] = wn[w]
                 wl[wn[w]] = <int32_t> k
                 wn[w] += 1
             if drow[k] == 1:
@@ -354,7 +354,7 @@ cdef struct Work:
     int32_t* old           # V x K counts of the start of the sweep (P > 1)
     int32_t** wk           # per partition its V x K counts (wk[0] unused: n_wk in place)
     int64_t** nk           # per partition its K topic totals
-    int32_t** lists        # sparse: per partition 2 V K (topics of each word, positions)
+    int32_t** lists        # sparse: per partition V K (each word's non-zero topics)
     int32_t** small        # sparse: per partition V + 2 K (list lengths, document list)
     double** dbuf          # per partition scratch: 4 K (sparse) or 2 K + NB (dense)
     bitgen_t** gens        # per partition a copy of its generator's bitgen_t (same state
@@ -387,7 +387,7 @@ cdef class ADLDAWorkspace:
     or of the same state after ``n_wk`` or ``n_k`` changed otherwise, must follow
     ``invalidate()`` (another ``n_wk`` array or changed ``n_k`` are detected; a change of
     ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1]) V K`` int32 for the copies and, if
-    sparse, ``2 P V K`` int32 for the lists.
+    sparse, ``P V K`` int32 for the lists.
 
     Parameters
     ----------
@@ -432,7 +432,7 @@ cdef class ADLDAWorkspace:
             self.w.dbuf[p] = <double*> self._alloc(
                 (4 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
             if sparse:
-                self.w.lists[p] = <int32_t*> self._alloc(2 * V * K * sizeof(int32_t))
+                self.w.lists[p] = <int32_t*> self._alloc(V * K * sizeof(int32_t))
                 self.w.small[p] = <int32_t*> self._alloc((V + 2 * K) * sizeof(int32_t))
 
     cdef void* _alloc(self, size_t nbytes) except NULL:
@@ -472,13 +472,12 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
     place) plus every other partition's changes since the start of the sweep; with
     ``refresh``, the next sweep's start: ``old`` and the other partitions' copies set to the
     row, and (sparse) every partition's list of the row's non-zero topics in increasing
-    order with their positions."""
-    cdef Py_ssize_t P = ws.P, K = ws.K, VK = ws.V * ws.K, p, t, j, cnt
+    order."""
+    cdef Py_ssize_t P = ws.P, K = ws.K, p, t, cnt
     cdef int32_t* row = n_wk + w * K
     cdef int32_t* o
     cdef int32_t* a
     cdef int32_t* wl
-    cdef int32_t* wp
     cdef int64_t acc
     if P > 1:
         o = ws.old + w * K
@@ -498,19 +497,14 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
                 memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
     if refresh and ws.lists != NULL:
         wl = ws.lists[0] + w * K
-        wp = ws.lists[0] + VK + w * K
         cnt = 0
         for t in range(K):
             if row[t] > 0:
-                wp[t] = <int32_t> cnt
                 wl[cnt] = <int32_t> t
                 cnt += 1
         ws.small[0][w] = <int32_t> cnt
         for p in range(1, P):
             memcpy(ws.lists[p] + w * K, wl, cnt * sizeof(int32_t))
-            a = ws.lists[p] + VK + w * K
-            for j in range(cnt):
-                a[wl[j]] = <int32_t> j
             ws.small[p][w] = <int32_t> cnt
 
 
@@ -540,7 +534,7 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
                              ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p],
-                             ws.lists[p] + VK, sm, sm + V, sm + V + K, db, db + K, db + 2 * K,
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K,
                              db + 3 * K)
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
@@ -636,8 +630,9 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     sweep in increasing topic order, built from the counts of the start of the sweep (O(V K),
     in parallel over words, fused with the merge when ``workspace``, an
     ``ADLDAWorkspace(P, V, K, True)``, is reused across the sweeps of one state; the draws
-    do not depend on it); s is recomputed per document. Memory: P copies of ``n_wk`` and
-    2 P V K int32 for the lists.
+    do not depend on it); within the sweep a topic whose count drops to zero is replaced by
+    the list's last and a new one is appended. s is recomputed per document. Memory: P
+    copies of ``n_wk`` and P V K int32 for the lists.
     """
     _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
                bit_generators, n_threads, workspace)
