@@ -402,6 +402,9 @@ cdef class ADLDAWorkspace:
     cdef void** raw
     cdef Py_ssize_t n_raw, cap_raw
     cdef bint synced
+    cdef int mode                  # kernel that last swept: 1 merged sweeps, 2 rounds
+    cdef int32_t* zb               # rounds: topics of the start of a round (one per token)
+    cdef Py_ssize_t zb_cap
     cdef const int32_t* synced_wk
     cdef object synced_owner       # keeps the swept n_wk alive: its address is not reused
     cdef int64_t* synced_nk
@@ -446,6 +449,7 @@ cdef class ADLDAWorkspace:
 
     def __dealloc__(self):
         cdef Py_ssize_t i
+        free(self.zb)
         if self.raw != NULL:
             for i in range(self.n_raw):
                 free(self.raw[i])
@@ -456,14 +460,27 @@ cdef class ADLDAWorkspace:
         self.synced = False
         self.synced_owner = None
 
-    cdef bint in_step(self, const int32_t* n_wk, const int64_t* n_k) noexcept:
+    cdef bint in_step(self, const int32_t* n_wk, const int64_t* n_k, int mode) noexcept:
         cdef Py_ssize_t k
-        if not self.synced or self.synced_wk != n_wk:
+        if not self.synced or self.synced_wk != n_wk or self.mode != mode:
             return False
         for k in range(self.n_topics):
             if self.synced_nk[k] != n_k[k]:
                 return False
         return True
+
+
+cdef extern from *:
+    """
+    /* Cython's prange inside a `with parallel()` block is `omp for nowait`: no barrier
+       between two loops (GCC's firstprivate happens to add one; the standard does not). */
+    static inline void dptm_omp_barrier(void) {
+    #ifdef _OPENMP
+    #pragma omp barrier
+    #endif
+    }
+    """
+    void dptm_omp_barrier() noexcept nogil
 
 
 cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
@@ -526,6 +543,7 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
         if rows and not in_step:
             for w in prange(V, schedule="static"):
                 _sync_row(ws, n_wk, w, False, True)
+        dptm_omp_barrier()
         for p in prange(P, schedule="static", chunksize=1):
             wkp = n_wk if p == 0 else ws.wk[p]
             db = ws.dbuf[p]
@@ -539,6 +557,7 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
                             n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)
+        dptm_omp_barrier()
         if rows and (P > 1 or keep):
             for w in prange(V, schedule="static"):
                 _sync_row(ws, n_wk, w, True, keep)
@@ -569,7 +588,7 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
                 f"V={V}, K={K}, sparse={sparse}")
     else:
         workspace = ADLDAWorkspace(P, V, K, sparse)
-    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0])
+    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 1)
     for p in range(P):
         workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
     workspace.synced = False
@@ -580,9 +599,166 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
                      alpha, beta, n_threads)
     if keep:
         workspace.synced = True
+        workspace.mode = 1
         workspace.synced_wk = &n_wk[0, 0]
         workspace.synced_owner = n_wk.base
         memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))
+
+
+cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
+                       const int32_t* words, const int32_t* z, const int32_t* zb,
+                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Partition ``p``'s counts (``wkp``, ``ws.nk[p]``, its word lists) take the moves of
+    tokens [lo, hi): token i from topic ``zb[i]`` to ``z[i]`` (list edits as in the sweep)."""
+    cdef Py_ssize_t i, j, K = ws.K, n_w
+    cdef int32_t a, b, w
+    cdef int32_t* row
+    cdef int32_t* wl
+    cdef int32_t* wn
+    cdef int64_t* nk = ws.nk[p]
+    for i in range(lo, hi):
+        a = zb[i]
+        b = z[i]
+        if a == b:
+            continue
+        w = words[i]
+        row = wkp + w * K
+        row[a] -= 1
+        row[b] += 1
+        nk[a] -= 1
+        nk[b] += 1
+        if sparse:
+            wl = ws.lists[p] + w * K
+            wn = ws.small[p]
+            if row[a] == 0:
+                n_w = wn[w] - 1
+                j = 0
+                while wl[j] != a:
+                    j += 1
+                wl[j] = wl[n_w]
+                wn[w] = <int32_t> n_w
+            if row[b] == 1:
+                wl[wn[w]] = b
+                wn[w] += 1
+
+
+cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t* doc_ptr,
+                        const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* zb,
+                        int32_t* n_wk, int32_t* n_dk, int64_t* n_k, const int64_t* round_ptr,
+                        Py_ssize_t S, double alpha, double beta, int n_threads) noexcept nogil:
+    """``gibbs_sweep_rounds`` after its checks, in one parallel region."""
+    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, VK = V * K, p, q, r, w, lo, hi
+    cdef int32_t* wkp
+    cdef int32_t* sm
+    cdef double* db
+    r = 0
+    with parallel(num_threads=n_threads):
+        if not in_step and (P > 1 or sparse):
+            for w in prange(V, schedule="static"):
+                _sync_row(ws, n_wk, w, False, True)
+        dptm_omp_barrier()
+        for r in range(S):
+            for p in prange(P, schedule="static", chunksize=1):
+                if r == 0:
+                    memcpy(ws.nk[p], n_k, K * sizeof(int64_t))
+                lo = round_ptr[p * (S + 1) + r]
+                hi = round_ptr[p * (S + 1) + r + 1]
+                memcpy(zb + doc_ptr[lo], z + doc_ptr[lo],
+                       (doc_ptr[hi] - doc_ptr[lo]) * sizeof(int32_t))
+                wkp = n_wk if p == 0 else ws.wk[p]
+                db = ws.dbuf[p]
+                if sparse:
+                    sm = ws.small[p]
+                    _sparse_docs(doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha,
+                                 beta, ws.gens[p], ws.lists[p], sm, sm + V, sm + V + K, db,
+                                 db + K, db + 2 * K, db + 3 * K)
+                else:
+                    _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
+                                K, alpha, beta, ws.gens[p], db, db + K)
+            dptm_omp_barrier()
+            if P > 1:
+                for p in prange(P, schedule="static", chunksize=1):
+                    wkp = n_wk if p == 0 else ws.wk[p]
+                    for q in range(P):
+                        if q != p:
+                            lo = round_ptr[q * (S + 1) + r]
+                            hi = round_ptr[q * (S + 1) + r + 1]
+                            _apply_moves(ws, p, wkp, sparse, words, z, zb, doc_ptr[lo],
+                                         doc_ptr[hi])
+            dptm_omp_barrier()
+    memcpy(n_k, ws.nk[0], K * sizeof(int64_t))
+
+
+def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
+                       int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                       double alpha, double beta, const int64_t[:, ::1] round_ptr,
+                       list bit_generators, int n_threads, bint sparse,
+                       ADLDAWorkspace workspace):
+    """One AD-LDA sweep on ``P`` partitions synchronised ``S`` times (``round_ptr``, P x
+    (S + 1) document boundaries: partition ``p``'s round ``r`` is documents
+    ``round_ptr[p, r]:round_ptr[p, r + 1]``; ``round_ptr[p, S] == round_ptr[p + 1, 0]``,
+    from 0 to D).
+
+    In round ``r`` every partition samples its round-``r`` documents with its own
+    generator (``gibbs_sweep``'s blocked/sequential draw, or ``gibbs_sweep_sparse``'s
+    buckets if ``sparse``) against its own copy of the counts; then every partition adds
+    the other partitions' moves of that round to its copy (in partition order), so at the
+    start of each round every copy equals the true counts. The approximation of AD-LDA
+    (a partition does not see the others' moves) is thus limited to one round: with
+    ``S = 1`` it is ``gibbs_sweep_parallel`` / ``gibbs_sweep_sparse``'s semantics (not
+    their draws: the word lists are never rebuilt here, and partition 0's are edited in
+    another order). There is no O(V K) pass after the first sweep of a workspace; a round
+    costs its moves (each partition applies the others'). The result depends on the
+    partitions, rounds and streams, not on ``n_threads``. ``workspace``:
+    ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required).
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t P = round_ptr.shape[0], S = round_ptr.shape[1] - 1, p, r
+    cdef Py_ssize_t N = words.shape[0]
+    cdef bint in_step
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if P < 1 or S < 1 or len(bit_generators) != P:
+        raise ValueError("round_ptr must be P x (S + 1) with P, S >= 1, one bit generator "
+                         "per partition")
+    if round_ptr[0, 0] != 0 or round_ptr[P - 1, S] != D:
+        raise ValueError("round_ptr must start at 0 and end at the number of documents")
+    for p in range(P):
+        if p + 1 < P and round_ptr[p, S] != round_ptr[p + 1, 0]:
+            raise ValueError("round_ptr: partition p must end where p + 1 starts")
+        for r in range(S):
+            if round_ptr[p, r + 1] < round_ptr[p, r]:
+                raise ValueError("round_ptr must be non-decreasing")
+    if workspace is None:
+        raise ValueError("gibbs_sweep_rounds needs an ADLDAWorkspace")
+    if (workspace.n_parts != P or workspace.n_words != V or workspace.n_topics != K
+            or workspace.sparse != sparse):
+        raise ValueError(
+            f"workspace is for P={workspace.n_parts}, V={workspace.n_words}, "
+            f"K={workspace.n_topics}, sparse={workspace.sparse}; this sweep has P={P}, "
+            f"V={V}, K={K}, sparse={sparse}")
+    if D <= 0 or K <= 0 or N == 0:
+        return
+    if workspace.zb_cap < N:
+        free(workspace.zb)
+        workspace.zb = <int32_t*> malloc(N * sizeof(int32_t))
+        workspace.zb_cap = N if workspace.zb != NULL else 0
+        if workspace.zb == NULL:
+            raise MemoryError()
+    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2)
+    for p in range(P):
+        workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
+    workspace.synced = False
+    workspace.synced_owner = None
+    with nogil:
+        _rounds_sweep(&workspace.w, sparse, in_step, &doc_ptr[0], &words[0], N, &z[0],
+                      workspace.zb, &n_wk[0, 0], &n_dk[0, 0], &n_k[0], &round_ptr[0, 0], S,
+                      alpha, beta, n_threads)
+    workspace.synced = True
+    workspace.mode = 2
+    workspace.synced_wk = &n_wk[0, 0]
+    workspace.synced_owner = n_wk.base
+    memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))
 
 
 def gibbs_sweep_parallel(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
