@@ -19,7 +19,7 @@ from dptm._utils import check_random_state, spawn_generators
 from dptm.corpus import Corpus
 from dptm.datasets import make_lda_corpus
 from dptm.models import gibbs
-from dptm.models.gibbs import GibbsState, token_blocks
+from dptm.models.gibbs import GibbsState, round_blocks, token_blocks
 
 from test_parallel_gibbs import assert_counts_of, ragged_corpus, state_copy
 
@@ -199,7 +199,8 @@ def corpus_x():
 
 
 def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
-    """GibbsLDA.fit's sweeps written out with the kernels and no workspace."""
+    """GibbsLDA.fit's sweeps written out with the kernels: one thread, no workspace when
+    serial."""
     corpus = Corpus.from_matrix(X)
     rng = check_random_state(seed)
     rng.integers(2**63)                                  # transform_seed_
@@ -208,16 +209,18 @@ def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
     if n_jobs > 1:
         parts = token_blocks(corpus.doc_ptr, n_parts=n_jobs)
         gens = [g.bit_generator for g in spawn_generators(rng, parts.size - 1)]
+        rounds = round_blocks(corpus.doc_ptr, parts, gibbs._SYNC_ROUNDS)
+        ws = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, sparse)
     else:
         parts = np.array([0, corpus.n_docs], dtype=np.int64)
         gens = [rng.bit_generator]
     for _ in range(sweeps):
-        if sparse:
+        if n_jobs > 1:                           # the rounds kernel needs a workspace
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                                    st.n_k, alpha, beta, rounds, gens, 1, sparse, ws)
+        elif sparse:
             _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
-                                    st.n_k, alpha, beta, parts, gens, n_jobs)
-        elif n_jobs > 1:
-            _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
-                                      st.n_dk, st.n_k, alpha, beta, parts, gens, n_jobs)
+                                    st.n_k, alpha, beta, parts, gens, 1)
         else:
             _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
                              st.n_k, alpha, beta, gens[0])
@@ -227,11 +230,137 @@ def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
 @pytest.mark.parametrize("n_jobs", [1, 2, 3])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_fit_is_the_kernel_loop(corpus_x, monkeypatch, n_jobs, sparse):
-    """GibbsLDA's fit (with its workspace) is the kernel loop without one: the same seed
-    and ``n_jobs`` give the same counts, and ``n_jobs=1`` is the serial sampler (dense
-    below the SparseLDA threshold, SparseLDA from it; threshold lowered to 5 here)."""
+    """GibbsLDA's fit is the kernel loop on one thread (its workspace changes no draw when
+    serial; with ``n_jobs > 1``, the rounds kernel, whose result does not depend on the
+    threads): the same seed and ``n_jobs`` give the same counts, and ``n_jobs=1`` is the
+    serial sampler (dense below the SparseLDA threshold, SparseLDA from it; threshold
+    lowered to 5 here)."""
     monkeypatch.setattr(gibbs, "_SPARSE_MIN_TOPICS", 5)
     K = 6 if sparse else 4
     m = GibbsLDA(K, max_iter=4, random_state=0, n_jobs=n_jobs).fit(corpus_x)
     np.testing.assert_array_equal(m.components_,
                                   kernel_loop(corpus_x, K, n_jobs, 4, sparse))
+
+
+# ------------------------------------------------------------------ the rounds kernel
+@pytest.mark.parametrize("K", [6, 40])
+def test_rounds_one_exchange_is_the_merged_sweep(K):
+    """Dense draws depend on the counts only: with one round per partition the rounds
+    kernel is ``gibbs_sweep_parallel``, array for array, sweep after sweep (1-3 threads);
+    SparseLDA's first sweep from a fresh workspace too (its lists start sorted)."""
+    corpus = ragged_corpus(seed=13)
+    parts = np.array([0, 3, 3, 11, 16], dtype=np.int64)
+    rounds = np.stack([parts[:-1], parts[1:]], axis=1).copy()
+    init = GibbsState(corpus, K, np.random.default_rng(6))
+    ref = state_copy(init)
+    g_ref = gens_for(parts, 2)
+    refs = []
+    for _ in range(4):
+        _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, *ref, 0.2, 0.05, parts,
+                                  g_ref, 1)
+        refs.append([a.copy() for a in ref])
+    for n_threads in (1, 2, 3):
+        s, g = state_copy(init), gens_for(parts, 2)
+        ws = _cgs.ADLDAWorkspace(4, corpus.n_words, K, False)
+        for sweep in range(4):
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.2, 0.05, rounds, g,
+                                    n_threads, False, ws)
+            for x, y in zip(s, refs[sweep]):
+                np.testing.assert_array_equal(x, y)
+    a, b = state_copy(init), state_copy(init)
+    _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, *a, 0.2, 0.05, parts,
+                            gens_for(parts, 4), 1)
+    _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *b, 0.2, 0.05, rounds,
+                            gens_for(parts, 4), 2, True,
+                            _cgs.ADLDAWorkspace(4, corpus.n_words, K, True))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rounds_consistent_and_thread_invariant(sparse):
+    """Several rounds (some empty), several sweeps: the counts stay those of ``z`` and the
+    result does not depend on the threads."""
+    corpus = ragged_corpus(seed=14)
+    K = 7
+    rounds = np.array([[0, 2, 2, 5, 7], [7, 9, 12, 12, 16]], dtype=np.int64)
+    init = GibbsState(corpus, K, np.random.default_rng(8))
+    out = []
+    for n_threads in (1, 2, 3):
+        s, g = state_copy(init), gens_for(np.arange(3), 5)
+        ws = _cgs.ADLDAWorkspace(2, corpus.n_words, K, sparse)
+        for _ in range(5):
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.3, 0.1, rounds, g,
+                                    n_threads, sparse, ws)
+            assert_counts_of(corpus, *s)
+        out.append(s)
+    for s in out[1:]:
+        for x, y in zip(s, out[0]):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_rounds_kernel_rejects_bad_rounds():
+    corpus = ragged_corpus(seed=1)
+    s = state_copy(GibbsState(corpus, 5, np.random.default_rng(0)))
+    ws = _cgs.ADLDAWorkspace(2, corpus.n_words, 5, False)
+    g = gens_for(np.arange(3), 0)
+    for bad, msg in [([[0, 8], [9, 16]], "p \\+ 1 starts"), ([[1, 8], [8, 16]], "start at 0"),
+                     ([[0, 5, 4], [4, 9, 16]], "non-decreasing")]:
+        with pytest.raises(ValueError, match=msg):
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.1, 0.1,
+                                    np.array(bad, dtype=np.int64), g, 1, False, ws)
+    with pytest.raises(ValueError, match="ADLDAWorkspace"):
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.1, 0.1,
+                                np.array([[0, 8], [8, 16]], dtype=np.int64), g, 1, False, None)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rounds_see_the_other_parts_earlier_rounds(sparse):
+    """Two parts, two rounds, four one-token documents of one word (part p: document 2p in
+    round 0, 2p + 1 in round 1). Round 0's two draws are independent, each from the
+    conditional of the starting counts; the round-1 draw of part 0 is from the conditional
+    of the counts after round 0, the other part's round-0 move included, and the other
+    part's round-1 document still at its old topic. 20000 sweeps; observed against the
+    summed conditional probabilities (chi-square, conservative for unequal
+    probabilities; false alarm 1e-6); the stale alternative (not seeing the other part's
+    round-0 move) is rejected."""
+    K, V, alpha, beta, R = 3, 2, 0.5, 0.1, 20000
+    doc_ptr = np.arange(5, dtype=np.int64)
+    words = np.ones(4, dtype=np.int32)
+    z0 = np.array([0, 1, 2, 0], dtype=np.int32)
+    rounds = np.array([[0, 1, 2], [2, 3, 4]], dtype=np.int64)
+    gens = gens_for(np.arange(3), 11)
+    ws = _cgs.ADLDAWorkspace(2, V, K, sparse)
+
+    def cond(others):
+        nw = np.bincount(others, minlength=K)
+        p = (nw + beta) * alpha / (nw + V * beta)
+        return p / p.sum()
+    round0 = np.zeros((K, K))
+    obs, exp_true, exp_stale = np.zeros(K), np.zeros(K), np.zeros(K)
+    for _ in range(R):
+        z = z0.copy()
+        n_wk = np.zeros((V, K), dtype=np.int32); np.add.at(n_wk, (words, z), 1)
+        n_dk = np.zeros((4, K), dtype=np.int32); n_dk[np.arange(4), z] = 1
+        n_k = np.bincount(z, minlength=K).astype(np.int64)
+        ws.invalidate()
+        _cgs.gibbs_sweep_rounds(doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, rounds,
+                                gens, 1, sparse, ws)
+        round0[z[0], z[2]] += 1
+        obs[z[1]] += 1
+        exp_true += cond([z[0], z[2], z0[3]])
+        exp_stale += cond([z[0], z0[2], z0[3]])
+    expected0 = np.outer(cond([z0[1], z0[2], z0[3]]), cond([z0[0], z0[1], z0[3]])) * R
+    assert pooled_pvalue(round0, expected0) > 1e-6
+    assert pooled_pvalue(obs, exp_true) > 1e-6
+    assert pooled_pvalue(obs, exp_stale) < 1e-6
+
+
+def test_round_blocks_cut_each_part():
+    doc_ptr = np.concatenate([[0], np.cumsum([5, 5, 5, 5, 1, 9, 10])]).astype(np.int64)
+    parts = np.array([0, 4, 7], dtype=np.int64)
+    r = round_blocks(doc_ptr, parts, 2)
+    np.testing.assert_array_equal(r, [[0, 2, 4], [4, 6, 7]])
+    r = round_blocks(doc_ptr, parts, 5)                 # fewer documents than rounds
+    assert r.shape == (2, 6) and np.all(np.diff(r, axis=1) >= 0)
+    assert r[0, 0] == 0 and r[0, -1] == 4 and r[1, 0] == 4 and r[1, -1] == 7
