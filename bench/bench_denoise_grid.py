@@ -1,6 +1,6 @@
 """Grid over the post-processing of PrivateBatchLDA's final release (issue #15).
 
-One private fit per (epsilon, seed); the final estimate (the stages' last releases
+One private fit per (epsilon, seed); the final estimate (the last two releases
 combined) is captured and every variant
 (threshold, soft shrink, smoothing; all in noise standard deviations) is applied to the same
 release, so the variants are compared on identical noise. Prints perplexity / non-private

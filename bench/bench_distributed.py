@@ -6,10 +6,10 @@ and persisted there; the driver never holds it for the distributed fit. The same
 then built in this process for the single-process fit (the anchor, same run).
 
 Per model (NoisyGibbsLDA, HDP-LDA with the default exact discrete Laplace; PrivateBatchLDA,
-staged private VB with its default stages; ``--vb-docs``):
+private batch VB with its default schedule; ``--vb-docs``):
 
 * wall time of the whole fit (median of ``--repeats``), documents/s = document visits /
-  time (Gibbs: D x sweeps; staged VB: D x sum(fraction x iterations) of its stages),
+  time (Gibbs: D x sweeps; VB: D x releases of its schedule),
   and the speed ratio distributed / single;
 * payload bytes moved per step (``fit_distributed(transfer_log=...)``: the broadcast word
   factor or topics, counted once per worker, and the statistics gathered; sizes of
@@ -117,7 +117,7 @@ def main():
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--words", type=int, default=2000)
     p.add_argument("--topics", type=int, default=10)
-    p.add_argument("--iters", type=int, default=5, help="Gibbs sweeps (VB: its default stages)")
+    p.add_argument("--iters", type=int, default=5, help="Gibbs sweeps (VB: its default schedule)")
     p.add_argument("--models", default="gibbs,vb")
     args = p.parse_args()
     D = args.docs or (50_000 if args.quick else 1_000_000)
@@ -170,10 +170,9 @@ def main():
         corpus_bytes = int(sum(sizes_b))
         if model == "gibbs":
             T = args.iters
-        else:   # default stages: releases, and passes over a document on average
-            from dptm.models.private_vb import DEFAULT_STAGES
-            T = sum(t for _, t in DEFAULT_STAGES)
-            passes = sum(f * t for f, t in DEFAULT_STAGES)
+        else:   # default schedule: every release is a pass over every document
+            from dptm.models.private_vb import DEFAULT_SCHEDULE
+            T = passes = len(DEFAULT_SCHEDULE)
 
         def estimator():
             if model == "gibbs":

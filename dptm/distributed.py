@@ -6,10 +6,9 @@ the workers of a ``dask.distributed`` cluster, and sets exactly the fitted attri
 (``components_``, ``privacy_``, ``release()``, ...) that the estimator's own ``fit`` sets.
 Nothing is approximated:
 
-* private VB (staged): the E-step is independent per document, so each partition's sum of
+* private VB: the E-step is independent per document, so each partition's sum of
   clipped per-document statistics (``private_vb._expected_counts``, rounded down to the
-  noise lattice) is computed where the partition lives, on the documents of the current
-  stage (drawn on the worker from the partition's secret stream); the driver adds the
+  noise lattice) is computed where the partition lives; the driver adds the
   partition sums in the fixed partition order (exact: multiples of the lattice step),
   draws the lattice-Gaussian noise once, and broadcasts the new topics;
 * noisy-snapshot Gibbs: the word factor is fixed within a sweep, so each partition sweeps
@@ -29,8 +28,8 @@ driver only, after the statistics of every partition of the step are in. Each pa
 token order, initial topics and sweep draws come from its own AES-CTR streams keyed with 128
 bits drawn from the driver's generator in partition order (partition 0 gets the keys of the
 single-machine fit, so a one-partition distributed Gibbs fit is bitwise the single-machine
-fit; PrivateBatchLDA's secret stage partition is drawn per partition, so its topics are
-another draw of the same mechanism, with the same report).
+fit; PrivateBatchLDA draws nothing on the workers: with a seed, its distributed fit is
+the single-machine fit).
 The keys are task arguments, so a task that is retried or recomputed after a lost worker
 replays exactly the same draws: a step is never run twice with different randomness, and
 noise is never drawn for a partial step. A fit that fails (a task failing more than
@@ -236,44 +235,30 @@ def _partitions(ex, data, vocabulary, n_partitions):
 
 
 # --------------------------------------------------------------------------- private VB
-def _vb_split(X, key, fractions):
-    """The partition's documents split into the stages by its own secret stream (each
-    document's stage drawn independently of the data, as in PrivateBatchLDA.fit)."""
-    gen = np.random.Generator(AESCounter(key=key))
-    stage = gen.choice(len(fractions), size=X.shape[0], p=np.asarray(fractions))
-    return [X[np.flatnonzero(stage == s)] for s in range(len(fractions))]
-
-
-def _vb_stat(split, s, beta, alpha, norm, granularity, presence):
+def _vb_stat(X, beta, alpha, norm, granularity, presence):
     from .models.private_vb import _expected_counts
-    return _expected_counts(split[s], beta, alpha, norm, granularity=granularity,
-                            presence=presence)
+    return _expected_counts(X, beta, alpha, norm, granularity=granularity, presence=presence)
 
 
 def _fit_vb(est, ex, parts, V):
-    # PrivateBatchLDA's own staged fit; only where the statistic is computed differs. The
-    # stage of each document is drawn on its worker from the partition's stream (the
-    # driver does not know D); every contribution is rounded down to the lattice, so the
-    # sum over partitions is exactly the statistic of their union.
+    # PrivateBatchLDA's own fit; only where the statistic is computed differs. Every
+    # contribution is rounded down to the lattice, so the sum over partitions is exactly
+    # the statistic of their union.
     if not any(ex.gather([ex.submit(_has_tokens, p) for p in parts], what="metadata")):
         raise ValueError("data has no token: every document is empty")
 
-    def prepare(gen, fractions):
-        splits = [ex.submit(_vb_split, p, _key(gen), list(fractions)) for p in parts]
+    def statistic(beta, alpha, norm, g, presence):
+        beta_f = ex.scatter(beta)
+        stats = ex.gather([ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence)
+                           for p in parts])
+        # every partition's statistic is in: only now is noise drawn, once; the sum
+        # (multiples of g) is exact in any order, taken in partition order anyway
+        stat = np.zeros(beta.shape)
+        for st in stats:
+            stat += st
+        return stat
 
-        def statistic(s, beta, alpha, norm, g, presence):
-            beta_f = ex.scatter(beta)
-            stats = ex.gather([ex.submit(_vb_stat, sp_, s, beta_f, alpha, norm, g, presence)
-                               for sp_ in splits])
-            # every partition's statistic is in: only now is noise drawn, once; the sum
-            # (multiples of g) is exact in any order, taken in partition order anyway
-            stat = np.zeros(beta.shape)
-            for st in stats:
-                stat += st
-            return stat
-        return statistic
-
-    est._fit_staged(V, prepare)
+    est._fit_releases(V, statistic)
     est.n_features_in_ = V
     return est
 
@@ -542,7 +527,7 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
     the cluster (workers, scheduler, network) must be trusted as the single machine's memory
     is (see the module docstring). In test mode (a seed) partition 0 uses the streams of
     the single-machine fit: a one-partition Gibbs fit reproduces it bit for bit
-    (PrivateBatchLDA: the same report; its secret stage partition is drawn per partition).
+    (PrivateBatchLDA: the same topics and report; it draws only on the driver).
     """
     from .models.private_gibbs import NoisyGibbsLDA, SubsampledGibbsLDA
     from .models.private_vb import PrivateBatchLDA

@@ -32,7 +32,7 @@ def test_zcdp_and_pure_take_the_worst_part():
 
 
 def test_parallel_parts_each_calibrated_to_the_target_meet_it():
-    # the design PrivateBatchLDA uses: every stage calibrated to (1, 1e-5) on its own
+    # every part (e.g. stages on disjoint documents) calibrated to (1, 1e-5) on its own
     za = calibrate_gaussian(1.0, 1e-5, steps=6, discrete=True)
     zb = calibrate_gaussian(1.0, 1e-5, steps=1, discrete=True)
     ev = ParallelComposedEvent((SelfComposedEvent(GaussianEvent(za, discrete=True), 6),

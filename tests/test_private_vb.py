@@ -1,4 +1,4 @@
-"""PrivateBatchLDA: staged document-level private batch VB (issue #15)."""
+"""PrivateBatchLDA: document-level private batch VB (issue #15)."""
 import warnings
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import psi
 
-from dptm.accounting import ParallelComposedEvent, calibrate_gaussian
+from dptm.accounting import ComposedEvent, SelfComposedEvent, calibrate_gaussian
 from dptm.datasets import make_lda_corpus
 from dptm.models import private_vb
 from dptm.models.private_vb import PrivateBatchLDA, _expected_counts
@@ -76,30 +76,58 @@ def test_lattice_rounding_is_down_exact_and_norm_preserving():
     assert np.array_equal(total / g, np.floor(total / g))
 
 
-def test_every_stage_meets_the_target_and_the_report_is_parallel():
-    m = _fit(3, target_epsilon=2.0, stages=((0.5, 3), (0.5, 1)), random_state=0).fit(_corpus())
+def test_releases_split_the_budget_in_the_schedule_shares():
+    sched = (("presence", 1), ("presence", 1), ("presence", 1), ("counts", 3))
+    m = _fit(3, target_epsilon=2.0, schedule=sched, random_state=0).fit(_corpus())
     ev = m.privacy_.event
-    assert isinstance(ev, ParallelComposedEvent) and len(ev.events) == 2
-    assert [e.count for e in ev.events] == [3, 1]
+    assert isinstance(ev, ComposedEvent) and len(ev.events) == 2
+    assert isinstance(ev.events[0], SelfComposedEvent) and ev.events[0].count == 3
     eps = m.privacy_.epsilon(1e-5, method="rdp")
-    assert 1.9 < eps <= 2.0 * (1 + 1e-6)
-    # the one-release stage has less noise than the three-release one, each calibrated alone
-    z3 = calibrate_gaussian(2.0, 1e-5, steps=3, discrete=True)
-    z1 = calibrate_gaussian(2.0, 1e-5, steps=1, discrete=True)
-    assert m.stage_sigmas_[0] == pytest.approx(z3, rel=1e-3)
-    assert m.stage_sigmas_[1] == pytest.approx(z1, rel=1e-3)
+    assert 1.99 < eps <= 2.0
+    # shares 1/6, 1/6, 1/6, 1/2 of one release's budget: sigma_i = z / sqrt(share_i)
+    z = calibrate_gaussian(2.0, 1e-5, steps=1, discrete=True)
+    want = [z * np.sqrt(6), z * np.sqrt(6), z * np.sqrt(6), z * np.sqrt(2)]
+    np.testing.assert_allclose(m.release_sigmas_, want, rtol=1e-4)
+    assert m.max_iter == m.n_iter_ == 4
     for v in vars(m).values():
         assert not isinstance(v, (np.random.Generator, np.random.BitGenerator))
 
 
+def test_every_release_uses_every_document_with_its_statistic(monkeypatch):
+    # the statistic of each release is the sum over ALL documents (no partition), with
+    # the schedule's presence / counts statistic, at the release's lattice step
+    seen = []
+    real = private_vb._expected_counts
+
+    def spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1):
+        seen.append((X.shape[0], presence, granularity))
+        return real(X, beta, alpha, norm, granularity, presence, n_threads)
+    monkeypatch.setattr(private_vb, "_expected_counts", spy)
+    X = _corpus()
+    m = _fit(3, schedule=(("presence", 1), ("counts", 1), ("presence", 2)),
+             random_state=0).fit(X)
+    assert [(d, p) for d, p, _ in seen] == [(60, True), (60, False), (60, True)]
+    assert [g for *_, g in seen] == [private_vb._granularity(s) for s in m.release_sigmas_]
+
+
 @pytest.mark.parametrize("param,value", [("target_epsilon", -1.0), ("clip_norm", 0.0),
                                          ("n_components", 0), ("threshold", -1.0),
-                                         ("stages", ((0.5, 0),)), ("stages", ((-1, 2),)),
-                                         ("stages", ()), ("target_delta", 1.5),
+                                         ("schedule", (("counts", 0),)),
+                                         ("schedule", (("words", 1),)),
+                                         ("schedule", ()), ("schedule", (1, 2)),
+                                         ("target_delta", 1.5),
                                          ("init_topics", np.ones((2, 12)))])
 def test_bad_input_names_parameter(param, value):
     with pytest.raises((ValueError, TypeError), match=param.split("_")[0]):
         PrivateBatchLDA(**{"n_components": 3, param: value}).fit(_corpus())
+
+
+def test_a_clip_norm_that_would_overflow_is_refused_before_any_release():
+    # hardening (last review): clip_norm 1e307 used to release inf everywhere
+    with pytest.raises(ValueError, match="clip_norm"):
+        PrivateBatchLDA(3, clip_norm=1e307).fit(_corpus())
+    m = _fit(3, clip_norm=1e250, random_state=0).fit(_corpus())
+    assert np.all(np.isfinite(m.components_))
 
 
 def test_noise_drawn_matches_the_recorded_events(monkeypatch):
@@ -116,15 +144,16 @@ def test_noise_drawn_matches_the_recorded_events(monkeypatch):
         return noisy, g, eff
     monkeypatch.setattr(private_vb, "_release", spy)
     noise = {0: [], 1: []}
+    sched = (("presence", 0.25), ("presence", 0.25), ("counts", 0.5))
     for seed in range(12):
-        m = _fit(3, target_epsilon=2.0, stages=((0.5, 2), (0.5, 1)), random_state=seed).fit(_corpus())
+        m = _fit(3, target_epsilon=2.0, schedule=sched, random_state=seed).fit(_corpus())
         for i, k, g in seen:
             assert np.array_equal(k, np.rint(k))
             noise[0 if i < 2 else 1].append(k.ravel() * g)
         seen.clear()
-    for s, parts in noise.items():
-        x = np.concatenate(parts)
-        leaf = m.privacy_.event.events[s].event
+    first, last = m.privacy_.event.events
+    for s, leaf in ((0, first.event), (1, last)):
+        x = np.concatenate(noise[s])
         assert leaf.discrete and leaf.sensitivity == m.clip_norm
         assert abs(x.std() - leaf.sigma) < 6 * leaf.sigma / np.sqrt(2 * x.size)
 
@@ -137,7 +166,7 @@ def test_report_and_release_metadata_are_the_same_without_one_document():
     assert a.privacy.to_state() == b.privacy.to_state() and str(a.privacy) == str(b.privacy)
     assert a.hyperparameters == b.hyperparameters and a.vocabulary == b.vocabulary
     # every fitted attribute but the released topics (and the public fold-in seed) is the
-    # same on both neighbours: no document count or stage size is stored
+    # same on both neighbours: no document count is stored
     for name, value in vars(fits[0]).items():
         if name.endswith("_") and name not in ("components_", "topic_word_", "transform_seed_",
                                                "privacy_"):
@@ -160,7 +189,8 @@ def test_learns_the_topics_at_a_moderate_budget():
 
 def test_public_init_topics_are_used_and_reported():
     X, phi, _ = make_lda_corpus(400, 50, 3, doc_length=40, random_state=2)
-    m = _fit(3, target_epsilon=4.0, stages=((1, 1),), init_topics=phi, random_state=0).fit(X)
+    m = _fit(3, target_epsilon=4.0, schedule=(("counts", 1),), init_topics=phi,
+             random_state=0).fit(X)
     assert any("init_topics" in a for a in m.privacy_.assumed_public)
     # one release from the true topics keeps each topic matched to its generator
     cos = (m.topic_word_ / np.linalg.norm(m.topic_word_, axis=1, keepdims=True)) @ \
@@ -170,7 +200,7 @@ def test_public_init_topics_are_used_and_reported():
 
 def test_fit_is_the_same_for_every_n_jobs():
     X = _corpus(4, D=80)
-    fits = [_fit(3, stages=((0.5, 2), (0.5, 1)), n_jobs=j, random_state=7).fit(X)
+    fits = [_fit(3, n_jobs=j, random_state=7).fit(X)
             for j in (None, 2, -1)]
     for m in fits[1:]:
         assert np.array_equal(m.components_, fits[0].components_)
@@ -230,9 +260,9 @@ def test_combine_releases_golden_values():
     assert np.array_equal(a, a0)                                   # inputs not mutated
 
 
-def test_released_topics_combine_the_last_release_of_every_stage(monkeypatch):
-    # stage 1's last release and the final one both reach the topics, as _combine_releases
-    # prescribes (a regression to "final release only" fails this)
+def test_released_topics_combine_the_last_two_releases(monkeypatch):
+    # the last two releases both reach the topics, as _combine_releases prescribes (a
+    # regression to "final release only" fails this); the first one does not
     seen = []
     real = private_vb._release
 
@@ -241,13 +271,13 @@ def test_released_topics_combine_the_last_release_of_every_stage(monkeypatch):
         seen.append((out[0].copy(), out[2]))
         return out
     monkeypatch.setattr(private_vb, "_release", record)
-    m = _fit(3, random_state=2, stages=((0.6, 2), (0.4, 1)), threshold=0.0).fit(_corpus())
+    sched = (("presence", 1), ("presence", 1), ("counts", 2))
+    m = _fit(3, random_state=2, schedule=sched, threshold=0.0).fit(_corpus())
     assert len(seen) == 3
-    (n1, s1), (nf, sf) = seen[1], seen[2]
-    est, sd = private_vb._combine_releases([(n1 / 0.6, s1 / 0.6), (nf / 0.4, sf / 0.4)],
-                                           m.threshold)
+    est, sd = private_vb._combine_releases(seen[1:], m.threshold)
     beta = private_vb._denoise(est, sd, m.topic_word_prior_, m.threshold)
     beta = beta + max(0.0, private_vb._NOISE_SMOOTHING * sd - m.topic_word_prior_)
     assert np.allclose(m.components_, beta, rtol=1e-12, atol=0)
-    only_final = private_vb._denoise(nf / 0.4, sf / 0.4, m.topic_word_prior_, m.threshold)
+    (nf, sf) = seen[2]
+    only_final = private_vb._denoise(nf, sf, m.topic_word_prior_, m.threshold)
     assert not np.allclose(m.components_ - m.components_.min(), only_final - only_final.min())

@@ -104,8 +104,7 @@ def test_R5_report_says_which_mechanisms_are_parallel():
 
 # --------------------------------------------------------------------------- R4
 def test_R4_fixed_size_partition_breaks_the_maximum_but_iid_assignment_does_not():
-    # Why ParallelComposedEvent needs each record's part drawn independently (as
-    # PrivateBatchLDA.fit does). Two parts, each releasing its sum of contributions in
+    # Why ParallelComposedEvent needs each record's part drawn independently. Two parts, each releasing its sum of contributions in
     # [0, 1] plus N(0, 1). D = {y = 1}; D' = D + {x = 0}.
     from scipy import integrate
     a = 10.0

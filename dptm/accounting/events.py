@@ -274,12 +274,12 @@ class ParallelComposedEvent(PrivacyEvent):
     Each record (document, user) is in exactly one part, and the parts are chosen
     independently of the data, so a neighbour changes the input of one part only; later
     parts may depend on earlier parts' outputs. For add/remove neighbours each record's
-    part must be drawn independently of the others (e.g. i.i.d. with fixed probabilities,
-    as PrivateBatchLDA does): a random partition into parts of prescribed sizes is NOT
-    enough, since adding a record then moves another one between parts and two parts
-    change (review finding R4: at order 10 the RDP of two Gaussian parts is then about
-    twice the maximum). The unit of adjacency must be the unit partitioned: documents
-    split into parts do not give a user-level guarantee.
+    part must be drawn independently of the others (e.g. i.i.d. with fixed probabilities):
+    a random partition into parts of prescribed sizes is NOT enough, since adding a record
+    then moves another one between parts and two parts change (review finding R4: at
+    order 10 the RDP of two Gaussian parts is then about twice the maximum). The unit of
+    adjacency must be the unit partitioned: documents split into parts do not give a
+    user-level guarantee.
     The guarantee is the worst part's: conditionally on the part a record falls in, only
     that part's events see it, and Renyi divergence is jointly quasi-convex, so the RDP of
     the mixture over parts is at most the order-wise maximum (likewise rho, pure epsilon
