@@ -20,6 +20,7 @@ import numpy as np
 
 from _harness import Case, add_ratios, data_path, parser, report, run_cases
 from dptm.datasets import load_uci_bow
+from dptm.models import gibbs as gibbs_mod
 from dptm.models.gibbs import GibbsLDA
 
 CORPORA = {"kos": ("kos", "docword.kos.txt.gz", "vocab.kos.txt"),
@@ -108,13 +109,23 @@ def main():
     p.add_argument("--alpha", type=float, default=0.1)
     p.add_argument("--beta", type=float, default=0.01)
     p.add_argument("--anchors", nargs="+", default=["tomotopy"])
+    p.add_argument("--sync-rounds", type=int, default=None,
+                   help="GibbsLDA n_jobs > 1: move exchanges per sweep (default: the "
+                        "estimator's, dptm.models.gibbs._SYNC_ROUNDS)")
     args = p.parse_args()
+    if args.sync_rounds is not None:
+        gibbs_mod._SYNC_ROUNDS = args.sync_rounds
     if args.quick:
         args.corpora, args.topics, args.sweeps, args.repeats = ["kos"], [50], 10, 1
     threads = thread_counts(args.jobs)
     load_before = os.getloadavg()
     print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} "
           f"{load_before[2]:.2f} on {os.cpu_count()} cores")
+    # OpenMP waiting: spinning (libgomp's default) suits an idle machine; on a shared one
+    # OMP_WAIT_POLICY=passive keeps waiting threads off the cores the others need
+    omp_env = {k: os.environ[k] for k in ("OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES",
+                                          "GOMP_SPINCOUNT") if k in os.environ}
+    print(f"OpenMP environment: {omp_env or 'defaults'}")
     rows = []
     for name in args.corpora:
         folder, docword, vocab = CORPORA[name]
@@ -160,6 +171,7 @@ def main():
     report("bench_cgs", rows, columns,
            meta={"sweeps": args.sweeps, "alpha": args.alpha, "beta": args.beta,
                  "repeats": args.repeats, "load_before": load_before, "load_after": load_after,
+                 "omp_env": omp_env, "sync_rounds": gibbs_mod._SYNC_ROUNDS,
                  "note": "speed_vs_X = X's median time / this row's (>1: this row is faster), "
                          "X with the same number of threads; speed_vs_tomotopy_1: against "
                          "tomotopy's single worker; dptm n_jobs > 1 is AD-LDA"})

@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from libc.math cimport exp, log, log1p
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport abort, calloc, malloc, free
 from libc.string cimport memcpy
 from cython.parallel cimport parallel, prange
@@ -240,100 +240,10 @@ def _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_gene
             raise ValueError("part_ptr must be non-decreasing")
 
 
-def gibbs_sweep_parallel(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
-                         int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
-                         double alpha, double beta, const int64_t[::1] part_ptr,
-                         list bit_generators, int n_threads):
-    """One approximate-distributed sweep (AD-LDA, Newman et al. 2009) on ``P`` partitions.
-
-    Partition ``p`` (documents ``part_ptr[p]:part_ptr[p + 1]``) runs ``gibbs_sweep``'s
-    sampler on its documents with ``bit_generators[p]`` and its own copy of ``n_wk`` and
-    ``n_k`` taken at the start of the sweep (it sees its own moves, not the others'); after
-    the sweep every partition's count changes are added to the shared counts (integer sums,
-    in any order the same). ``z`` and ``n_dk`` are exact; the approximation is that a
-    partition samples from word counts that are stale by the other partitions' moves of
-    this sweep. The result depends on the partitions and their streams, not on the
-    threads that run them (``n_threads`` OpenMP threads). Memory: ``P`` copies of ``n_wk``.
-    With one partition it is ``gibbs_sweep`` with that generator.
-    """
-    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t P = part_ptr.shape[0] - 1, p, w, k, VK = V * K
-    cdef int failed = 0
-    cdef int64_t acc
-    _check_partitions(part_ptr, D, bit_generators, n_threads)
-    if D <= 0 or K <= 0 or words.shape[0] == 0:
-        return
-    cdef bitgen_t** rngs = <bitgen_t**> malloc(P * sizeof(bitgen_t*))
-    # per partition: its word counts (VK) and topic totals (K); partition 0 works in place
-    cdef int32_t* old = <int32_t*> malloc(VK * sizeof(int32_t))
-    cdef int32_t** wk = <int32_t**> calloc(P, sizeof(int32_t*))
-    cdef int64_t* nk = <int64_t*> malloc(P * K * sizeof(int64_t))
-    if rngs == NULL or old == NULL or wk == NULL or nk == NULL:
-        free(rngs); free(old); free(wk); free(nk)
-        raise MemoryError()
-    cdef double* c
-    cdef double* cum
-    try:
-        for p in range(P):
-            rngs[p] = get_bitgen(bit_generators[p])
-        with nogil:
-            memcpy(old, &n_wk[0, 0], VK * sizeof(int32_t))
-            wk[0] = &n_wk[0, 0]
-            for p in prange(P, num_threads=n_threads, schedule="static", chunksize=1):
-                if p > 0:
-                    wk[p] = <int32_t*> malloc(VK * sizeof(int32_t))
-                c = <double*> malloc(K * sizeof(double))
-                cum = <double*> malloc((K + DPTM_CGS_NB) * sizeof(double))
-                if wk[p] == NULL or c == NULL or cum == NULL:
-                    failed += 1
-                else:
-                    if p > 0:
-                        memcpy(wk[p], old, VK * sizeof(int32_t))
-                    memcpy(nk + p * K, &n_k[0], K * sizeof(int64_t))
-                    _gibbs_docs(&doc_ptr[0], part_ptr[p], part_ptr[p + 1], &words[0],
-                                words.shape[0], &z[0], wk[p], &n_dk[0, 0], nk + p * K, V, K,
-                                alpha, beta, rngs[p], c, cum)
-                free(c)
-                free(cum)
-            if failed == 0:
-                # n_wk (partition 0's counts) += the other partitions' changes
-                for w in prange(V, num_threads=n_threads, schedule="static"):
-                    for k in range(K):
-                        acc = 0
-                        for p in range(1, P):
-                            acc = acc + wk[p][w * K + k] - old[w * K + k]
-                        n_wk[w, k] += <int32_t> acc
-                for k in range(K):
-                    acc = 0
-                    for p in range(P):
-                        acc = acc + nk[p * K + k] - n_k[k]
-                    n_k[k] += acc
-        if failed:
-            raise MemoryError()
-    finally:
-        for p in range(1, P):
-            free(wk[p])
-        free(rngs); free(old); free(wk); free(nk)
-
-
-cdef void _word_lists(const int32_t* n_wk, Py_ssize_t V, Py_ssize_t K, int32_t* wnz,
-                      int32_t* wpos, int32_t* wn) noexcept nogil:
-    """Per word, its topics with a non-zero count (increasing order) and their positions."""
-    cdef Py_ssize_t w, t, cnt
-    for w in range(V):
-        cnt = 0
-        for t in range(K):
-            if n_wk[w * K + t] > 0:
-                wpos[w * K + t] = <int32_t> cnt
-                wnz[w * K + cnt] = <int32_t> t
-                cnt += 1
-        wn[w] = <int32_t> cnt
-
-
 cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                        int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
-                       bitgen_t* rng, int32_t* wnz, int32_t* wpos, int32_t* wn, int32_t* dnz,
+                       bitgen_t* rng, int32_t* wnz, int32_t* wn, int32_t* dnz,
                        int32_t* dpos, double* inv, double* c, double* cumq,
                        double* cumr) noexcept nogil:
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
@@ -343,7 +253,6 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     cdef int32_t* wrow
     cdef int32_t* drow
     cdef int32_t* wl
-    cdef int32_t* wp
     for d in range(d_lo, d_hi):
         if doc_ptr[d + 1] == doc_ptr[d]:
             continue
@@ -363,7 +272,6 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             k = z[i]
             wrow = n_wk + w * K
             wl = wnz + w * K
-            wp = wpos + w * K
             # remove the token
             s -= inv[k]
             wrow[k] -= 1
@@ -373,10 +281,13 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             if wrow[k] == 0:
+                # k leaves the word's list (found by a scan: no V x K position table to
+                # keep in cache; the word bucket below scans the list anyway)
                 n_w = wn[w] - 1
-                j = wp[k]
+                j = 0
+                while wl[j] != k:
+                    j += 1
                 wl[j] = wl[n_w]
-                wp[wl[j]] = <int32_t> j
                 wn[w] = <int32_t> n_w
             if drow[k] == 0:
                 n_d -= 1
@@ -427,7 +338,6 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             if wrow[k] == 1:
-                wp[k] = wn[w]
                 wl[wn[w]] = <int32_t> k
                 wn[w] += 1
             if drow[k] == 1:
@@ -436,10 +346,447 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 n_d += 1
 
 
+
+# ---------------------------------------------------------------------- AD-LDA sweeps
+cdef struct Work:
+    # one partition's buffers, each in cache lines of its own (threads share none)
+    Py_ssize_t P, V, K
+    int32_t* old           # V x K counts of the start of the sweep (P > 1)
+    int32_t** wk           # per partition its V x K counts (wk[0] unused: n_wk in place)
+    int64_t** nk           # per partition its K topic totals
+    int32_t** lists        # sparse: per partition V K (each word's non-zero topics)
+    int32_t** small        # sparse: per partition V + 2 K (list lengths, document list)
+    double** dbuf          # per partition scratch: 4 K (sparse) or 2 K + NB (dense)
+    bitgen_t** gens        # per partition a copy of its generator's bitgen_t (same state
+                           # pointer: the draws are the generator's own)
+
+
+cdef void* _own_lines(size_t nbytes, void** raw) noexcept nogil:
+    """``nbytes`` at a cache-line boundary inside an allocation padded by a line at each
+    end, so that no other allocation shares its lines (``*raw`` is what to free)."""
+    cdef char* p = <char*> malloc(nbytes + 128)
+    raw[0] = <void*> p
+    if p == NULL:
+        return NULL
+    return <void*> ((<uintptr_t> p + 64) & ~(<uintptr_t> 63))
+
+
+cdef class ADLDAWorkspace:
+    """Buffers of ``gibbs_sweep_parallel`` / ``gibbs_sweep_sparse`` kept from one sweep to
+    the next: per partition its copy of the word counts (partition 0 works in ``n_wk``),
+    its topic totals, its per-word topic lists (sparse) and its scratch, each in cache lines
+    of its own.
+
+    Without a workspace a sweep allocates these, copies the counts into them and lets them
+    go (a fresh V x K allocation per sweep costs its page faults again: about as much as
+    the sweep at K = 1000 on KOS). With one, made for the same partitions count, V, K and
+    kind and passed to consecutive sweeps of one state, the merge at the end of a sweep also
+    writes the next sweep's copies and word lists (one pass over the V x K counts, in
+    parallel over words), and a sweep allocates nothing. The draws are the same either
+    way. The workspace is in step with the state it last swept; a sweep of another state,
+    or of the same state after ``n_wk`` or ``n_k`` changed otherwise, must follow
+    ``invalidate()`` (another ``n_wk`` array or changed ``n_k`` are detected; a change of
+    ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1]) V K`` int32 for the copies and, if
+    sparse, ``P V K`` int32 for the lists.
+
+    Parameters
+    ----------
+    n_parts, n_words, n_topics : int
+        Partitions P, vocabulary size V and topics K of the sweeps.
+    sparse : bool
+        For ``gibbs_sweep_sparse`` (else ``gibbs_sweep_parallel``).
+    """
+    cdef Work w
+    cdef readonly Py_ssize_t n_parts, n_words, n_topics
+    cdef readonly bint sparse
+    cdef void** raw
+    cdef Py_ssize_t n_raw, cap_raw
+    cdef bint synced
+    cdef int mode                  # kernel that last swept: 1 merged sweeps, 2 rounds
+    cdef int32_t* zb               # rounds: topics of the start of a round (one per token)
+    cdef Py_ssize_t zb_cap
+    cdef const int32_t* synced_wk
+    cdef object synced_owner       # keeps the swept n_wk alive: its address is not reused
+    cdef int64_t* synced_nk
+
+    def __cinit__(self, Py_ssize_t n_parts, Py_ssize_t n_words, Py_ssize_t n_topics,
+                  bint sparse):
+        cdef Py_ssize_t p, P = n_parts, V = n_words, K = n_topics
+        if P < 1 or V < 0 or K < 1:
+            raise ValueError("need n_parts >= 1, n_words >= 0, n_topics >= 1")
+        self.n_parts, self.n_words, self.n_topics, self.sparse = P, V, K, sparse
+        self.cap_raw = 6 * P + 8
+        self.raw = <void**> calloc(self.cap_raw, sizeof(void*))
+        self.w.P, self.w.V, self.w.K = P, V, K
+        self.w.wk = <int32_t**> self._alloc(P * sizeof(int32_t*))
+        self.w.nk = <int64_t**> self._alloc(P * sizeof(int64_t*))
+        self.w.dbuf = <double**> self._alloc(P * sizeof(double*))
+        self.w.gens = <bitgen_t**> self._alloc(P * sizeof(bitgen_t*))
+        self.synced_nk = <int64_t*> self._alloc(K * sizeof(int64_t))
+        if P > 1:
+            self.w.old = <int32_t*> self._alloc(V * K * sizeof(int32_t))
+        if sparse:
+            self.w.lists = <int32_t**> self._alloc(P * sizeof(int32_t*))
+            self.w.small = <int32_t**> self._alloc(P * sizeof(int32_t*))
+        for p in range(P):
+            self.w.wk[p] = <int32_t*> self._alloc(V * K * sizeof(int32_t)) if p > 0 else NULL
+            self.w.nk[p] = <int64_t*> self._alloc(K * sizeof(int64_t))
+            self.w.gens[p] = <bitgen_t*> self._alloc(sizeof(bitgen_t))
+            self.w.dbuf[p] = <double*> self._alloc(
+                (4 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
+            if sparse:
+                self.w.lists[p] = <int32_t*> self._alloc(V * K * sizeof(int32_t))
+                self.w.small[p] = <int32_t*> self._alloc((V + 2 * K) * sizeof(int32_t))
+
+    cdef void* _alloc(self, size_t nbytes) except NULL:
+        if self.raw == NULL or self.n_raw == self.cap_raw:
+            raise MemoryError()
+        cdef void* out = _own_lines(nbytes, &self.raw[self.n_raw])
+        if out == NULL:
+            raise MemoryError()
+        self.n_raw += 1
+        return out
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        free(self.zb)
+        if self.raw != NULL:
+            for i in range(self.n_raw):
+                free(self.raw[i])
+            free(self.raw)
+
+    def invalidate(self):
+        """Forget the state last swept: the next sweep copies the counts afresh."""
+        self.synced = False
+        self.synced_owner = None
+
+    cdef bint in_step(self, const int32_t* n_wk, const int64_t* n_k, int mode) noexcept:
+        cdef Py_ssize_t k
+        if not self.synced or self.synced_wk != n_wk or self.mode != mode:
+            return False
+        for k in range(self.n_topics):
+            if self.synced_nk[k] != n_k[k]:
+                return False
+        return True
+
+
+cdef extern from *:
+    """
+    /* Cython's prange inside a `with parallel()` block is `omp for nowait`: no barrier
+       between two loops (GCC's firstprivate happens to add one; the standard does not). */
+    static inline void dptm_omp_barrier(void) {
+    #ifdef _OPENMP
+    #pragma omp barrier
+    #endif
+    }
+    """
+    void dptm_omp_barrier() noexcept nogil
+
+
+cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
+                    bint refresh) noexcept nogil:
+    """Word ``w``'s row of the counts: with ``merge``, partition 0's counts (``n_wk``, in
+    place) plus every other partition's changes since the start of the sweep; with
+    ``refresh``, the next sweep's start: ``old`` and the other partitions' copies set to the
+    row, and (sparse) every partition's list of the row's non-zero topics in increasing
+    order."""
+    cdef Py_ssize_t P = ws.P, K = ws.K, p, t, cnt
+    cdef int32_t* row = n_wk + w * K
+    cdef int32_t* o
+    cdef int32_t* a
+    cdef int32_t* wl
+    cdef int64_t acc
+    if P > 1:
+        o = ws.old + w * K
+        if merge and P == 2:
+            a = ws.wk[1] + w * K
+            for t in range(K):
+                row[t] = row[t] + a[t] - o[t]
+        elif merge:
+            for t in range(K):
+                acc = row[t]
+                for p in range(1, P):
+                    acc = acc + ws.wk[p][w * K + t] - o[t]
+                row[t] = <int32_t> acc
+        if refresh:
+            memcpy(o, row, K * sizeof(int32_t))
+            for p in range(1, P):
+                memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
+    if refresh and ws.lists != NULL:
+        wl = ws.lists[0] + w * K
+        cnt = 0
+        for t in range(K):
+            if row[t] > 0:
+                wl[cnt] = <int32_t> t
+                cnt += 1
+        ws.small[0][w] = <int32_t> cnt
+        for p in range(1, P):
+            memcpy(ws.lists[p] + w * K, wl, cnt * sizeof(int32_t))
+            ws.small[p][w] = <int32_t> cnt
+
+
+cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
+                       const int64_t* doc_ptr, const int32_t* words, Py_ssize_t n_tokens,
+                       int32_t* z, int32_t* n_wk, int32_t* n_dk, int64_t* n_k,
+                       const int64_t* part_ptr, double alpha, double beta,
+                       int n_threads) noexcept nogil:
+    """One AD-LDA sweep on ``ws.P`` partitions (see ``gibbs_sweep_parallel``), in one
+    parallel region: the start-of-sweep copies (unless ``in_step``), the partitions' sweeps,
+    the merge over words (refreshing the copies for the next sweep if ``keep``)."""
+    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, VK = V * K, p, w, k
+    cdef bint rows = P > 1 or sparse
+    cdef int32_t* wkp
+    cdef int32_t* sm
+    cdef double* db
+    cdef int64_t acc
+    with parallel(num_threads=n_threads):
+        if rows and not in_step:
+            for w in prange(V, schedule="static"):
+                _sync_row(ws, n_wk, w, False, True)
+        dptm_omp_barrier()
+        for p in prange(P, schedule="static", chunksize=1):
+            wkp = n_wk if p == 0 else ws.wk[p]
+            db = ws.dbuf[p]
+            memcpy(ws.nk[p], n_k, K * sizeof(int64_t))
+            if sparse:
+                sm = ws.small[p]
+                _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
+                             ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p],
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K,
+                             db + 3 * K)
+            else:
+                _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
+                            n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)
+        dptm_omp_barrier()
+        if rows and (P > 1 or keep):
+            for w in prange(V, schedule="static"):
+                _sync_row(ws, n_wk, w, True, keep)
+    for k in range(K):
+        acc = 0
+        for p in range(P):
+            acc = acc + ws.nk[p][k] - n_k[k]
+        n_k[k] += acc
+
+
+cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] words,
+                int32_t[::1] z, int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                double alpha, double beta, const int64_t[::1] part_ptr, list bit_generators,
+                int n_threads, ADLDAWorkspace workspace):
+    """Checks, then ``_adlda_sweep`` with ``workspace`` (or a one-sweep one)."""
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t P = part_ptr.shape[0] - 1, p
+    cdef bint keep = workspace is not None, in_step
+    _check_partitions(part_ptr, D, bit_generators, n_threads)
+    if D <= 0 or K <= 0 or words.shape[0] == 0:
+        return
+    if keep:
+        if (workspace.n_parts != P or workspace.n_words != V or workspace.n_topics != K
+                or workspace.sparse != sparse):
+            raise ValueError(
+                f"workspace is for P={workspace.n_parts}, V={workspace.n_words}, "
+                f"K={workspace.n_topics}, sparse={workspace.sparse}; this sweep has P={P}, "
+                f"V={V}, K={K}, sparse={sparse}")
+    else:
+        workspace = ADLDAWorkspace(P, V, K, sparse)
+    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 1)
+    for p in range(P):
+        workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
+    workspace.synced = False
+    workspace.synced_owner = None
+    with nogil:
+        _adlda_sweep(&workspace.w, sparse, in_step, keep, &doc_ptr[0], &words[0],
+                     words.shape[0], &z[0], &n_wk[0, 0], &n_dk[0, 0], &n_k[0], &part_ptr[0],
+                     alpha, beta, n_threads)
+    if keep:
+        workspace.synced = True
+        workspace.mode = 1
+        workspace.synced_wk = &n_wk[0, 0]
+        workspace.synced_owner = n_wk.base
+        memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))
+
+
+cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
+                       const int32_t* words, const int32_t* z, const int32_t* zb,
+                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Partition ``p``'s counts (``wkp``, ``ws.nk[p]``, its word lists) take the moves of
+    tokens [lo, hi): token i from topic ``zb[i]`` to ``z[i]`` (list edits as in the sweep)."""
+    cdef Py_ssize_t i, j, K = ws.K, n_w
+    cdef int32_t a, b, w
+    cdef int32_t* row
+    cdef int32_t* wl
+    cdef int32_t* wn
+    cdef int64_t* nk = ws.nk[p]
+    for i in range(lo, hi):
+        a = zb[i]
+        b = z[i]
+        if a == b:
+            continue
+        w = words[i]
+        row = wkp + w * K
+        row[a] -= 1
+        row[b] += 1
+        nk[a] -= 1
+        nk[b] += 1
+        if sparse:
+            wl = ws.lists[p] + w * K
+            wn = ws.small[p]
+            if row[a] == 0:
+                n_w = wn[w] - 1
+                j = 0
+                while wl[j] != a:
+                    j += 1
+                wl[j] = wl[n_w]
+                wn[w] = <int32_t> n_w
+            if row[b] == 1:
+                wl[wn[w]] = b
+                wn[w] += 1
+
+
+cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t* doc_ptr,
+                        const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* zb,
+                        int32_t* n_wk, int32_t* n_dk, int64_t* n_k, const int64_t* round_ptr,
+                        Py_ssize_t S, double alpha, double beta, int n_threads) noexcept nogil:
+    """``gibbs_sweep_rounds`` after its checks, in one parallel region."""
+    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, VK = V * K, p, q, r, w, lo, hi
+    cdef int32_t* wkp
+    cdef int32_t* sm
+    cdef double* db
+    r = 0
+    with parallel(num_threads=n_threads):
+        if not in_step and (P > 1 or sparse):
+            for w in prange(V, schedule="static"):
+                _sync_row(ws, n_wk, w, False, True)
+        dptm_omp_barrier()
+        for r in range(S):
+            for p in prange(P, schedule="static", chunksize=1):
+                if r == 0:
+                    memcpy(ws.nk[p], n_k, K * sizeof(int64_t))
+                lo = round_ptr[p * (S + 1) + r]
+                hi = round_ptr[p * (S + 1) + r + 1]
+                memcpy(zb + doc_ptr[lo], z + doc_ptr[lo],
+                       (doc_ptr[hi] - doc_ptr[lo]) * sizeof(int32_t))
+                wkp = n_wk if p == 0 else ws.wk[p]
+                db = ws.dbuf[p]
+                if sparse:
+                    sm = ws.small[p]
+                    _sparse_docs(doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha,
+                                 beta, ws.gens[p], ws.lists[p], sm, sm + V, sm + V + K, db,
+                                 db + K, db + 2 * K, db + 3 * K)
+                else:
+                    _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
+                                K, alpha, beta, ws.gens[p], db, db + K)
+            dptm_omp_barrier()
+            if P > 1:
+                for p in prange(P, schedule="static", chunksize=1):
+                    wkp = n_wk if p == 0 else ws.wk[p]
+                    for q in range(P):
+                        if q != p:
+                            lo = round_ptr[q * (S + 1) + r]
+                            hi = round_ptr[q * (S + 1) + r + 1]
+                            _apply_moves(ws, p, wkp, sparse, words, z, zb, doc_ptr[lo],
+                                         doc_ptr[hi])
+            dptm_omp_barrier()
+    memcpy(n_k, ws.nk[0], K * sizeof(int64_t))
+
+
+def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
+                       int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                       double alpha, double beta, const int64_t[:, ::1] round_ptr,
+                       list bit_generators, int n_threads, bint sparse,
+                       ADLDAWorkspace workspace):
+    """One AD-LDA sweep on ``P`` partitions synchronised ``S`` times (``round_ptr``, P x
+    (S + 1) document boundaries: partition ``p``'s round ``r`` is documents
+    ``round_ptr[p, r]:round_ptr[p, r + 1]``; ``round_ptr[p, S] == round_ptr[p + 1, 0]``,
+    from 0 to D).
+
+    In round ``r`` every partition samples its round-``r`` documents with its own
+    generator (``gibbs_sweep``'s blocked/sequential draw, or ``gibbs_sweep_sparse``'s
+    buckets if ``sparse``) against its own copy of the counts; then every partition adds
+    the other partitions' moves of that round to its copy (in partition order), so at the
+    start of each round every copy equals the true counts. The approximation of AD-LDA
+    (a partition does not see the others' moves) is thus limited to one round: with
+    ``S = 1`` it is ``gibbs_sweep_parallel`` / ``gibbs_sweep_sparse``'s semantics (not
+    their draws: the word lists are never rebuilt here, and partition 0's are edited in
+    another order). There is no O(V K) pass after the first sweep of a workspace; a round
+    costs its moves (each partition applies the others'). The result depends on the
+    partitions, rounds and streams, not on ``n_threads``. ``workspace``:
+    ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required).
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t P = round_ptr.shape[0], S = round_ptr.shape[1] - 1, p, r
+    cdef Py_ssize_t N = words.shape[0]
+    cdef bint in_step
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if P < 1 or S < 1 or len(bit_generators) != P:
+        raise ValueError("round_ptr must be P x (S + 1) with P, S >= 1, one bit generator "
+                         "per partition")
+    if round_ptr[0, 0] != 0 or round_ptr[P - 1, S] != D:
+        raise ValueError("round_ptr must start at 0 and end at the number of documents")
+    for p in range(P):
+        if p + 1 < P and round_ptr[p, S] != round_ptr[p + 1, 0]:
+            raise ValueError("round_ptr: partition p must end where p + 1 starts")
+        for r in range(S):
+            if round_ptr[p, r + 1] < round_ptr[p, r]:
+                raise ValueError("round_ptr must be non-decreasing")
+    if workspace is None:
+        raise ValueError("gibbs_sweep_rounds needs an ADLDAWorkspace")
+    if (workspace.n_parts != P or workspace.n_words != V or workspace.n_topics != K
+            or workspace.sparse != sparse):
+        raise ValueError(
+            f"workspace is for P={workspace.n_parts}, V={workspace.n_words}, "
+            f"K={workspace.n_topics}, sparse={workspace.sparse}; this sweep has P={P}, "
+            f"V={V}, K={K}, sparse={sparse}")
+    if D <= 0 or K <= 0 or N == 0:
+        return
+    if workspace.zb_cap < N:
+        free(workspace.zb)
+        workspace.zb = <int32_t*> malloc(N * sizeof(int32_t))
+        workspace.zb_cap = N if workspace.zb != NULL else 0
+        if workspace.zb == NULL:
+            raise MemoryError()
+    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2)
+    for p in range(P):
+        workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
+    workspace.synced = False
+    workspace.synced_owner = None
+    with nogil:
+        _rounds_sweep(&workspace.w, sparse, in_step, &doc_ptr[0], &words[0], N, &z[0],
+                      workspace.zb, &n_wk[0, 0], &n_dk[0, 0], &n_k[0], &round_ptr[0, 0], S,
+                      alpha, beta, n_threads)
+    workspace.synced = True
+    workspace.mode = 2
+    workspace.synced_wk = &n_wk[0, 0]
+    workspace.synced_owner = n_wk.base
+    memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))
+
+
+def gibbs_sweep_parallel(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
+                         int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                         double alpha, double beta, const int64_t[::1] part_ptr,
+                         list bit_generators, int n_threads, ADLDAWorkspace workspace=None):
+    """One approximate-distributed sweep (AD-LDA, Newman et al. 2009) on ``P`` partitions.
+
+    Partition ``p`` (documents ``part_ptr[p]:part_ptr[p + 1]``) runs ``gibbs_sweep``'s
+    sampler on its documents with ``bit_generators[p]`` and its own copy of ``n_wk`` and
+    ``n_k`` taken at the start of the sweep (it sees its own moves, not the others'); after
+    the sweep every partition's count changes are added to the shared counts (integer sums,
+    in any order the same). ``z`` and ``n_dk`` are exact; the approximation is that a
+    partition samples from word counts that are stale by the other partitions' moves of
+    this sweep. The result depends on the partitions and their streams, not on the
+    threads that run them (``n_threads`` OpenMP threads), nor on ``workspace`` (an
+    ``ADLDAWorkspace(P, V, K, False)`` reused across the sweeps of one state saves the
+    per-sweep allocation and copies). Memory: ``P`` copies of ``n_wk``. With one partition
+    it is ``gibbs_sweep`` with that generator.
+    """
+    _run_adlda(False, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
+               bit_generators, n_threads, workspace)
+
+
 def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
                        int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
                        double alpha, double beta, const int64_t[::1] part_ptr,
-                       list bit_generators, int n_threads):
+                       list bit_generators, int n_threads, ADLDAWorkspace workspace=None):
     """One collapsed Gibbs sweep with SparseLDA's bucket decomposition (Yao, Mimno &
     McCallum 2009), on ``P`` AD-LDA partitions as ``gibbs_sweep_parallel`` (``P = 1``: the
     serial sampler).
@@ -455,73 +802,16 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     in the bucket's list order, the topic (K - 1 if a smoothing scan runs past the end).
     The same distribution as ``gibbs_sweep``, not the same draws; O(K_w + K_d) per token
     (non-zero topics of the word and of the document) plus O(K) per document and with the
-    probability of the smoothing bucket. The per-word topic lists are rebuilt from ``n_wk``
-    at the start of each sweep (O(V K)); s is recomputed per document. Memory: P copies of
-    ``n_wk`` and 2 P V K int32 for the lists.
+    probability of the smoothing bucket. Every partition's per-word topic lists start each
+    sweep in increasing topic order, built from the counts of the start of the sweep (O(V K),
+    in parallel over words, fused with the merge when ``workspace``, an
+    ``ADLDAWorkspace(P, V, K, True)``, is reused across the sweeps of one state; the draws
+    do not depend on it); within the sweep a topic whose count drops to zero is replaced by
+    the list's last and a new one is appended. s is recomputed per document. Memory: P
+    copies of ``n_wk`` and P V K int32 for the lists.
     """
-    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t P = part_ptr.shape[0] - 1, p, w, k, VK = V * K
-    cdef int failed = 0
-    cdef int64_t acc
-    _check_partitions(part_ptr, D, bit_generators, n_threads)
-    if D <= 0 or K <= 0 or words.shape[0] == 0:
-        return
-    cdef bitgen_t** rngs = <bitgen_t**> malloc(P * sizeof(bitgen_t*))
-    cdef int32_t* old = <int32_t*> malloc(VK * sizeof(int32_t)) if P > 1 else NULL
-    cdef int32_t** wk = <int32_t**> calloc(P, sizeof(int32_t*))
-    cdef int64_t* nk = <int64_t*> malloc(P * K * sizeof(int64_t))
-    if rngs == NULL or (P > 1 and old == NULL) or wk == NULL or nk == NULL:
-        free(rngs); free(old); free(wk); free(nk)
-        raise MemoryError()
-    cdef int32_t* lists
-    cdef int32_t* small
-    cdef double* dbuf
-    try:
-        for p in range(P):
-            rngs[p] = get_bitgen(bit_generators[p])
-        with nogil:
-            if P > 1:
-                memcpy(old, &n_wk[0, 0], VK * sizeof(int32_t))
-            wk[0] = &n_wk[0, 0]
-            for p in prange(P, num_threads=n_threads, schedule="static", chunksize=1):
-                if p > 0:
-                    wk[p] = <int32_t*> malloc(VK * sizeof(int32_t))
-                lists = <int32_t*> malloc(2 * VK * sizeof(int32_t))
-                small = <int32_t*> malloc((V + 2 * K) * sizeof(int32_t))
-                dbuf = <double*> malloc(4 * K * sizeof(double))
-                if wk[p] == NULL or lists == NULL or small == NULL or dbuf == NULL:
-                    failed += 1
-                else:
-                    if p > 0:
-                        memcpy(wk[p], old, VK * sizeof(int32_t))
-                    memcpy(nk + p * K, &n_k[0], K * sizeof(int64_t))
-                    _word_lists(wk[p], V, K, lists, lists + VK, small)
-                    _sparse_docs(&doc_ptr[0], part_ptr[p], part_ptr[p + 1], &words[0], &z[0],
-                                 wk[p], &n_dk[0, 0], nk + p * K, V, K, alpha, beta, rngs[p],
-                                 lists, lists + VK, small, small + V, small + V + K, dbuf,
-                                 dbuf + K, dbuf + 2 * K, dbuf + 3 * K)
-                free(lists)
-                free(small)
-                free(dbuf)
-            if failed == 0 and P > 1:
-                for w in prange(V, num_threads=n_threads, schedule="static"):
-                    for k in range(K):
-                        acc = 0
-                        for p in range(1, P):
-                            acc = acc + wk[p][w * K + k] - old[w * K + k]
-                        n_wk[w, k] += <int32_t> acc
-            if failed == 0:
-                for k in range(K):
-                    acc = 0
-                    for p in range(P):
-                        acc = acc + nk[p * K + k] - n_k[k]
-                    n_k[k] += acc
-        if failed:
-            raise MemoryError()
-    finally:
-        for p in range(1, P):
-            free(wk[p])
-        free(rngs); free(old); free(wk); free(nk)
+    _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
+               bit_generators, n_threads, workspace)
 
 
 cdef void _fold_in_doc(const int32_t* words, Py_ssize_t n, const double* word_factor,

@@ -547,13 +547,16 @@ def test_gibbs_lda_uses_sparse_sweeps_above_threshold(corpus_x, monkeypatch):
     from dptm.models import gibbs
     monkeypatch.setattr(gibbs, "_SPARSE_MIN_TOPICS", 4)
     calls = []
-    real = _cgs.gibbs_sweep_sparse
+    real, real_rounds = _cgs.gibbs_sweep_sparse, _cgs.gibbs_sweep_rounds
     monkeypatch.setattr(gibbs._cgs, "gibbs_sweep_sparse",
                         lambda *a: calls.append(1) or real(*a), raising=True)
+    # n_jobs > 1: the rounds kernel, its 12th argument the SparseLDA switch
+    monkeypatch.setattr(gibbs._cgs, "gibbs_sweep_rounds",
+                        lambda *a: calls.append(int(a[11])) or real_rounds(*a), raising=True)
     for n_jobs in (1, 2):
         m = GibbsLDA(5, max_iter=3, random_state=0, n_jobs=n_jobs).fit(corpus_x)
         m2 = GibbsLDA(5, max_iter=3, random_state=0, n_jobs=n_jobs).fit(corpus_x)
         np.testing.assert_array_equal(m.components_, m2.components_)
         assert np.isclose(m.components_.sum() - m.topic_word_prior_ * m.components_.size,
                           corpus_x.sum())
-    assert len(calls) == 12
+    assert calls == [1] * 12

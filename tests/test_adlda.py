@@ -1,0 +1,366 @@
+"""AD-LDA sweeps of GibbsLDA (#16): ``_cgs.ADLDAWorkspace``, the buffers the partitioned
+sweeps (dense ``gibbs_sweep_parallel``, SparseLDA ``gibbs_sweep_sparse``) keep between
+sweeps, must not change a single draw; the sparse partitioned draw is the collapsed
+conditional of the stale counts of the start of the sweep; the estimator's fit is the
+kernel loop without a workspace (so ``n_jobs=1`` is the serial sampler it always was).
+
+Without a workspace each sweep copies the counts afresh, which is the AD-LDA definition
+(``tests/test_parallel_gibbs.py`` checks it); with one, the merge at the end of a sweep
+writes the next sweep's copies and word lists instead.
+"""
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dptm import GibbsLDA, _cgs
+from dptm._utils import check_random_state, spawn_generators
+from dptm.corpus import Corpus
+from dptm.datasets import make_lda_corpus
+from dptm.models import gibbs
+from dptm.models.gibbs import GibbsState, round_blocks, token_blocks
+
+from test_parallel_gibbs import assert_counts_of, ragged_corpus, state_copy
+
+KERNELS = {"dense": _cgs.gibbs_sweep_parallel, "sparse": _cgs.gibbs_sweep_sparse}
+
+
+def pooled_pvalue(counts, expected):
+    """Chi-square p-value with the cells expected below 5 pooled into one."""
+    counts, expected = np.ravel(counts), np.ravel(expected)
+    small = expected < 5
+    if not small.any():
+        return stats.chisquare(counts, expected).pvalue
+    return stats.chisquare(np.append(counts[~small], counts[small].sum()),
+                           np.append(expected[~small], expected[small].sum())).pvalue
+
+
+def gens_for(parts, seed):
+    return [np.random.default_rng([seed, p]).bit_generator for p in range(parts.size - 1)]
+
+
+# ------------------------------------------------------------------ same draws
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("K", [6, 40])
+@pytest.mark.parametrize("parts", [[0, 16], [0, 7, 16], [0, 3, 3, 11, 16]])
+def test_workspace_sweeps_equal_fresh_sweeps(kind, K, parts):
+    """Six sweeps of one state with one workspace (1, 2 and 3 threads) equal six sweeps
+    that copy the counts afresh, array for array after every sweep (partitions of one
+    document, empty documents, an empty partition)."""
+    corpus = ragged_corpus(seed=11)
+    parts = np.array(parts, dtype=np.int64)
+    kernel = KERNELS[kind]
+    init = GibbsState(corpus, K, np.random.default_rng(5))
+    fresh = state_copy(init)
+    g_fresh = gens_for(parts, 3)
+    ref = []
+    for _ in range(6):
+        kernel(corpus.doc_ptr, corpus.word_ids, *fresh, 0.2, 0.05, parts, g_fresh, 1)
+        ref.append([a.copy() for a in fresh])
+    for n_threads in (1, 2, 3):
+        s = state_copy(init)
+        g = gens_for(parts, 3)
+        ws = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, kind == "sparse")
+        for sweep in range(6):
+            kernel(corpus.doc_ptr, corpus.word_ids, *s, 0.2, 0.05, parts, g, n_threads, ws)
+            assert_counts_of(corpus, *s)
+            for x, y in zip(s, ref[sweep]):
+                np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_workspace_follows_a_changed_state(kind):
+    """A workspace swept with one state, then given another state (detected: another
+    array), a state whose topic totals were changed (detected), or whose word counts were
+    changed in place with ``invalidate()`` called, sweeps as a fresh copy does."""
+    corpus = ragged_corpus(seed=12)
+    K, parts = 8, np.array([0, 6, 11, 16], dtype=np.int64)
+    kernel = KERNELS[kind]
+    ws = _cgs.ADLDAWorkspace(3, corpus.n_words, K, kind == "sparse")
+
+    def both(state, seed, ws_call=None):
+        a, b = [x.copy() for x in state], state
+        kernel(corpus.doc_ptr, corpus.word_ids, *a, 0.3, 0.1, parts, gens_for(parts, seed), 2)
+        (ws_call or (lambda: None))()
+        kernel(corpus.doc_ptr, corpus.word_ids, *b, 0.3, 0.1, parts, gens_for(parts, seed), 2,
+               ws)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+    first = state_copy(GibbsState(corpus, K, np.random.default_rng(1)))
+    for seed in (1, 2):
+        both(first, seed)
+    other = state_copy(GibbsState(corpus, K, np.random.default_rng(2)))
+    both(other, 3)                                   # another n_wk array
+    other[3][0] += 5                                 # n_k changed: detected
+    both(other, 4)
+    w = corpus.word_ids[0]
+    other[1][w, 0] += 2                              # n_wk alone changed: invalidate()
+    both(other, 5, ws.invalidate)
+
+
+def test_workspace_of_another_shape_is_refused():
+    corpus = ragged_corpus(seed=1)
+    s = state_copy(GibbsState(corpus, 5, np.random.default_rng(0)))
+    parts = np.array([0, 8, 16], dtype=np.int64)
+    for ws in (_cgs.ADLDAWorkspace(3, corpus.n_words, 5, False),
+               _cgs.ADLDAWorkspace(2, corpus.n_words + 1, 5, False),
+               _cgs.ADLDAWorkspace(2, corpus.n_words, 4, False),
+               _cgs.ADLDAWorkspace(2, corpus.n_words, 5, True)):
+        with pytest.raises(ValueError, match="workspace is for"):
+            _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, *s, 0.1, 0.1, parts,
+                                      gens_for(parts, 0), 1, ws)
+    with pytest.raises(ValueError, match="n_parts"):
+        _cgs.ADLDAWorkspace(0, 3, 5, True)
+
+
+# ------------------------------------------------------- the sparse partitioned draw
+def test_sparse_ad_lda_samples_from_the_stale_counts():
+    """Two partitions, one one-token document each, same word, over background counts
+    with many zeros (word, document and smoothing buckets all reachable): after a sweep
+    the two topics are independent draws, each from the collapsed conditional of the
+    counts of the start of the sweep without its own token (AD-LDA: partition 1 does not
+    see partition 0's move). 40000 sweeps through one workspace (invalidated when the
+    state is reset), chi-square of the joint outcome with small cells pooled (false alarm
+    1e-6); power: the conditional shifted by one topic is rejected."""
+    K, V, alpha, beta, R, w = 24, 5, 0.3, 0.2, 40000, 3
+    rng = np.random.default_rng(24)
+    doc_ptr = np.array([0, 1, 2], dtype=np.int64)
+    words = np.array([w, w], dtype=np.int32)
+    z0 = np.array([2, 7], dtype=np.int32)
+    bg_wk = (rng.integers(1, 6, size=(V, K)) * (rng.random((V, K)) < 0.25)).astype(np.int32)
+    bg_dk = (rng.integers(1, 4, size=(2, K)) * (rng.random((2, K)) < 0.25)).astype(np.int32)
+    n_wk0 = bg_wk.copy(); np.add.at(n_wk0, (words, z0), 1)
+    n_dk0 = bg_dk.copy(); n_dk0[[0, 1], z0] += 1
+    n_k0 = n_wk0.sum(axis=0, dtype=np.int64) + rng.integers(0, 8, size=K)
+    parts = np.array([0, 1, 2], dtype=np.int64)
+    gens = gens_for(parts, 9)
+    ws = _cgs.ADLDAWorkspace(2, V, K, True)
+    z, n_wk, n_dk, n_k = z0.copy(), n_wk0.copy(), n_dk0.copy(), n_k0.copy()
+    counts = np.zeros((K, K))
+    for _ in range(R):
+        z[:] = z0; n_wk[:] = n_wk0; n_dk[:] = n_dk0; n_k[:] = n_k0
+        ws.invalidate()
+        _cgs.gibbs_sweep_sparse(doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, parts, gens,
+                                1, ws)
+        counts[z[0], z[1]] += 1
+
+    def cond(d):
+        nw, nd, nk = n_wk0[w].copy(), n_dk0[d].copy(), n_k0.copy()
+        nw[z0[d]] -= 1; nd[z0[d]] -= 1; nk[z0[d]] -= 1
+        p = (nw + beta) * (nd + alpha) / (nk + V * beta)
+        return p / p.sum()
+    p0, p1 = cond(0), cond(1)
+    assert pooled_pvalue(counts, np.outer(p0, p1) * R) > 1e-6
+    assert pooled_pvalue(counts, np.outer(np.roll(p0, 1), p1) * R) < 1e-6
+    assert pooled_pvalue(counts, np.outer(p0, np.roll(p1, 1)) * R) < 1e-6
+
+
+def test_sparse_sampler_with_workspace_matches_exact_posterior():
+    """tests/test_parallel_gibbs.py's exact-posterior test for the serial SparseLDA sweep
+    as GibbsLDA runs it, through a workspace kept for the 15 sweeps of each chain (word
+    lists refreshed by the merge, not rebuilt at the start): chi-square of the final
+    assignment against the enumerated posterior (false alarm 1e-4), a wrong prior
+    rejected."""
+    from test_gibbs import log_joint
+    X = np.array([[2, 1, 0], [0, 1, 2]])
+    corpus = Corpus.from_matrix(X)
+    K, V, alpha, beta = 2, 3, 0.5, 0.5
+    docs = np.repeat(np.arange(2), corpus.doc_lengths)
+    states = list(itertools.product(range(K), repeat=corpus.n_tokens))
+    index = {s: i for i, s in enumerate(states)}
+
+    def posterior(a, b):
+        logp = np.array([log_joint(np.array(s), corpus.word_ids, docs, K, V, a, b)
+                         for s in states])
+        p = np.exp(logp - logp.max())
+        return p / p.sum()
+    rng = np.random.default_rng(17)
+    parts = np.array([0, 2], dtype=np.int64)
+    ws = _cgs.ADLDAWorkspace(1, V, K, True)
+    n_chains = 10000
+    counts = np.zeros(len(states))
+    for _ in range(n_chains):
+        st = GibbsState(corpus, K, rng)
+        for _ in range(15):
+            _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                                    st.n_k, alpha, beta, parts, [rng.bit_generator], 1, ws)
+        counts[index[tuple(st.z)]] += 1
+    assert stats.chisquare(counts, posterior(alpha, beta) * n_chains).pvalue > 1e-4
+    assert stats.chisquare(counts, posterior(5.0, 0.05) * n_chains).pvalue < 1e-6
+
+
+# ------------------------------------------------------------------ the estimator
+@pytest.fixture(scope="module")
+def corpus_x():
+    X, _, _ = make_lda_corpus(60, 40, 3, doc_length=30, random_state=0)
+    return X
+
+
+def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
+    """GibbsLDA.fit's sweeps written out with the kernels: one thread, no workspace when
+    serial."""
+    corpus = Corpus.from_matrix(X)
+    rng = check_random_state(seed)
+    rng.integers(2**63)                                  # transform_seed_
+    st = GibbsState(corpus, K, rng)
+    alpha = beta = 1.0 / K
+    if n_jobs > 1:
+        parts = token_blocks(corpus.doc_ptr, n_parts=n_jobs)
+        gens = [g.bit_generator for g in spawn_generators(rng, parts.size - 1)]
+        rounds = round_blocks(corpus.doc_ptr, parts, gibbs._SYNC_ROUNDS)
+        ws = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, sparse)
+    else:
+        parts = np.array([0, corpus.n_docs], dtype=np.int64)
+        gens = [rng.bit_generator]
+    for _ in range(sweeps):
+        if n_jobs > 1:                           # the rounds kernel needs a workspace
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                                    st.n_k, alpha, beta, rounds, gens, 1, sparse, ws)
+        elif sparse:
+            _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                                    st.n_k, alpha, beta, parts, gens, 1)
+        else:
+            _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                             st.n_k, alpha, beta, gens[0])
+    return st.n_wk.T + beta
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fit_is_the_kernel_loop(corpus_x, monkeypatch, n_jobs, sparse):
+    """GibbsLDA's fit is the kernel loop on one thread (its workspace changes no draw when
+    serial; with ``n_jobs > 1``, the rounds kernel, whose result does not depend on the
+    threads): the same seed and ``n_jobs`` give the same counts, and ``n_jobs=1`` is the
+    serial sampler (dense below the SparseLDA threshold, SparseLDA from it; threshold
+    lowered to 5 here)."""
+    monkeypatch.setattr(gibbs, "_SPARSE_MIN_TOPICS", 5)
+    K = 6 if sparse else 4
+    m = GibbsLDA(K, max_iter=4, random_state=0, n_jobs=n_jobs).fit(corpus_x)
+    np.testing.assert_array_equal(m.components_,
+                                  kernel_loop(corpus_x, K, n_jobs, 4, sparse))
+
+
+# ------------------------------------------------------------------ the rounds kernel
+@pytest.mark.parametrize("K", [6, 40])
+def test_rounds_one_exchange_is_the_merged_sweep(K):
+    """Dense draws depend on the counts only: with one round per partition the rounds
+    kernel is ``gibbs_sweep_parallel``, array for array, sweep after sweep (1-3 threads);
+    SparseLDA's first sweep from a fresh workspace too (its lists start sorted)."""
+    corpus = ragged_corpus(seed=13)
+    parts = np.array([0, 3, 3, 11, 16], dtype=np.int64)
+    rounds = np.stack([parts[:-1], parts[1:]], axis=1).copy()
+    init = GibbsState(corpus, K, np.random.default_rng(6))
+    ref = state_copy(init)
+    g_ref = gens_for(parts, 2)
+    refs = []
+    for _ in range(4):
+        _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, *ref, 0.2, 0.05, parts,
+                                  g_ref, 1)
+        refs.append([a.copy() for a in ref])
+    for n_threads in (1, 2, 3):
+        s, g = state_copy(init), gens_for(parts, 2)
+        ws = _cgs.ADLDAWorkspace(4, corpus.n_words, K, False)
+        for sweep in range(4):
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.2, 0.05, rounds, g,
+                                    n_threads, False, ws)
+            for x, y in zip(s, refs[sweep]):
+                np.testing.assert_array_equal(x, y)
+    a, b = state_copy(init), state_copy(init)
+    _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, *a, 0.2, 0.05, parts,
+                            gens_for(parts, 4), 1)
+    _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *b, 0.2, 0.05, rounds,
+                            gens_for(parts, 4), 2, True,
+                            _cgs.ADLDAWorkspace(4, corpus.n_words, K, True))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rounds_consistent_and_thread_invariant(sparse):
+    """Several rounds (some empty), several sweeps: the counts stay those of ``z`` and the
+    result does not depend on the threads."""
+    corpus = ragged_corpus(seed=14)
+    K = 7
+    rounds = np.array([[0, 2, 2, 5, 7], [7, 9, 12, 12, 16]], dtype=np.int64)
+    init = GibbsState(corpus, K, np.random.default_rng(8))
+    out = []
+    for n_threads in (1, 2, 3):
+        s, g = state_copy(init), gens_for(np.arange(3), 5)
+        ws = _cgs.ADLDAWorkspace(2, corpus.n_words, K, sparse)
+        for _ in range(5):
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.3, 0.1, rounds, g,
+                                    n_threads, sparse, ws)
+            assert_counts_of(corpus, *s)
+        out.append(s)
+    for s in out[1:]:
+        for x, y in zip(s, out[0]):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_rounds_kernel_rejects_bad_rounds():
+    corpus = ragged_corpus(seed=1)
+    s = state_copy(GibbsState(corpus, 5, np.random.default_rng(0)))
+    ws = _cgs.ADLDAWorkspace(2, corpus.n_words, 5, False)
+    g = gens_for(np.arange(3), 0)
+    for bad, msg in [([[0, 8], [9, 16]], "p \\+ 1 starts"), ([[1, 8], [8, 16]], "start at 0"),
+                     ([[0, 5, 4], [4, 9, 16]], "non-decreasing")]:
+        with pytest.raises(ValueError, match=msg):
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.1, 0.1,
+                                    np.array(bad, dtype=np.int64), g, 1, False, ws)
+    with pytest.raises(ValueError, match="ADLDAWorkspace"):
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.1, 0.1,
+                                np.array([[0, 8], [8, 16]], dtype=np.int64), g, 1, False, None)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rounds_see_the_other_parts_earlier_rounds(sparse):
+    """Two parts, two rounds, four one-token documents of one word (part p: document 2p in
+    round 0, 2p + 1 in round 1). Round 0's two draws are independent, each from the
+    conditional of the starting counts; the round-1 draw of part 0 is from the conditional
+    of the counts after round 0, the other part's round-0 move included, and the other
+    part's round-1 document still at its old topic. 20000 sweeps; observed against the
+    summed conditional probabilities (chi-square, conservative for unequal
+    probabilities; false alarm 1e-6); the stale alternative (not seeing the other part's
+    round-0 move) is rejected."""
+    K, V, alpha, beta, R = 3, 2, 0.5, 0.1, 20000
+    doc_ptr = np.arange(5, dtype=np.int64)
+    words = np.ones(4, dtype=np.int32)
+    z0 = np.array([0, 1, 2, 0], dtype=np.int32)
+    rounds = np.array([[0, 1, 2], [2, 3, 4]], dtype=np.int64)
+    gens = gens_for(np.arange(3), 11)
+    ws = _cgs.ADLDAWorkspace(2, V, K, sparse)
+
+    def cond(others):
+        nw = np.bincount(others, minlength=K)
+        p = (nw + beta) * alpha / (nw + V * beta)
+        return p / p.sum()
+    round0 = np.zeros((K, K))
+    obs, exp_true, exp_stale = np.zeros(K), np.zeros(K), np.zeros(K)
+    for _ in range(R):
+        z = z0.copy()
+        n_wk = np.zeros((V, K), dtype=np.int32); np.add.at(n_wk, (words, z), 1)
+        n_dk = np.zeros((4, K), dtype=np.int32); n_dk[np.arange(4), z] = 1
+        n_k = np.bincount(z, minlength=K).astype(np.int64)
+        ws.invalidate()
+        _cgs.gibbs_sweep_rounds(doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, rounds,
+                                gens, 1, sparse, ws)
+        round0[z[0], z[2]] += 1
+        obs[z[1]] += 1
+        exp_true += cond([z[0], z[2], z0[3]])
+        exp_stale += cond([z[0], z0[2], z0[3]])
+    expected0 = np.outer(cond([z0[1], z0[2], z0[3]]), cond([z0[0], z0[1], z0[3]])) * R
+    assert pooled_pvalue(round0, expected0) > 1e-6
+    assert pooled_pvalue(obs, exp_true) > 1e-6
+    assert pooled_pvalue(obs, exp_stale) < 1e-6
+
+
+def test_round_blocks_cut_each_part():
+    doc_ptr = np.concatenate([[0], np.cumsum([5, 5, 5, 5, 1, 9, 10])]).astype(np.int64)
+    parts = np.array([0, 4, 7], dtype=np.int64)
+    r = round_blocks(doc_ptr, parts, 2)
+    np.testing.assert_array_equal(r, [[0, 2, 4], [4, 6, 7]])
+    r = round_blocks(doc_ptr, parts, 5)                 # fewer documents than rounds
+    assert r.shape == (2, 6) and np.all(np.diff(r, axis=1) >= 0)
+    assert r[0, 0] == 0 and r[0, -1] == 4 and r[1, 0] == 4 and r[1, -1] == 7
