@@ -134,7 +134,7 @@ MODELS = {
                 lambda a: _hdp_lda(a, "last", clip=None, beta=None)),
     "sub-lda": ("word-level DP: Poisson-subsampled sweeps, Gaussian snapshots (Huang et al. 2022)",
                 _sub_lda),
-    "batch-vb": ("document-level DP: staged private batch VB (recommended for documents)",
+    "batch-vb": ("document-level DP: private batch VB on every document (recommended)",
                  _batch_vb),
     "vips": ("document-level DP: private stochastic variational inference (Park et al. 2016)",
              _vips),
