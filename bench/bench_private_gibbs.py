@@ -90,15 +90,22 @@ def sweep_timing(X, K, repeats, burn_in):
 
     buf = dlap.snapshot(pstate.n_wk, clip, beta, sec.bit_generator)    # reused by timed cases
 
+    from dptm.models import gibbs as gibbs_mod
+    # GibbsLDA.fit keeps its SparseLDA buffers between sweeps (ADLDAWorkspace): so does the
+    # baseline, invalidated whenever the counts are restored
+    ws1 = (_cgs.ADLDAWorkspace(1, corpus.n_words, K, True)
+           if K >= gibbs_mod._SPARSE_MIN_TOPICS else None)
+
     def restore():
         for a, b in zip(arrays, saved):
             np.copyto(a, b)
+        if ws1 is not None:
+            ws1.invalidate()
 
     def restore_and_snapshot():
         restore()
         return dgau.snapshot(pstate.n_wk, clip, beta, sec.bit_generator)
 
-    from dptm.models import gibbs as gibbs_mod
     one = np.array([0, corpus.n_docs], dtype=np.int64)
 
     def plain(_):
@@ -106,7 +113,7 @@ def sweep_timing(X, K, repeats, burn_in):
         if K >= gibbs_mod._SPARSE_MIN_TOPICS:
             _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                     state.n_dk, state.n_k, alpha, beta, one,
-                                    [rng.bit_generator], 1)
+                                    [rng.bit_generator], 1, ws1)
         else:
             _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
                              state.n_k, alpha, beta, rng.bit_generator)
@@ -256,9 +263,14 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         arrays = (st.z, st.n_wk, st.n_dk, st.n_k)
         saved = [a.copy() for a in arrays]
 
+        workspaces = []
+
         def restore():
             for a, b in zip(arrays, saved):
                 np.copyto(a, b)
+            for ws in workspaces:
+                if ws is not None:
+                    ws.invalidate()
         noise = _Noise("discrete_laplace", epsilon=1.0)
         snap = noise.snapshot(st.n_wk, 50.0, beta, sec.bit_generator)
         block_ptr = gibbs_mod.token_blocks(corpus.doc_ptr, block_tokens=pg._BLOCK_TOKENS)
@@ -304,13 +316,21 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, 0.5,
                                               NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
 
-            def plain(_, t=t, parts=parts, pgens=pgens):
-                if sparse:
+            # GibbsLDA.fit's kernels: AD-LDA in _SYNC_ROUNDS rounds on several threads,
+            # SparseLDA from _SPARSE_MIN_TOPICS, buffers kept between sweeps
+            ws = (_cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, sparse)
+                  if sparse or t > 1 else None)
+            rounds = gibbs_mod.round_blocks(corpus.doc_ptr, parts, gibbs_mod._SYNC_ROUNDS)
+            workspaces.append(ws)
+
+            def plain(_, t=t, parts=parts, pgens=pgens, ws=ws, rounds=rounds):
+                if t > 1:
+                    _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
+                                            st.n_dk, st.n_k, alpha, beta, rounds, pgens, t,
+                                            sparse, ws)
+                elif sparse:
                     _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
-                                            st.n_dk, st.n_k, alpha, beta, parts, pgens, t)
-                elif t > 1:
-                    _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
-                                              st.n_dk, st.n_k, alpha, beta, parts, pgens, t)
+                                            st.n_dk, st.n_k, alpha, beta, parts, pgens, t, ws)
                 else:
                     _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
                                      st.n_k, alpha, beta, pgens[0])
