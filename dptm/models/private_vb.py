@@ -8,11 +8,11 @@ topics are post-processing of the releases.
 The total budget is split across the releases (sequential composition: the Gaussian
 releases compose to one Gaussian whose 1 / z^2 is the sum of theirs), in the shares of a
 public *schedule*: a few early releases find the topics, a larger last one estimates them.
-Every release uses every document: its signal grows with the share f of the documents used
-as f^2 against a share f of the budget as f, so splitting the documents across
-iterations (parallel composition, this module's earlier design) is never better for a sum
-of per-document contributions; measured on 17,000 documents (K = 20) it lowered
-perplexity 4-15% (notes in bench/bench_utility.py's history).
+Every release uses every document: a release on a share f of the documents keeps f^2 of
+the squared signal-to-noise ratio, a release with a share f of the budget keeps f, so
+splitting the documents across iterations (parallel composition, this module's earlier
+design) is never better for a sum of per-document contributions; on 17,000 documents (K = 20, bench/bench_utility.py's
+17k corpora) the schedule's perplexity is 4-15% below the former stages' (README).
 """
 import math
 from fractions import Fraction
@@ -314,7 +314,9 @@ class PrivateBatchLDA(TopicModelMixin):
     ``components_`` is post-processing of the lattice-Gaussian releases recorded in
     ``privacy_`` (their sequential composition). The vocabulary and ``init_topics`` are
     assumed public; the number of documents is neither used by the mechanism nor
-    published.
+    published. A corpus without any token is refused with a ``ValueError`` (as every
+    estimator refuses it), which tells it apart from its one-document neighbours: the
+    guarantee is for corpora holding at least one token.
     """
 
     def __init__(self, n_components=10, *, target_epsilon=1.0, target_delta=1e-5,
