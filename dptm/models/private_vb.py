@@ -32,7 +32,8 @@ from ._base import TopicModelMixin
 #: document. "presence" counts each distinct word of a document once (more signal per unit
 #: of sensitivity: finds the topics), "counts" counts tokens (estimates them). Chosen on
 #: 17,000-document corpora (synthetic, and drawn from LDA fits of KOS and C50) at eps 1 and
-#: 4 among 4-8 presence releases and 1-4 count releases (bench/bench_utility.py).
+#: 4 among 4-8 presence releases and 1-4 count releases (the variants and their figures
+#: are in the README; bench/bench_utility.py measures the default).
 DEFAULT_SCHEDULE = (("presence", 0.15),) * 4 + (("counts", 0.4),)
 _STATISTICS = ("presence", "counts")
 # The released topics combine the last two releases (independent noise; the earlier one
