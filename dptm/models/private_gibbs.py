@@ -265,11 +265,10 @@ class _SnapshotGibbsBase(TopicModelMixin):
         """The noisy sweep of this fit: documents in fixed blocks (public document
         lengths only), block ``b`` drawing from its own child of the secret ``sweep_rng``
         for every sweep, so the result does not depend on ``n_threads``. Returns
-        ``sweep(state, snap, alpha, rate, table, new_snapshot)``; the generators live in
-        its closure, dropped with it at the end of ``fit``. ``sweep.word_cum`` is the
-        word-bucket search table (None below ``_WORD_SEARCH_MIN_TOPICS``): pass it to
-        ``_Noise.snapshot``, which fills it, and call the sweep with ``new_snapshot=False``
-        (True recomputes it from ``snap[1]``)."""
+        ``sweep(state, snap, alpha, rate, table)``; the generators live in its closure,
+        dropped with it at the end of ``fit``. ``sweep.word_cum`` is the word-bucket
+        search table (None below ``_WORD_SEARCH_MIN_TOPICS``): pass it to
+        ``_Noise.snapshot``, which fills it from the snapshot it draws."""
         block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
         gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
         K = self.n_components
@@ -282,9 +281,7 @@ class _SnapshotGibbsBase(TopicModelMixin):
             word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
                 corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
 
-        def sweep(state, snap, alpha, rate, table, new_snapshot):
-            if word_cum is not None and new_snapshot:
-                _cgs.word_cumsum(snap[1], word_cum, n_threads)
+        def sweep(state, snap, alpha, rate, table):
             return _cgs.noisy_gibbs_sweep_blocks(
                 corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
                 snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, word_cum,
@@ -641,7 +638,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                     snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                           snap if self.trace_ is None else None, n_threads,
                                           sweep.word_cum)
-                sweep(state, snap, alpha, 1.0, _NO_TABLE, False)
+                sweep(state, snap, alpha, 1.0, _NO_TABLE)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
                 self._progress(it)
@@ -908,7 +905,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                                   sweep.word_cum)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
-            sweep(state, snap, alpha, gamma, table, False)   # search table: from the snapshot
+            sweep(state, snap, alpha, gamma, table)   # search table: from the snapshot
             self._trace_add(state, s, True)
             stop = False
             if self.convergence_tol is not None:
