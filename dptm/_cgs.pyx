@@ -240,6 +240,18 @@ def _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_gene
             raise ValueError("part_ptr must be non-decreasing")
 
 
+cdef inline void _word_list_remove(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
+    """Remove topic ``k`` from a word's list ``wl`` of ``wn_w[0]`` topics (k is in it):
+    found by a scan (no V x K position table to keep in cache; the word bucket scans the
+    list anyway), replaced by the last entry."""
+    cdef Py_ssize_t n_w = wn_w[0] - 1
+    cdef Py_ssize_t j = 0
+    while wl[j] != k:
+        j += 1
+    wl[j] = wl[n_w]
+    wn_w[0] = <int32_t> n_w
+
+
 cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                        int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
@@ -281,14 +293,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             if wrow[k] == 0:
-                # k leaves the word's list (found by a scan: no V x K position table to
-                # keep in cache; the word bucket below scans the list anyway)
-                n_w = wn[w] - 1
-                j = 0
-                while wl[j] != k:
-                    j += 1
-                wl[j] = wl[n_w]
-                wn[w] = <int32_t> n_w
+                _word_list_remove(wl, wn + w, <int32_t> k)
             if drow[k] == 0:
                 n_d -= 1
                 j = dpos[k]
@@ -610,7 +615,7 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
                        Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """Partition ``p``'s counts (``wkp``, ``ws.nk[p]``, its word lists) take the moves of
     tokens [lo, hi): token i from topic ``zb[i]`` to ``z[i]`` (list edits as in the sweep)."""
-    cdef Py_ssize_t i, j, K = ws.K, n_w
+    cdef Py_ssize_t i, K = ws.K
     cdef int32_t a, b, w
     cdef int32_t* row
     cdef int32_t* wl
@@ -631,12 +636,7 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
             wl = ws.lists[p] + w * K
             wn = ws.small[p]
             if row[a] == 0:
-                n_w = wn[w] - 1
-                j = 0
-                while wl[j] != a:
-                    j += 1
-                wl[j] = wl[n_w]
-                wn[w] = <int32_t> n_w
+                _word_list_remove(wl, wn + w, a)
             if row[b] == 1:
                 wl[wn[w]] = b
                 wn[w] += 1
