@@ -394,8 +394,9 @@ class PrivateBatchLDA(TopicModelMixin):
             beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
         releases, drawn = [], []
         for i, ((presence, _), sigma) in enumerate(zip(schedule, sigmas)):
-            stat = statistic(beta, alpha, C, _granularity(sigma), presence)
-            noisy, _, sd = _release(stat, sigma, gen, _granularity(sigma))
+            g = _granularity(sigma)
+            stat = statistic(beta, alpha, C, g, presence)
+            noisy, _, sd = _release(stat, sigma, gen, g)
             releases.append((noisy, sd))
             drawn.append(sd)                     # >= sigma: the sampled variance rounds up
             last = i == len(schedule) - 1

@@ -225,8 +225,8 @@ MUTANTS = [
          what="every release calibrated to the whole budget (sequential composition ignored), "
               "the accountant check skipped"),
     dict(id="B08", file="dptm/models/private_vb.py",
-         old="            noisy, _, sd = _release(stat, sigma, gen, _granularity(sigma))",
-         new="            noisy, _, sd = _release(stat, sigma / 2, gen, _granularity(sigma))",
+         old="            noisy, _, sd = _release(stat, sigma, gen, g)",
+         new="            noisy, _, sd = _release(stat, sigma / 2, gen, g)",
          tests=BATCH, what="a release drawn with half its calibrated noise"),
     dict(id="B02", file="dptm/models/private_vb.py",
          edits=[("            contrib = np.floor(contrib / granularity)\n",
