@@ -1454,6 +1454,54 @@ cdef void _dyadic_row(bitgen_t* rng, Lanes* lanes, const LaplaceTable* T,
     lanes[0] = ln
 
 
+cdef void _factor_rows(const double* snap, float* wf, double* wc, double* wm,
+                       const double* inv_tot, Py_ssize_t w0, Py_ssize_t w1, Py_ssize_t K,
+                       double clip, double beta) noexcept nogil:
+    """Rows [w0, w1) (at most 4) of ``noisy_snapshot``'s word factor pass:
+    wf[w, k] = float((clamp(snap[w, k], 0, clip) + beta) * inv_tot[k]), wm[w] = the sum of
+    wf[w, :] in double, in topic order, and (wc not NULL) wc[w, k] its running sums."""
+    cdef Py_ssize_t k, w
+    cdef double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0, t
+    cdef float f0, f1, f2, f3
+    cdef const double* s0 = snap + w0 * K
+    cdef float* g0 = wf + w0 * K
+    cdef double* c0 = wc + w0 * K if wc != NULL else NULL
+    if w1 - w0 == 4:
+        for k in range(K):
+            t = inv_tot[k]
+            f0 = <float> ((dptm_clamp(s0[k], clip) + beta) * t)
+            f1 = <float> ((dptm_clamp(s0[K + k], clip) + beta) * t)
+            f2 = <float> ((dptm_clamp(s0[2 * K + k], clip) + beta) * t)
+            f3 = <float> ((dptm_clamp(s0[3 * K + k], clip) + beta) * t)
+            g0[k] = f0
+            g0[K + k] = f1
+            g0[2 * K + k] = f2
+            g0[3 * K + k] = f3
+            m0 = m0 + f0
+            m1 = m1 + f1
+            m2 = m2 + f2
+            m3 = m3 + f3
+            if c0 != NULL:
+                c0[k] = m0
+                c0[K + k] = m1
+                c0[2 * K + k] = m2
+                c0[3 * K + k] = m3
+        wm[w0] = m0
+        wm[w0 + 1] = m1
+        wm[w0 + 2] = m2
+        wm[w0 + 3] = m3
+        return
+    for w in range(w0, w1):
+        m0 = 0.0
+        for k in range(K):
+            f0 = <float> ((dptm_clamp(snap[w * K + k], clip) + beta) * inv_tot[k])
+            wf[w * K + k] = f0
+            m0 = m0 + f0
+            if wc != NULL:
+                wc[w * K + k] = m0
+        wm[w] = m0
+
+
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
                    float[:, ::1] word_factor, double[::1] word_mass, object bit_generator,
@@ -1488,9 +1536,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     result depends on the blocks and their streams, never on ``n_threads``.
     """
     cdef Py_ssize_t V = n_wk.shape[0], K = n_wk.shape[1], w, k
-    cdef Py_ssize_t n_blocks, rows_per, blk, j
-    cdef double x, m, beta_sum = V * beta
-    cdef float f
+    cdef Py_ssize_t n_blocks, rows_per, blk, j, g
+    cdef double x, beta_sum = V * beta
     cdef bitgen_t* rng
     cdef bint single = not isinstance(bit_generator, list)
     if snapshot.shape[0] != V or snapshot.shape[1] != K or word_factor.shape[0] != V \
@@ -1527,6 +1574,10 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     if V == 0 or K == 0:
         return
     rows_per = (V + n_blocks - 1) // n_blocks
+    cdef const double* snap_p = &snapshot[0, 0]
+    cdef float* wf_p = &word_factor[0, 0]
+    cdef double* wc_p = &word_cum[0, 0] if with_cum else NULL
+    cdef double* wm_p = &word_mass[0]
     cdef double* totals = <double*> malloc(K * sizeof(double))
     cdef double* ptot = <double*> calloc(n_blocks * K, sizeof(double))
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
@@ -1577,16 +1628,12 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                 for j in range(1, n_blocks):
                     totals[k] += ptot[j * K + k]
                 totals[k] = 1.0 / totals[k]
-            for w in prange(V, num_threads=n_threads, schedule="static"):
-                m = 0.0
-                for k in range(K):
-                    x = dptm_clamp(snapshot[w, k], clip)
-                    f = <float> ((x + beta) * totals[k])
-                    word_factor[w, k] = f
-                    m = m + f
-                    if with_cum:
-                        word_cum[w, k] = m
-                word_mass[w] = m
+            # four rows at a time: each row's mass is a chain of dependent additions in
+            # topic order (kept: the sweep's word bucket needs exactly these sums), so four
+            # independent chains hide the add latency (same sums, same results)
+            for g in prange((V + 3) // 4, num_threads=n_threads, schedule="static"):
+                _factor_rows(snap_p, wf_p, wc_p, wm_p, totals, 4 * g, min(4 * g + 4, V), K,
+                             clip, beta)
     finally:
         if single:
             bit_generator.lock.release()
