@@ -90,6 +90,67 @@ def _combine_releases(releases, threshold):
     return combined, sd
 
 
+def _eb_fit_row(y, s, lam_scale):
+    """Maximum-likelihood (p, lam) of the spike-and-slab prior of one topic's entries:
+    t = 0 with probability 1 - p, else t ~ Exponential(rate lam / lam_scale) (lam_scale: a
+    per-entry public or released scale, 1 for none), observed as y = t + N(0, s^2)."""
+    from scipy.optimize import minimize
+    from scipy.special import log_ndtr
+    z = y / s
+    l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)
+    big = y > 3 * s
+    p0 = min(0.5, max(1e-3, float(big.mean())))
+    mu0 = float((y[big] / lam_scale[big]).mean()) if big.any() else s
+
+    def nll(par):
+        p = 1.0 / (1.0 + math.exp(-par[0]))
+        lam = math.exp(-par[1]) / lam_scale
+        l1 = np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_ndtr(z - lam * s)
+        return -float(np.logaddexp(math.log1p(-p) + l0, math.log(p) + l1).sum())
+
+    x0 = np.array([math.log(p0 / (1 - p0)), math.log(max(mu0, 1e-3 * s))])
+    res = minimize(nll, x0, method="Nelder-Mead",
+                   options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 400})
+    par = res.x if res.fun <= nll(x0) else x0
+    return 1.0 / (1.0 + math.exp(-par[0])), math.exp(-par[1]) / lam_scale
+
+
+def _eb_posterior_mean(y, s, p, lam):
+    """E[t | y] under t = 0 w.p. 1 - p, t ~ Exponential(lam) w.p. p, y = t + N(0, s^2):
+    the slab's posterior is a normal of mean m = y - lam s^2 truncated to t >= 0, whose
+    mean is m + s phi(m/s) / Phi(m/s), times the posterior probability of the slab."""
+    from scipy.special import expit, log_ndtr
+    z = y / s
+    l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)
+    l1 = np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_ndtr(z - lam * s)
+    slab = expit(math.log(p) + l1 - math.log1p(-p) - l0)
+    u = z - lam * s
+    mills = np.exp(-0.5 * u * u - 0.5 * math.log(2 * math.pi) - log_ndtr(u))
+    return slab * np.maximum(s * (u + mills), 0.0)
+
+
+def _eb_denoise(est, sigma, eta, column_scale=False):
+    """Empirical-Bayes posterior mean of every entry of a release ``est`` (noise sd
+    ``sigma``), the spike-and-slab prior fitted by maximum likelihood per topic (row),
+    plus the prior ``eta``. ``column_scale``: the slab mean of entry (k, w) proportional to
+    word w's released column total (its K entries summed: noise sd sqrt(K) sigma), so
+    rare words shrink harder. A deterministic function of the release and public
+    parameters (free in privacy)."""
+    est = np.asarray(est, dtype=np.float64)
+    K, V = est.shape
+    if column_scale:
+        col = est.sum(axis=0) / K
+        scale = np.maximum(col, math.sqrt(K) * sigma / K)
+        scale = scale / scale.mean()
+    else:
+        scale = np.ones(V)
+    out = np.empty_like(est)
+    for k in range(K):
+        p, lam = _eb_fit_row(est[k], sigma, scale)
+        out[k] = _eb_posterior_mean(est[k], sigma, p, lam)
+    return eta + out
+
+
 def _granularity(sigma):
     return math.ldexp(1.0, math.frexp(sigma)[1] - 1 - _LATTICE_BITS)
 
