@@ -22,6 +22,9 @@ import dptm.models.private_vb as P  # noqa: E402
 corpus = sys.argv[1]
 eps_list = [float(e) for e in sys.argv[2].split(",")]
 seeds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+# "search": the releases between (threshold 2) denoised by the EB posterior mean too (the
+# fit's noise draws are the same for a seed: the variants share the noise)
+search_eb = len(sys.argv) > 4 and sys.argv[4] == "search"
 cache = f"/tmp/dn2_cache_{corpus}.pkl"
 if os.path.exists(cache):
     Xtr, Xte, base = pickle.load(open(cache, "rb"))
@@ -31,13 +34,15 @@ else:
     lda = LatentDirichletAllocation(B.K, learning_method="batch", random_state=0).fit(Xtr)
     base = B.evaluate(lda.components_, Xte)["perplexity"]
     pickle.dump((Xtr, Xte, base), open(cache, "wb"))
-print(corpus, Xtr.shape, "nonpriv", round(base, 1), flush=True)
+print(corpus, "search-eb" if search_eb else "", Xtr.shape, "nonpriv", round(base, 1), flush=True)
 rec = {}
 orig = P._denoise
 
 
 def spy(est, sigma, eta, threshold, shrink=0.0):
     rec["last"] = (est.copy(), sigma, eta)
+    if search_eb and threshold == P._SEARCH_THRESHOLD:
+        return P._eb_denoise(est, sigma, eta)
     return orig(est, sigma, eta, threshold, shrink)
 
 
@@ -69,7 +74,11 @@ def ebcol(est, sd, eta):
     return P._eb_denoise(est, sd, eta, column_scale=True)
 
 
-variants = [("hard", hard, "uniform"), ("hard", hard, "half"), ("hard", hard, "col"),
+def ebhard(est, sd, eta):
+    return np.where(est > 3.0 * sd, P._eb_denoise(est, sd, eta), eta)
+
+
+variants = [("ebhard", ebhard, "uniform"), ("ebhard", ebhard, "none"), ("hard", hard, "uniform"), ("hard", hard, "half"), ("hard", hard, "col"),
             ("eb", eb, "uniform"), ("eb", eb, "none"), ("eb", eb, "half"), ("eb", eb, "col"),
             ("ebcol", ebcol, "uniform"), ("ebcol", ebcol, "half")]
 for eps in eps_list:

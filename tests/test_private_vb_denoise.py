@@ -76,3 +76,29 @@ def test_eb_denoise_beats_hard_threshold_and_leaves_input_alone():
     col = P._eb_denoise(y, s, 0.25, column_scale=True)
     np.testing.assert_array_equal(y, y0)
     assert col.shape == y.shape and np.all(col >= 0.25)
+
+
+def test_final_topics_threshold_then_posterior_mean():
+    rng = np.random.default_rng(3)
+    s, eta = 2.0, 0.05
+    t = np.where(rng.random((4, 3000)) < 0.1, rng.exponential(20, (4, 3000)), 0.0)
+    y = t + rng.normal(0, s, t.shape)
+    out = P._final_topics(y, s, eta, 3.0)
+    extra = max(0.0, P._NOISE_SMOOTHING * s - eta)
+    low = y <= 3.0 * s
+    np.testing.assert_array_equal(out[low], eta + extra)
+    want = P._eb_denoise(y, s, eta) + extra if P._FINAL_EB else P._denoise(y, s, eta, 3.0) + extra
+    np.testing.assert_array_equal(out[~low], want[~low])
+
+
+@pytest.mark.parametrize("kind", ["zeros", "noise", "huge", "negative"])
+def test_eb_denoise_degenerate_releases_stay_finite(kind):
+    rng = np.random.default_rng(4)
+    y = {"zeros": np.zeros((3, 100)), "noise": rng.normal(0, 1, (3, 1000)),
+         "huge": 1e8 + rng.normal(0, 1, (3, 100)), "negative": np.full((2, 50), -1e6)}[kind]
+    out = P._eb_denoise(y, 1.0, 0.1)
+    assert np.all(np.isfinite(out)) and np.all(out >= 0.1)
+    if kind == "huge":
+        np.testing.assert_allclose(out, y, rtol=1e-7)
+    if kind in ("zeros", "negative"):
+        assert out.max() < 0.1 + 0.5          # nothing detected: next to the prior

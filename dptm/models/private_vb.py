@@ -54,6 +54,10 @@ _SEARCH_THRESHOLD = 2.0
 # release (at least ``topic_word_prior``): 0.05 gained 3% at eps = 1 and lost 1% at eps = 4
 # on the 50,000-document corpus, and keeps small corpora from doing worse than uniform.
 _NOISE_SMOOTHING = 0.05
+# The released topics' kept entries by their empirical-Bayes posterior mean (spike at 0 and
+# exponential slab per topic, fitted on the estimate itself) instead of as released
+# (bench/bench_denoise_eb.py, 17,000-document stand-ins, same noise; figures in _final_topics' README notes).
+_FINAL_EB = True
 
 
 def _denoise(est, sigma, eta, threshold, shrink=0.0):
@@ -102,16 +106,20 @@ def _eb_fit_row(y, s, lam_scale):
     p0 = min(0.5, max(1e-3, float(big.mean())))
     mu0 = float((y[big] / lam_scale[big]).mean()) if big.any() else s
 
+    lo = np.array([-20.0, math.log(1e-3 * s)])
+    hi = np.array([20.0, math.log(1e6 * s)])
+
     def nll(par):
+        par = np.clip(par, lo, hi)     # p in (2e-9, 1 - 2e-9); slab mean in [1e-3, 1e6] s
         p = 1.0 / (1.0 + math.exp(-par[0]))
         lam = math.exp(-par[1]) / lam_scale
         l1 = np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_ndtr(z - lam * s)
         return -float(np.logaddexp(math.log1p(-p) + l0, math.log(p) + l1).sum())
 
-    x0 = np.array([math.log(p0 / (1 - p0)), math.log(max(mu0, 1e-3 * s))])
+    x0 = np.clip([math.log(p0 / (1 - p0)), math.log(max(mu0, 1e-3 * s))], lo, hi)
     res = minimize(nll, x0, method="Nelder-Mead",
                    options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 400})
-    par = res.x if res.fun <= nll(x0) else x0
+    par = np.clip(res.x if res.fun <= nll(x0) else x0, lo, hi)
     return 1.0 / (1.0 + math.exp(-par[0])), math.exp(-par[1]) / lam_scale
 
 
@@ -148,7 +156,24 @@ def _eb_denoise(est, sigma, eta, column_scale=False):
     for k in range(K):
         p, lam = _eb_fit_row(est[k], sigma, scale)
         out[k] = _eb_posterior_mean(est[k], sigma, p, lam)
+        if not np.all(np.isfinite(out[k])):     # never seen; fail safe to the hard threshold
+            out[k] = np.where(est[k] > 3 * sigma, est[k], 0.0)
     return eta + out
+
+
+def _final_topics(est, sd, eta, threshold):
+    """The released topics from the last estimate ``est`` (noise sd ``sd``): entries at
+    or below ``threshold`` sd zeroed, the others replaced by their empirical-Bayes posterior
+    mean (``_eb_denoise``; with ``_FINAL_EB`` off, kept as they are), plus the prior
+    ``eta``; then smoothed in proportion to the noise: where the noise dominates (a small
+    corpus, a small epsilon) the topics tend to the uniform model instead of
+    concentrating on the few entries the noise pushed over the threshold. A deterministic
+    function of the estimate and public parameters (free in privacy)."""
+    if _FINAL_EB:
+        beta = np.where(est > threshold * sd, _eb_denoise(est, sd, eta), eta)
+    else:
+        beta = _denoise(est, sd, eta, threshold)
+    return beta + max(0.0, _NOISE_SMOOTHING * sd - eta)
 
 
 def _granularity(sigma):
@@ -466,10 +491,9 @@ class PrivateBatchLDA(TopicModelMixin):
                 est, sd = _combine_releases(releases[-_COMBINED_RELEASES:], tau)
             beta = _denoise(est, sd, eta, tau if last else _SEARCH_THRESHOLD)
             self._progress(i + 1, total=len(schedule), unit="release")
-        # released topics smoothed in proportion to the noise: where the noise dominates
-        # (a small corpus, a small epsilon) they tend to the uniform model instead of
-        # concentrating on the few entries the noise pushed over the threshold
-        beta = beta + max(0.0, _NOISE_SMOOTHING * sd - eta)
+        # the released topics from the last estimate (``est``, noise sd ``sd``; replaces
+        # the loop's last hard-thresholded ``beta``)
+        beta = _final_topics(est, sd, eta, tau)
         privacy = PrivacyReport(
             _schedule_event(drawn, C), "document",
             description=("batch VB LDA: per-document L2-normalised expected counts, lattice "
