@@ -37,16 +37,16 @@ else:
 print(corpus, "search-eb" if search_eb else "", Xtr.shape, "nonpriv", round(base, 1), flush=True)
 rec = {}
 orig = P._denoise
+final = P._final_topics
 
 
-def spy(est, sigma, eta, threshold, shrink=0.0):
-    rec["last"] = (est.copy(), sigma, eta)
-    if search_eb and threshold == P._SEARCH_THRESHOLD:
-        return P._eb_denoise(est, sigma, eta)
-    return orig(est, sigma, eta, threshold, shrink)
+def spy(est, sd, eta, threshold):
+    rec["last"] = (est.copy(), sd, eta)
+    return final(est, sd, eta, threshold)
 
 
-P._denoise = spy
+P._final_topics = spy
+P._SEARCH_EB = search_eb
 
 
 def smooth(beta, est, sd, eta, how):

@@ -102,3 +102,13 @@ def test_eb_denoise_degenerate_releases_stay_finite(kind):
         np.testing.assert_allclose(out, y, rtol=1e-7)
     if kind in ("zeros", "negative"):
         assert out.max() < 0.1 + 0.5          # nothing detected: next to the prior
+
+
+def test_search_denoise_follows_its_switch(monkeypatch):
+    rng = np.random.default_rng(5)
+    y = np.where(rng.random((3, 2000)) < 0.1, 30.0, 0.0) + rng.normal(0, 3.0, (3, 2000))
+    monkeypatch.setattr(P, "_SEARCH_EB", True)
+    np.testing.assert_array_equal(P._search_denoise(y, 3.0, 0.1), P._eb_denoise(y, 3.0, 0.1))
+    monkeypatch.setattr(P, "_SEARCH_EB", False)
+    np.testing.assert_array_equal(P._search_denoise(y, 3.0, 0.1),
+                                  P._denoise(y, 3.0, 0.1, P._SEARCH_THRESHOLD))

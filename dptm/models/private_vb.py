@@ -58,6 +58,9 @@ _NOISE_SMOOTHING = 0.05
 # exponential slab per topic, fitted on the estimate itself) instead of as released
 # (bench/bench_denoise_eb.py, 17,000-document stand-ins, same noise; figures in _final_topics' README notes).
 _FINAL_EB = True
+# The topics between releases by the EB posterior mean of every entry instead of the hard
+# threshold at _SEARCH_THRESHOLD.
+_SEARCH_EB = False
 
 
 def _denoise(est, sigma, eta, threshold, shrink=0.0):
@@ -159,6 +162,15 @@ def _eb_denoise(est, sigma, eta, column_scale=False):
         if not np.all(np.isfinite(out[k])):     # never seen; fail safe to the hard threshold
             out[k] = np.where(est[k] > 3 * sigma, est[k], 0.0)
     return eta + out
+
+
+def _search_denoise(est, sd, eta):
+    """The topics between releases from a search release ``est`` (noise sd ``sd``): the
+    empirical-Bayes posterior mean of every entry (``_SEARCH_EB``) or the hard threshold at
+    ``_SEARCH_THRESHOLD`` sd; plus the prior ``eta``. Free in privacy (post-processing)."""
+    if _SEARCH_EB:
+        return _eb_denoise(est, sd, eta)
+    return _denoise(est, sd, eta, _SEARCH_THRESHOLD)
 
 
 def _final_topics(est, sd, eta, threshold):
@@ -489,7 +501,8 @@ class PrivateBatchLDA(TopicModelMixin):
             est = noisy
             if last and len(releases) > 1:
                 est, sd = _combine_releases(releases[-_COMBINED_RELEASES:], tau)
-            beta = _denoise(est, sd, eta, tau if last else _SEARCH_THRESHOLD)
+            if not last:           # the released topics: _final_topics, after the loop
+                beta = _search_denoise(est, sd, eta)
             self._progress(i + 1, total=len(schedule), unit="release")
         # the released topics from the last estimate (``est``, noise sd ``sd``; replaces
         # the loop's last hard-thresholded ``beta``)
