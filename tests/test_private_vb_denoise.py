@@ -78,17 +78,42 @@ def test_eb_denoise_beats_hard_threshold_and_leaves_input_alone():
     assert col.shape == y.shape and np.all(col >= 0.25)
 
 
-def test_final_topics_threshold_then_posterior_mean():
+def test_final_topics_posterior_mean_or_threshold_and_smoothing():
     rng = np.random.default_rng(3)
     s, eta = 2.0, 0.05
     t = np.where(rng.random((4, 3000)) < 0.1, rng.exponential(20, (4, 3000)), 0.0)
     y = t + rng.normal(0, s, t.shape)
+    y0 = y.copy()
+    out = P._final_topics(y, s, eta, None)
+    np.testing.assert_array_equal(out, P._eb_denoise(y, s, eta))
+    # below the threshold: positive but small mass
+    low = y <= 3.0 * s
+    assert np.all(out > eta) and np.median(out[low] - eta) < 0.2 * s
     out = P._final_topics(y, s, eta, 3.0)
     extra = max(0.0, P._NOISE_SMOOTHING * s - eta)
-    low = y <= 3.0 * s
     np.testing.assert_array_equal(out[low], eta + extra)
-    want = P._eb_denoise(y, s, eta) + extra if P._FINAL_EB else P._denoise(y, s, eta, 3.0) + extra
-    np.testing.assert_array_equal(out[~low], want[~low])
+    np.testing.assert_array_equal(out[~low], y[~low] + eta + extra)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_default_fit_releases_the_posterior_mean_of_the_combined_estimate(monkeypatch):
+    from dptm.models.private_vb import PrivateBatchLDA
+    seen = []
+    real = P._final_topics
+
+    def spy(est, sd, eta, threshold):
+        seen.append((est.copy(), sd, eta, threshold))
+        return real(est, sd, eta, threshold)
+
+    monkeypatch.setattr(P, "_final_topics", spy)
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.5, (60, 40))
+    with pytest.warns(Warning):
+        m = PrivateBatchLDA(3, target_epsilon=2.0, target_delta=1e-5, random_state=1,
+                            schedule=(("presence", 1), ("counts", 1))).fit(X)
+    (est, sd, eta, threshold), = seen
+    assert threshold is None and m.threshold is None
+    np.testing.assert_array_equal(m.components_, P._eb_denoise(est, sd, eta))
 
 
 @pytest.mark.parametrize("kind", ["zeros", "noise", "huge", "negative"])
