@@ -40,7 +40,7 @@ orig = P._denoise
 final = P._final_topics
 
 
-def spy(est, sd, eta, threshold):
+def spy(est, sd, eta, threshold):  # the fit's final estimate, before post-processing
     rec["last"] = (est.copy(), sd, eta)
     return final(est, sd, eta, threshold)
 
@@ -74,7 +74,7 @@ def ebcol(est, sd, eta):
     return P._eb_denoise(est, sd, eta, column_scale=True)
 
 
-def ebhard(est, sd, eta):
+def ebhard(est, sd, eta):  # the EB mean above 3 sd only
     return np.where(est > 3.0 * sd, P._eb_denoise(est, sd, eta), eta)
 
 
@@ -85,7 +85,14 @@ for eps in eps_list:
     res = {v[0] + "/" + v[2]: [] for v in variants}
     for seed in range(seeds):
         t = time.time()
-        P.PrivateBatchLDA(B.K, target_epsilon=eps, target_delta=B.DELTA, random_state=seed).fit(Xtr)
+        # captured final estimates are kept: re-running with new variants costs no fit
+        cap = f"/tmp/dn2_capture_{corpus}_{eps}_{seed}{'_search' if search_eb else ''}.pkl"
+        if os.path.exists(cap):
+            rec["last"] = pickle.load(open(cap, "rb"))
+        else:
+            P.PrivateBatchLDA(B.K, target_epsilon=eps, target_delta=B.DELTA,
+                              random_state=seed).fit(Xtr)
+            pickle.dump(rec["last"], open(cap, "wb"))
         est, sd, eta = rec["last"]
         for name, f, how in variants:
             beta = smooth(f(est, sd, eta), est, sd, eta, how)
