@@ -78,7 +78,8 @@ def ebhard(est, sd, eta):  # the EB mean above 3 sd only
     return np.where(est > 3.0 * sd, P._eb_denoise(est, sd, eta), eta)
 
 
-variants = [("ebhard", ebhard, "uniform"), ("ebhard", ebhard, "none"), ("hard", hard, "uniform"), ("hard", hard, "half"), ("hard", hard, "col"),
+variants = [("ebhard", ebhard, "uniform"), ("ebhard", ebhard, "none"),
+            ("hard", hard, "uniform"), ("hard", hard, "half"), ("hard", hard, "col"),
             ("eb", eb, "uniform"), ("eb", eb, "none"), ("eb", eb, "half"), ("eb", eb, "col"),
             ("ebcol", ebcol, "uniform"), ("ebcol", ebcol, "half")]
 for eps in eps_list:

@@ -368,11 +368,12 @@ class PrivateBatchLDA(TopicModelMixin):
     count each distinct word of a document once (more signal per unit of sensitivity, to
     find the topics), the last one counts tokens (to estimate them). Between releases
     entries below 2 noise standard deviations are set to zero (topics are sparse; pure
-    noise would otherwise spread mass over every word); the released topics are the
-    empirical-Bayes posterior mean of every entry (a spike at zero and an exponential slab
-    per topic, fitted on the estimate itself), or hard-thresholded at ``threshold``. The released topics average the last two releases, the earlier one
-    weighted by its noise variance plus its measured excess difference from the last
-    (post-processing of the releases only).
+    noise would otherwise spread mass over every word). The final estimate averages the
+    last two releases, the earlier one weighted by its noise variance plus its measured
+    excess difference from the last; the released topics are the empirical-Bayes
+    posterior mean of each of its entries (a spike at zero and an exponential slab per
+    topic, fitted on the estimate itself), or with a numeric ``threshold`` the entries
+    above ``threshold`` noise sd (post-processing of the releases only).
 
     Parameters
     ----------
