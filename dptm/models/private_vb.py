@@ -46,7 +46,7 @@ _COMBINED_RELEASES = 2
 _LATTICE_BITS = 13
 _CHUNK_NNZ = 1 << 20   # E-step working set: about 1M (document, word) pairs at a time
 # Threshold (in noise standard deviations) between releases, while the topics are searched
-# for; ``threshold`` (default 3) applies to the released topics. Measured on the 50,000-
+# for; a numeric ``threshold`` (e.g. 3) applies to the released topics. Measured on the 50,000-
 # document synthetic corpus at eps = 1: 2 between releases beats 1 and 3 (644 / 648 / 753),
 # 3 on the final release beats 2 (544 vs 589).
 _SEARCH_THRESHOLD = 2.0
