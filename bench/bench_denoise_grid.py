@@ -34,14 +34,15 @@ base = B.evaluate(lda.components_, Xte)["perplexity"]
 print(corpus, Xtr.shape, "nonpriv", round(base, 1), flush=True)
 rec = {}
 orig = P._denoise
+final = P._final_topics
 
 
-def spy(est, sigma, eta, threshold, shrink=0.0):
+def spy(est, sigma, eta, threshold):   # the final estimate (fits go through _final_topics)
     rec["last"] = (est.copy(), sigma, eta)
-    return orig(est, sigma, eta, threshold, shrink)
+    return final(est, sigma, eta, threshold)
 
 
-P._denoise = spy
+P._final_topics = spy
 # (threshold, shrink, smoothing), in noise standard deviations; the default is (3, 0, 0.05)
 variants = [(3, 0, .05), (3, 1, .05), (3, 2, .05), (2, 1, .05), (2.5, 1.5, .05), (3, 3, .05),
             (4, 2, .05), (3, 1, 0.0), (3, 1, .1)]

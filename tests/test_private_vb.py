@@ -275,8 +275,7 @@ def test_released_topics_combine_the_last_two_releases(monkeypatch):
     m = _fit(3, random_state=2, schedule=sched, threshold=0.0).fit(_corpus())
     assert len(seen) == 3
     est, sd = private_vb._combine_releases(seen[1:], m.threshold)
-    beta = private_vb._denoise(est, sd, m.topic_word_prior_, m.threshold)
-    beta = beta + max(0.0, private_vb._NOISE_SMOOTHING * sd - m.topic_word_prior_)
+    beta = private_vb._final_topics(est, sd, m.topic_word_prior_, m.threshold)
     assert np.allclose(m.components_, beta, rtol=1e-12, atol=0)
     (nf, sf) = seen[2]
     only_final = private_vb._denoise(nf, sf, m.topic_word_prior_, m.threshold)

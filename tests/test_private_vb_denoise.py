@@ -1,0 +1,139 @@
+"""Empirical-Bayes post-processing of PrivateBatchLDA's releases (issue #15)."""
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from dptm.models import private_vb as P
+
+
+def _posterior_mean_by_quadrature(y, s, p, lam):
+    # E[t | y] = int t f(y|t) pi(t) / int f(y|t) pi(t), pi = (1-p) delta_0 + p Exp(lam)
+    like = lambda t: stats.norm.pdf(y, t, s)  # noqa: E731
+    slab = lambda t: p * lam * math.exp(-lam * t)  # noqa: E731
+    num = integrate.quad(lambda t: t * like(t) * slab(t), 0, np.inf, epsabs=0, epsrel=1e-11,
+                         points=None, limit=200)[0]
+    den = (1 - p) * like(0.0) + integrate.quad(lambda t: like(t) * slab(t), 0, np.inf,
+                                               epsabs=0, epsrel=1e-11, limit=200)[0]
+    return num / den
+
+
+@pytest.mark.parametrize("y,s,p,lam", [(0.0, 1.0, 0.1, 0.5), (2.5, 1.0, 0.1, 0.5),
+                                       (-3.0, 2.0, 0.3, 0.1), (12.0, 3.0, 0.05, 0.02),
+                                       (5.0, 1.0, 0.5, 2.0), (40.0, 10.0, 0.2, 0.01)])
+def test_eb_posterior_mean_matches_quadrature(y, s, p, lam):
+    got = P._eb_posterior_mean(np.array([y]), s, p, np.array([lam]))[0]
+    want = _posterior_mean_by_quadrature(y, s, p, lam)
+    assert got == pytest.approx(want, rel=1e-7, abs=1e-12)
+
+
+def test_eb_posterior_mean_far_tails():
+    # far below 0: the truncated-normal mean m + s phi/Phi ~ s^2 / |m| stays finite and
+    # positive (the Mills ratio via log_ndtr, where phi and Phi both underflow), the slab
+    # weight ~ p lam s^2 / ((1 - p) |y|); far above: y - lam s^2
+    y = np.array([-60.0, -8.0, 200.0])
+    out = P._eb_posterior_mean(y, 1.0, 0.2, np.full(3, 0.5))
+    assert np.all(np.isfinite(out)) and np.all(out >= 0)
+    m = -60.0 - 0.5
+    assert out[0] == pytest.approx(0.2 * 0.5 / (0.8 * 60.0) / abs(m), rel=0.05)
+    assert out[0] < out[1] < 0.05
+    assert out[2] == pytest.approx(200.0 - 0.5, rel=1e-12)
+
+
+def test_eb_posterior_mean_is_monotone_in_the_observation():
+    y = np.linspace(-20, 60, 2001)
+    out = P._eb_posterior_mean(y, 4.0, 0.1, np.full(y.size, 0.05))
+    assert np.all(np.diff(out) >= -1e-12)
+    hi = y >= 8.0     # two noise sd up: shrunk towards 0 (below, positivity can lift it)
+    assert np.all(out[hi] < y[hi]) and np.all(out > 0)
+
+
+def test_eb_fit_recovers_the_prior():
+    # 20,000 entries drawn from the model (seeded): the maximum-likelihood fit is within a
+    # few standard errors (p: sd ~ 0.003, lam: ~3%) of the truth
+    rng = np.random.default_rng(1)
+    n, p, lam, s = 20000, 0.1, 0.02, 10.0
+    t = np.where(rng.random(n) < p, rng.exponential(1 / lam, n), 0.0)
+    y = t + rng.normal(0, s, n)
+    p_hat, lam_hat = P._eb_fit_row(y, s, np.ones(n))
+    assert p_hat == pytest.approx(p, abs=0.015)
+    assert np.all(np.abs(lam_hat / lam - 1) < 0.15)
+
+
+def test_eb_denoise_beats_hard_threshold_and_leaves_input_alone():
+    rng = np.random.default_rng(2)
+    K, V, s = 5, 4000, 10.0
+    t = np.where(rng.random((K, V)) < 0.1, rng.exponential(50, (K, V)), 0.0)
+    y = t + rng.normal(0, s, (K, V))
+    y0 = y.copy()
+    eb = P._eb_denoise(y, s, 0.25)
+    np.testing.assert_array_equal(y, y0)
+    assert np.all(eb >= 0.25)
+    np.testing.assert_array_equal(eb, P._eb_denoise(y0, s, 0.25))   # deterministic
+    hard = P._denoise(y, s, 0.25, 3.0)
+    assert np.mean((eb - 0.25 - t) ** 2) < 0.9 * np.mean((hard - 0.25 - t) ** 2)
+    col = P._eb_denoise(y, s, 0.25, column_scale=True)
+    np.testing.assert_array_equal(y, y0)
+    assert col.shape == y.shape and np.all(col >= 0.25)
+
+
+def test_final_topics_posterior_mean_or_threshold_and_smoothing():
+    rng = np.random.default_rng(3)
+    s, eta = 2.0, 0.05
+    t = np.where(rng.random((4, 3000)) < 0.1, rng.exponential(20, (4, 3000)), 0.0)
+    y = t + rng.normal(0, s, t.shape)
+    y0 = y.copy()
+    out = P._final_topics(y, s, eta, None)
+    np.testing.assert_array_equal(out, P._eb_denoise(y, s, eta))
+    # below the threshold: positive but small mass
+    low = y <= 3.0 * s
+    assert np.all(out > eta) and np.median(out[low] - eta) < 0.2 * s
+    out = P._final_topics(y, s, eta, 3.0)
+    extra = max(0.0, P._NOISE_SMOOTHING * s - eta)
+    np.testing.assert_array_equal(out[low], eta + extra)
+    np.testing.assert_array_equal(out[~low], y[~low] + eta + extra)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_default_fit_releases_the_posterior_mean_of_the_combined_estimate(monkeypatch):
+    from dptm.models.private_vb import PrivateBatchLDA
+    seen = []
+    real = P._final_topics
+
+    def spy(est, sd, eta, threshold):
+        seen.append((est.copy(), sd, eta, threshold))
+        return real(est, sd, eta, threshold)
+
+    monkeypatch.setattr(P, "_final_topics", spy)
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.5, (60, 40))
+    with pytest.warns(Warning):
+        m = PrivateBatchLDA(3, target_epsilon=2.0, target_delta=1e-5, random_state=1,
+                            schedule=(("presence", 1), ("counts", 1))).fit(X)
+    (est, sd, eta, threshold), = seen
+    assert threshold is None and m.threshold is None
+    np.testing.assert_array_equal(m.components_, P._eb_denoise(est, sd, eta))
+
+
+@pytest.mark.parametrize("kind", ["zeros", "noise", "huge", "negative"])
+def test_eb_denoise_degenerate_releases_stay_finite(kind):
+    rng = np.random.default_rng(4)
+    y = {"zeros": np.zeros((3, 100)), "noise": rng.normal(0, 1, (3, 1000)),
+         "huge": 1e8 + rng.normal(0, 1, (3, 100)), "negative": np.full((2, 50), -1e6)}[kind]
+    out = P._eb_denoise(y, 1.0, 0.1)
+    assert np.all(np.isfinite(out)) and np.all(out >= 0.1)
+    if kind == "huge":
+        np.testing.assert_allclose(out, y, rtol=1e-7)
+    if kind in ("zeros", "negative"):
+        assert out.max() < 0.1 + 0.5          # nothing detected: next to the prior
+
+
+def test_search_denoise_follows_its_switch(monkeypatch):
+    rng = np.random.default_rng(5)
+    y = np.where(rng.random((3, 2000)) < 0.1, 30.0, 0.0) + rng.normal(0, 3.0, (3, 2000))
+    monkeypatch.setattr(P, "_SEARCH_EB", True)
+    np.testing.assert_array_equal(P._search_denoise(y, 3.0, 0.1), P._eb_denoise(y, 3.0, 0.1))
+    monkeypatch.setattr(P, "_SEARCH_EB", False)
+    np.testing.assert_array_equal(P._search_denoise(y, 3.0, 0.1),
+                                  P._denoise(y, 3.0, 0.1, P._SEARCH_THRESHOLD))
