@@ -280,3 +280,39 @@ def test_released_topics_combine_the_last_two_releases(monkeypatch):
     (nf, sf) = seen[2]
     only_final = private_vb._denoise(nf, sf, m.topic_word_prior_, m.threshold)
     assert not np.allclose(m.components_ - m.components_.min(), only_final - only_final.min())
+
+
+def test_default_schedule_is_a_function_of_the_public_epsilon():
+    # golden values: below eps 2, 3 presence releases of 0.2 + counts 0.4; from 2 on the
+    # module default (4 x 0.15 + 0.4)
+    few = (("presence", 0.2),) * 3 + (("counts", 0.4),)
+    for eps in (0.1, 1.0, 1.999):
+        assert private_vb.default_schedule(eps) == few
+    for eps in (2.0, 4.0, 100.0):
+        assert private_vb.default_schedule(eps) == private_vb.DEFAULT_SCHEDULE
+    with pytest.raises(ValueError, match="target_epsilon"):
+        private_vb.default_schedule(0.0)
+    assert PrivateBatchLDA(3, target_epsilon=1.0).max_iter == 4
+    assert PrivateBatchLDA(3, target_epsilon=4.0).max_iter == 5
+
+
+@pytest.mark.parametrize("eps,shares", [(1.0, [0.2, 0.2, 0.2, 0.4]),
+                                        (4.0, [0.15, 0.15, 0.15, 0.15, 0.4])])
+def test_default_schedule_draws_the_recorded_sigmas(monkeypatch, eps, shares):
+    # every release of the epsilon-dependent default is drawn at the sigma recorded in
+    # release_sigmas_ / privacy_ (closed form z / sqrt(share)), with its statistic
+    seen = []
+    real = private_vb._release
+
+    def spy(stat, sigma, gen, granularity):
+        out = real(stat, sigma, gen, granularity)
+        seen.append(out[2])
+        return out
+    monkeypatch.setattr(private_vb, "_release", spy)
+    m = _fit(3, target_epsilon=eps, random_state=0).fit(_corpus())
+    z = calibrate_gaussian(eps, 1e-5, steps=1, discrete=True)
+    np.testing.assert_allclose(m.release_sigmas_, [z / np.sqrt(w) for w in shares],
+                               rtol=1e-4)
+    assert seen == m.release_sigmas_
+    assert m.n_iter_ == len(shares)
+    assert eps - 0.01 < m.privacy_.epsilon(1e-5, method="rdp") <= eps
