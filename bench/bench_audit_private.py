@@ -53,6 +53,10 @@ def main():
     p.add_argument("--epsilon", type=float, default=4.0)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--seed", type=int, default=0, help="seed of the audit's split and fits")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="PrivateBatchLDA's threshold (default None: the posterior-mean release)")
+    p.add_argument("--private-only", action="store_true")
     a = p.parse_args()
     if a.quick:
         a.docs, a.shadows = 1000, 16
@@ -62,16 +66,19 @@ def main():
           f"models; load {os.getloadavg()}")
     trainers = {
         f"PrivateBatchLDA eps={a.epsilon:g}": PrivateBatchLDA(K, target_epsilon=a.epsilon,
-                                                               target_delta=1e-5),
+                                                               target_delta=1e-5,
+                                                               threshold=a.threshold),
         "non-private (sklearn batch VB)": LatentDirichletAllocation(K, learning_method="batch"),
     }
     print(f"\n{'model':34s} {'attack':14s} {'TPR@0.1%':>9s} {'95% CP interval':>18s} "
           f"{'TPR@1%':>8s} {'AUC':>7s}  within CP(0.1%)?")
+    if a.private_only:
+        trainers.pop("non-private (sklearn batch VB)")
     for name, trainer in trainers.items():
         t = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = audit(trainer, X, n_shadows=a.shadows, n_jobs=a.jobs, random_state=0,
+            res = audit(trainer, X, n_shadows=a.shadows, n_jobs=a.jobs, random_state=a.seed,
                         baselines=False)
         for attack, scores in res.scores.items():
             labels = np.asarray(res.labels, dtype=bool)
