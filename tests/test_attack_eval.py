@@ -152,3 +152,51 @@ def test_shadow_classifier_attack_detects_overfitting():
     att = ShadowClassifierAttack(model, n_shadows=3, random_state=0).fit(X[200:], y[200:])
     acc = att.score(target, X[:100], y[:100], X[100:200], y[100:200])
     assert acc > 0.6
+
+
+def _null_count_pmf_by_enumeration(n_pos, n_neg, r):
+    """pmf of the members ranked above the r-th non-member over all label orders."""
+    from itertools import combinations
+    M = n_pos + n_neg
+    counts = np.zeros(n_pos + 1)
+    for pos in combinations(range(M), n_pos):
+        seq = np.zeros(M, dtype=int)
+        seq[list(pos)] = 1
+        negs_seen = np.cumsum(1 - seq)
+        counts[int(seq[negs_seen < r].sum())] += 1
+    return counts / counts.sum()
+
+
+def test_tpr_null_p_value_exact_by_enumeration():
+    """The p-value equals the tail of the count's distribution over every ordering of the
+    labels (enumerated, no scipy), for thresholds at the 1st and 2nd non-member."""
+    from dptm.attacks import tpr_null_p_value
+    n_pos, n_neg = 5, 7
+    scores = np.arange(12.0)[::-1]                  # rank = position
+    for fpr, r in ((0.0, 1), (1 / 7, 2)):
+        pmf = _null_count_pmf_by_enumeration(n_pos, n_neg, r)
+        for tp in range(n_pos + 1):
+            # tp members on top, then r non-members, then the rest
+            labels = np.array([1] * tp + [0] * r + [1] * (n_pos - tp) + [0] * (n_neg - r))
+            assert tpr_at_fpr(labels, scores, fpr) == pytest.approx(tp / n_pos)
+            assert tpr_null_p_value(labels, scores, fpr) == pytest.approx(pmf[tp:].sum(), rel=1e-12)
+    # r = 1 closed form: the top tp scores are all members
+    labels = np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0])
+    assert tpr_null_p_value(labels, scores, 0.0) == pytest.approx(10 / 220)   # C(5,3)/C(12,3)
+
+
+def test_tpr_null_p_value_is_calibrated_and_has_power():
+    """Under guessing, P(p <= 0.05) <= 0.05 (the test is exact, discrete so conservative):
+    2,000 simulated audits of 300 + 300 scores at fpr = 1%; false alarm of the check 1e-6.
+    A leaking attack (members shifted by two sd) gets p < 1e-6."""
+    from dptm.attacks import tpr_null_p_value
+    rng = np.random.default_rng(0)
+    labels = np.r_[np.ones(300), np.zeros(300)]
+    n = 2000
+    p = np.array([tpr_null_p_value(labels, rng.normal(size=600), 0.01) for _ in range(n)])
+    assert np.sum(p <= 0.05) <= stats.binom(n, 0.05).isf(1e-6)
+    assert np.sum(p <= 0.05) >= stats.binom(n, 0.02).ppf(1e-6)     # not absurdly conservative
+    leak = rng.normal(size=600) + 2 * labels
+    assert tpr_null_p_value(labels, leak, 0.01) < 1e-6
+    with pytest.raises(ValueError, match="fpr"):
+        tpr_null_p_value(labels, leak, 1.0)

@@ -256,3 +256,35 @@ def test_dask_backend_same_scores(corpus):
                        n_jobs=-1).fit(corpus, target)
     assert np.array_equal(ref.shadow_stats_, got.shadow_stats_)
     assert np.array_equal(ref.online_scores(), got.online_scores())
+
+
+def test_leave_one_out_scores_each_shadow_against_the_others():
+    """Row i equals the closed-form scores of shadow i's statistics against the other
+    shadows (offline z-score and online likelihood ratio), labels are shadow i's members,
+    and the LiRA is left as it was."""
+    lira = LiRA(GibbsLDA(3, max_iter=10), n_shadows=8, random_state=0)
+    rng = np.random.default_rng(3)
+    N, D = 8, 20
+    lira.statistics_ = ("zeta",)
+    lira.in_mask_ = shadow_splits(D, N, rng)
+    lira.shadow_stats_ = rng.normal(size=(N, D, 1)) + 1.5 * lira.in_mask_[:, :, None]
+    before = lira.shadow_stats_.copy(), lira.in_mask_.copy()
+    off, labels = lira.leave_one_out("offline")
+    on, _ = lira.leave_one_out("online")
+    s, m = lira.shadow_stats_[:, :, 0], lira.in_mask_
+    for i in (0, 5):
+        others = np.arange(N) != i
+        for d in range(D):
+            so = s[others & ~m[:, d], d]
+            si = s[others & m[:, d], d]
+            assert off[i, d] == pytest.approx((s[i, d] - so.mean()) / so.std(ddof=1), rel=1e-8)
+            assert on[i, d] == pytest.approx(
+                stats.norm.logpdf(s[i, d], si.mean(), si.std(ddof=1))
+                - stats.norm.logpdf(s[i, d], so.mean(), so.std(ddof=1)), rel=1e-8)
+    assert np.array_equal(labels, m)
+    assert np.array_equal(lira.shadow_stats_, before[0]) and np.array_equal(lira.in_mask_, before[1])
+    assert not hasattr(lira, "target_stats_") or lira.target_stats_ is None
+    with pytest.raises(ValueError, match="method"):
+        lira.leave_one_out("both")
+    with pytest.raises(AttributeError, match="not fitted"):
+        LiRA(GibbsLDA(3), n_shadows=8).leave_one_out()

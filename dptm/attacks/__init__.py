@@ -19,6 +19,7 @@ _LAZY = {
     "shadow_splits": "dptm.attacks.lira",
     "roc_curve": "dptm.attacks.evaluation",
     "tpr_at_fpr": "dptm.attacks.evaluation",
+    "tpr_null_p_value": "dptm.attacks.evaluation",
     "auc": "dptm.attacks.evaluation",
     "empirical_epsilon": "dptm.attacks.evaluation",
     "clopper_pearson": "dptm.attacks.evaluation",
