@@ -51,7 +51,7 @@ they agree (a threshold exactly on a multiple of 2^-(G+L) would never agree: the
 would fail, never give a wrong table). :func:`resolve` compares the interval of U's known
 bits with these bounds at P = nbits + 64 or more; no decision is taken that the bounds do
 not prove. (We do not prove the S_m irrational: were one dyadic, U's bits on it could
-never be decided; after ``MAX_RESOLVE_BITS`` bits, probability below 2^-4000 otherwise,
+never be decided; after ``MAX_RESOLVE_BITS`` bits, probability below 2^-900 otherwise,
 the resolver raises and the kernel aborts, failing closed.)
 
 All bits are used once, so consecutive draws are independent; only the noise values decide
@@ -70,7 +70,7 @@ LOW_BITS = 64
 MAX_ROWS = 32767         # guide entries are int16
 MAX_SIGMA = 1024.0       # above, the alias-table sampler (_gauss_table): this table's
                          # construction grows as sigma (about 17 sigma exps at 140 bits)
-MAX_RESOLVE_BITS = 4096  # fail closed beyond (see the module docstring)
+MAX_RESOLVE_BITS = 1024  # fail closed beyond (see the module docstring)
 
 
 def table_for(p, q):
@@ -167,6 +167,9 @@ def _inversion_table(p, q, G, L):
     if not 1 <= L <= 64:
         raise ValueError(f"low_bits must be in [1, 64], got {L}")
     N = G + L
+    # about sigma sqrt(2 N ln 2) rows (S_m < 2^-N): refuse hopeless sizes before building
+    if p > q * (MAX_ROWS * 1.2) ** 2 / (2 * N * math.log(2)):
+        raise ValueError(f"sigma^2 = {p}/{q} is too large for an inversion table")
     P = N + 64
     while True:
         Flo, Fhi, Zlo, Zhi = _bounds(p, q, P)
