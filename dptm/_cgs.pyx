@@ -1487,9 +1487,10 @@ cdef extern from *:
 cdef void _dyadic_row(bitgen_t* rng, Lanes* lanes, const LaplaceTable* T,
                       const int32_t* counts, double* out, double* tot,
                       Py_ssize_t K) noexcept nogil:
-    """One snapshot row under the dyadic discrete Laplace: out[k] = counts[k] + x_k
-    (``fill_discrete_laplace_dyadic``'s draws, continuing ``lanes``), adding the positive
-    entries to ``tot``."""
+    """One snapshot row under a table-inversion noise (the dyadic discrete Laplace or the
+    discrete Gaussian by inversion, whichever ``T`` holds): out[k] = counts[k] + x_k
+    (``fill_discrete_laplace_dyadic``'s or ``fill_discrete_gaussian_inversion``'s draws,
+    continuing ``lanes``), adding the positive entries to ``tot``."""
     cdef Lanes ln = lanes[0]                     # a local copy (no store per draw)
     cdef Py_ssize_t k
     cdef int64_t v
