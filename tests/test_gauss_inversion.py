@@ -479,3 +479,19 @@ def test_subsampled_lda_draws_its_snapshot_noise_by_inversion(monkeypatch):
     assert private_gibbs._discrete_gaussian_table(p, q) is not None
     # beyond the inversion table's range: the alias-table proposal
     assert "prob" in private_gibbs._discrete_gaussian_table(2000 ** 2, 1)
+
+
+@pytest.mark.parametrize("cls,kw", [
+    (SubsampledGibbsLDA, dict(sample_rate=0.5, noise_multiplier=2.0)),
+    (private_gibbs.NoisyGibbsLDA, dict(mechanism="discrete_gaussian", noise_multiplier=2.0))])
+def test_gaussian_snapshot_fits_are_the_same_for_any_n_jobs(monkeypatch, cls, kw):
+    """Several row blocks (one secret child stream each): the fit does not depend on the
+    number of threads that draw the inversion noise."""
+    monkeypatch.setattr(private_gibbs, "_SNAPSHOT_BLOCK_ENTRIES", 7 * 4)
+    X = np.random.default_rng(3).poisson(1.0, (30, 25))
+    fits = [cls(4, clip=20.0, max_iter=3, random_state=5, n_jobs=j, **kw).fit(X)
+            for j in (1, 2)]
+    np.testing.assert_array_equal(fits[0].snapshot_, fits[1].snapshot_)
+    np.testing.assert_array_equal(fits[0].doc_topic_, fits[1].doc_topic_)
+    assert isinstance(private_gibbs._discrete_gaussian_table(
+        *discrete_gaussian_parameters(2.0 * math.sqrt(2))[:2]), dict)
