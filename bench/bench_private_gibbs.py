@@ -91,6 +91,7 @@ def sweep_timing(X, K, repeats, burn_in):
     clip = 50.0
 
     buf = dlap.snapshot(pstate.n_wk, clip, beta, sec.bit_generator)    # reused by timed cases
+    dgau.snapshot(pstate.n_wk, clip, beta, sec.bit_generator, buf)      # builds its table, untimed
 
     from dptm.models import gibbs as gibbs_mod
     # GibbsLDA.fit keeps its SparseLDA buffers between sweeps (ADLDAWorkspace): so does the
