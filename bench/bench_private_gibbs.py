@@ -21,7 +21,9 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
 5. Topic-based attack accuracy against iterations (papers/zhao2021 Fig. 4).
 6. Thread scaling (#16), K = 50, 100, 500, 1000, n_jobs = 1, 2 and all cores: (a) kernel
    level from one burnt-in state: the private sweep (blocks, secret streams, word-bucket
-   search table included), the snapshot, and a plain GibbsLDA sweep (the estimator's
+   search table included), the snapshot, one SUB-LDA iteration (discrete Gaussian snapshot,
+   sigma 7.07, by inversion and by the former alias-table sampler, + the gamma 0.5 sweep),
+   and a plain GibbsLDA sweep (the estimator's
    choice: blocked dense, SparseLDA from K = 500, AD-LDA for n > 1); (b) end-to-end fits of
    NoisyGibbsLDA, SubsampledGibbsLDA (gamma 0.5), GibbsLDA and tomotopy (same workers)
    with held-out perplexity. Speed-ups against each model's single thread, ratios against
@@ -40,7 +42,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import Case, add_ratios, data_path, parser, report, run_cases  # noqa: E402
 
-from dptm import GibbsLDA, NoisyGibbsLDA, SubsampledGibbsLDA, _cgs  # noqa: E402
+from dptm import GibbsLDA, NoisyGibbsLDA, SubsampledGibbsLDA, _cgs, _gauss_table  # noqa: E402
 from dptm._random import secret_generator, shuffle_within_segments  # noqa: E402
 from dptm.accounting import ComposedEvent, SelfComposedEvent, epsilon, recipes  # noqa: E402
 from dptm.attacks import topic_based_attack  # noqa: E402
@@ -89,6 +91,7 @@ def sweep_timing(X, K, repeats, burn_in):
     clip = 50.0
 
     buf = dlap.snapshot(pstate.n_wk, clip, beta, sec.bit_generator)    # reused by timed cases
+    dgau.snapshot(pstate.n_wk, clip, beta, sec.bit_generator, buf)      # builds its table, untimed
 
     from dptm.models import gibbs as gibbs_mod
     # GibbsLDA.fit keeps its SparseLDA buffers between sweeps (ADLDAWorkspace): so does the
@@ -273,6 +276,12 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                     ws.invalidate()
         noise = _Noise("discrete_laplace", epsilon=1.0)
         snap = noise.snapshot(st.n_wk, 50.0, beta, sec.bit_generator)
+        # SUB-LDA's discrete Gaussian (noise multiplier 5, sigma 7.07): the exact inversion
+        # sampler SubsampledGibbsLDA uses, and the alias-table sampler it used before (#16)
+        dgau = _Noise("discrete_gaussian", noise_multiplier=5.0)
+        dgau_alias = _Noise("discrete_gaussian", noise_multiplier=5.0)
+        dgau_alias.table = _gauss_table.table_for(dgau_alias.a, dgau_alias.b)
+        dgau.snapshot(st.n_wk, 50.0, beta, sec.bit_generator, snap)   # builds its table, untimed
         block_ptr = gibbs_mod.token_blocks(corpus.doc_ptr, block_tokens=pg._BLOCK_TOKENS)
         gens = [g.bit_generator for g in pg._child_generators(sec, block_ptr.size - 1)]
         word_cum = np.empty(st.n_wk.shape) if K >= pg._WORD_SEARCH_MIN_TOPICS else None
@@ -309,6 +318,17 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
                                               NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
 
+            def sub_iteration(noise_, t):
+                # one iteration of SubsampledGibbsLDA.fit (gamma 0.5): the discrete Gaussian
+                # snapshot with its search table, then the subsampled sweep
+                def run(_):
+                    noise_.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, word_cum)
+                    _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z,
+                                                  st.n_wk, st.n_dk, st.n_k, snap[1], snap[2],
+                                                  alpha, 0.5, NO_TABLE, block_ptr, gens, t,
+                                                  word_cum, *by_word(t))
+                return run
+
             def sub(_, t=t):
                 if word_cum is not None:
                     _cgs.word_cumsum(snap[1], word_cum, t)
@@ -341,10 +361,21 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                       Case(g, "private sweep (gamma=0.5)", sub, restore, work=n,
                            unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "snapshot + private sweep (gamma=1)", full, restore, work=n,
-                           unit="tokens", extra={"K": K, "threads": t})]
+                           unit="tokens", extra={"K": K, "threads": t}),
+                      Case(g, "SUB-LDA snapshot + sweep (gamma=0.5, inversion)",
+                           sub_iteration(dgau, t), restore, work=n, unit="tokens",
+                           extra={"K": K, "threads": t}),
+                      Case(g, "SUB-LDA snapshot + sweep (gamma=0.5, alias: before)",
+                           sub_iteration(dgau_alias, t), restore, work=n, unit="tokens",
+                           extra={"K": K, "threads": t})]
         cases.append(Case(f"K={K} threads=1", "snapshot (discrete Laplace)",
                           lambda _: noise.snapshot(st.n_wk, 50.0, beta, sec.bit_generator, snap),
                           restore, work=n, unit="tokens", extra={"K": K, "threads": 1}))
+        for name, nz in (("inversion", dgau), ("alias: before", dgau_alias)):
+            cases.append(Case(f"K={K} threads=1", f"snapshot (discrete Gaussian, {name})",
+                              lambda _, nz=nz: nz.snapshot(st.n_wk, 50.0, beta,
+                                                           sec.bit_generator, snap),
+                              restore, work=n, unit="tokens", extra={"K": K, "threads": 1}))
         times = {}
         for _ in range(repeats):
             for c in cases:

@@ -1097,7 +1097,7 @@ cdef int64_t _discrete_gaussian(Bits* rng, uint64_t p, uint64_t q, uint64_t t) n
 
 from libc.stdint cimport int16_t
 from libc.math cimport INFINITY
-from dptm import _laplace_table
+from dptm import _laplace_table, _gauss_inversion
 
 cdef int DYADIC_BITS = 21
 DYADIC_DENOMINATOR = 1 << 21
@@ -1116,6 +1116,8 @@ cdef struct LaplaceTable:
     const uint64_t* lo         # ... and its low L bits
     uint64_t a
     int index_bits, low_bits   # G, L
+    int family                 # thresholds of: 0 the dyadic Laplace (a), 1 the discrete Gaussian (p/q)
+    uint64_t p, q
     int lane_bits, lanes       # G + 1 bits per draw, 64 // (G + 1) draws per word
     uint64_t lane_mask
 
@@ -1127,14 +1129,17 @@ cdef struct Lanes:
 
 cdef int64_t _dlap_resolve(bitgen_t* rng, const LaplaceTable* T, uint64_t g, uint64_t v,
                            int64_t m) noexcept with gil:
-    """Stage 3 (``_laplace_table.resolve``, exact integers): |x| for the uniform whose first
-    G + L bits are g, v, given that it lies below T_j for every j < m; reads more 64-bit
-    words as needed. Fails closed: an error here aborts the process rather than return a
-    value the pmf does not justify."""
+    """Stage 3 (``_laplace_table.resolve`` or ``_gauss_inversion.resolve``, exact
+    integers): |x| for the uniform whose first G + L bits are g, v, given that it lies below
+    the threshold of every row j < m; reads more 64-bit words as needed. Fails closed: an
+    error here aborts the process rather than return a value the pmf does not justify."""
     try:
         big, nbits = (int(g) << T.low_bits) | int(v), T.index_bits + T.low_bits
         while True:
-            r = _laplace_table.resolve(int(T.a), big, nbits, m)
+            if T.family == 1:
+                r = _gauss_inversion.resolve(int(T.p), int(T.q), big, nbits, m)
+            else:
+                r = _laplace_table.resolve(int(T.a), big, nbits, m)
             if r is not None:
                 if not r >= m - 1:
                     raise AssertionError("resolve went below the thresholds already decided")
@@ -1184,29 +1189,43 @@ cdef _set_laplace_table(LaplaceTable* T, dict table, uint64_t a):
     """Check a table of ``dptm._laplace_table.dyadic_table(a)`` (the structure the proof
     needs, so that a corrupted table is refused rather than sampled) and point ``T`` at its
     arrays (``table`` must stay alive while ``T`` is used)."""
+    if table["a"] != a:
+        raise ValueError("the Laplace table was built for another parameter than a")
+    _set_inversion_table(T, table, "Laplace")
+    T.a, T.family, T.p, T.q = a, 0, 0, 0
+
+
+cdef _set_gauss_inversion(LaplaceTable* T, dict table, uint64_t p, uint64_t q):
+    """The same for a table of ``dptm._gauss_inversion.inversion_table(p, q)``."""
+    if table.get("p") != p or table.get("q") != q or "guide" not in table:
+        raise ValueError("the inversion table was built for another variance than p/q")
+    _set_inversion_table(T, table, "inversion")
+    T.a, T.family, T.p, T.q = 0, 1, p, q
+
+
+cdef _set_inversion_table(LaplaceTable* T, dict table, str name):
+    """The structure shared by both tables (``dptm._laplace_table``'s stages)."""
     cdef const int16_t[::1] guide = table["guide"]
     cdef const int32_t[::1] hi = table["hi"]
     cdef const uint64_t[::1] lo = table["lo"]
     cdef int G = table["index_bits"], L = table["low_bits"]
     cdef Py_ssize_t i, g, n = hi.shape[0], first = 0
-    if table["a"] != a:
-        raise ValueError("the Laplace table was built for another parameter than a")
     if not 1 <= G <= 15 or not 1 <= L <= 64 or guide.shape[0] != (1 << G) \
             or lo.shape[0] != n or n < 2 or hi[n - 1] != 0 or lo[n - 1] != 0:
-        raise ValueError("inconsistent Laplace table")
+        raise ValueError(f"inconsistent {name} table")
     for i in range(1, n):
         # t_m = hi << L | lo: below 2^(G + L), non-increasing in m
         if not 0 <= hi[i] < (1 << G) or (L < 64 and lo[i] >> L) or (i > 1 and (
                 hi[i] > hi[i - 1] or (hi[i] == hi[i - 1] and lo[i] > lo[i - 1]))):
-            raise ValueError("inconsistent Laplace table")
+            raise ValueError(f"inconsistent {name} table")
     # guide[g]: first[g] = #{m >= 1 : hi[m] > g}, negative iff some hi[m] == g
     for g in range((1 << G) - 1, -1, -1):
         while first + 1 < n and hi[first + 1] > g:
             first += 1
         if guide[g] != (-(first + 1) if hi[first + 1] == g else first):
-            raise ValueError("inconsistent Laplace table")
+            raise ValueError(f"inconsistent {name} table")
     T.guide, T.hi, T.lo = &guide[0], &hi[0], &lo[0]
-    T.a, T.index_bits, T.low_bits = a, G, L
+    T.index_bits, T.low_bits = G, L
     T.lane_bits = G + 1
     T.lanes = 64 // (G + 1)
     T.lane_mask = (<uint64_t> 1 << (G + 1)) - 1
@@ -1411,6 +1430,33 @@ def fill_discrete_gaussian_table(int64_t[::1] out, dict table, object bit_genera
             out[i] = _discrete_gaussian_table(&src, &T)
 
 
+# Discrete Gaussian by exact inversion (SubsampledGibbsLDA's snapshots): the kernel of the
+# dyadic discrete Laplace above (guide, stage 2, exact stage 3, sign bit; ``_dlap_draw``)
+# on the thresholds S_m = P(|x| >= m) of N_Z(0, p/q), taken from guaranteed rational bounds
+# (``dptm._gauss_inversion``: construction and proof). G + 1 bits and one table read for
+# nearly every draw; the pmf is exact.
+
+def fill_discrete_gaussian_inversion(int64_t[::1] out, uint64_t p, uint64_t q,
+                                     object bit_generator, dict table=None):
+    """Fill ``out`` with exact discrete Gaussian draws of variance p/q:
+    P(x) proportional to exp(-x^2 q / (2 p)) on the integers, through
+    ``table = dptm._gauss_inversion.inversion_table(p, q)`` (the default)."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    cdef LaplaceTable T
+    cdef Lanes ln
+    if p < 1 or q < 1:
+        raise ValueError("p and q must be positive integers")
+    if table is None:
+        table = _gauss_inversion.inversion_table(p, q)
+    _set_gauss_inversion(&T, table, p, q)
+    ln.word = 0
+    ln.left = 0
+    with bit_generator.lock, nogil:
+        for i in range(n):
+            out[i] = _dlap_draw(rng, &ln, &T)
+
+
 # ---------------------------------------------------------------------------------------
 # Noisy-snapshot Gibbs sampling (papers/zhao2021 Algorithm 1, HDP-LDA; papers/huang2022
 # Algorithm 1, SUB-LDA), with the release semantics of DESIGN.md 3.1-3.2.
@@ -1441,9 +1487,10 @@ cdef extern from *:
 cdef void _dyadic_row(bitgen_t* rng, Lanes* lanes, const LaplaceTable* T,
                       const int32_t* counts, double* out, double* tot,
                       Py_ssize_t K) noexcept nogil:
-    """One snapshot row under the dyadic discrete Laplace: out[k] = counts[k] + x_k
-    (``fill_discrete_laplace_dyadic``'s draws, continuing ``lanes``), adding the positive
-    entries to ``tot``."""
+    """One snapshot row under a table-inversion noise (the dyadic discrete Laplace or the
+    discrete Gaussian by inversion, whichever ``T`` holds): out[k] = counts[k] + x_k
+    (``fill_discrete_laplace_dyadic``'s or ``fill_discrete_gaussian_inversion``'s draws,
+    continuing ``lanes``), adding the positive entries to ``tot``."""
     cdef Lanes ln = lanes[0]                     # a local copy (no store per draw)
     cdef Py_ssize_t k
     cdef int64_t v
@@ -1512,8 +1559,10 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
     (as in ``fill_noise``),
     2 Normal(0, scale^2), 3 discrete Laplace of scale a/b, 4 discrete Gaussian of variance
-    a/b with c = floor(sqrt(a/b)) + 1 (drawn through ``gauss_table``, the dict of
-    ``dptm._gauss_table.gauss_table(a, b)``, when given: the same pmf, faster), 5 discrete
+    a/b with c = floor(sqrt(a/b)) + 1 (drawn through ``gauss_table`` when given: the same
+    pmf, faster; the dict of ``dptm._gauss_inversion.inversion_table(a, b)``, drawn by
+    inversion in lanes per block like kind 5, or of ``dptm._gauss_table.gauss_table(a, b)``,
+    the alias-table proposal), 5 discrete
     Laplace of parameter r = a / 2^21 (``fill_discrete_laplace_dyadic``, through
     ``laplace_table``, default ``dptm._laplace_table.dyadic_table(a)``). Then, in NumPy
     terms::
@@ -1559,10 +1608,15 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef GaussTable T
     cdef LaplaceTable LT
     cdef bint use_table = kind == 4 and gauss_table is not None
+    cdef bint lane_kind = kind == 5          # kinds drawn by _dyadic_row (inversion tables)
     if use_table:
         if gauss_table["p"] != a or gauss_table["q"] != b:
             raise ValueError("gauss_table was built for another variance than a/b")
-        _set_gauss_table(&T, gauss_table)
+        if "guide" in gauss_table:
+            _set_gauss_inversion(&LT, gauss_table, a, b)
+            lane_kind = 1
+        else:
+            _set_gauss_table(&T, gauss_table)
     if kind == 5:
         if laplace_table is None:
             laplace_table = _laplace_table.dyadic_table(a)
@@ -1582,9 +1636,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef double* ptot = <double*> calloc(n_blocks * K, sizeof(double))
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
     cdef Bits* srcs = <Bits*> malloc(n_blocks * sizeof(Bits))
-    # kind 5: one lane stream per block, read in row order by the block's thread: the
-    # draws of fill_discrete_laplace_dyadic over the block's counts, without its V x K
-    # int64 buffer (8 V K bytes per snapshot)
+    # kind 5 (and 4 by inversion): one lane stream per block, read in row order by the
+    # block's thread: the draws of fill_discrete_laplace_dyadic (fill_discrete_gaussian_
+    # inversion) over the block's counts, without its V x K int64 buffer
     cdef Lanes* lanes = <Lanes*> calloc(n_blocks, sizeof(Lanes))
     if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL or lanes == NULL:
         free(totals); free(ptot); free(rngs); free(srcs); free(lanes)
@@ -1603,8 +1657,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
             for w in prange(V, num_threads=n_threads, schedule="static", chunksize=rows_per):
                 blk = w // rows_per
                 rng = rngs[blk]
-                if kind == 5:
-                    # the default noise, in its own loop (no per-count branch on kind)
+                if lane_kind:
+                    # the default noises, in their own loop (no per-count branch on kind)
                     _dyadic_row(rng, &lanes[blk], &LT, &n_wk[w, 0], &snapshot[w, 0],
                                 ptot + blk * K, K)
                     continue

@@ -57,7 +57,7 @@ from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEven
                           epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
 from ..exceptions import NotHardenedWarning
-from .. import _gauss_table, _laplace_table
+from .. import _gauss_inversion, _gauss_table, _laplace_table
 from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
 from ._base import TopicModelMixin
 from .._threads import effective_n_jobs
@@ -146,7 +146,6 @@ class _Noise:
             sigma = noise_multiplier * _SQRT2  # L2 sensitivity sqrt(2)
             if self.discrete:
                 self.a, self.b, self.c, sigma = discrete_gaussian_parameters(sigma)
-                self.table = _gauss_table.table_for(self.a, self.b)   # same pmf, faster
             self.scale = sigma
             self.event = GaussianEvent(sigma=sigma, sensitivity=_SQRT2, discrete=self.discrete,
                                        label=_SNAPSHOT_LABEL)
@@ -164,13 +163,24 @@ class _Noise:
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
-        if self.kind == 5 and self.table is None:
+        if self.table is None and self.kind in (4, 5):
             # built here, not in __init__: calibration creates many _Noise objects
-            self.table = _laplace_table.dyadic_table(self.a)
+            self.table = (_laplace_table.dyadic_table(self.a) if self.kind == 5
+                          else _discrete_gaussian_table(self.a, self.b))
         gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
                             *out, bit_generator, n_threads, gauss, laplace, word_cum)
         return out
+
+
+def _discrete_gaussian_table(p, q):
+    """The sampler of the discrete Gaussian of variance p / q (the same pmf whichever):
+    exact inversion (``dptm._gauss_inversion``, a few ns a draw) up to sigma = 1024, the
+    alias-table proposal (``dptm._gauss_table``) above, where the inversion table grows too
+    big; CKS20 (None) would serve the rest, never reached since inversion covers every
+    small sigma."""
+    table = _gauss_inversion.table_for(p, q)
+    return table if table is not None else _gauss_table.table_for(p, q)
 
 
 def _snapshot_generators(noise_rng, n_words, n_topics):

@@ -17,6 +17,7 @@ BATCH = ["tests/test_private_vb.py", "tests/test_accounting_parallel.py"]
 AUDIT = ["tests/test_audit_experiment.py", "tests/test_lira.py"]
 REPORT = ["tests/test_release.py", "tests/test_secret_randomness.py"]
 DLAP = ["tests/test_laplace_table.py", "tests/test_private_gibbs_ledger.py"]
+GINV = ["tests/test_gauss_inversion.py", "tests/test_private_gibbs_ledger.py"]
 SVI = ["tests/test_svi_ledger.py", "tests/test_svi_release.py", "tests/test_svi_empirical_dp.py",
        "tests/test_svi.py"]
 
@@ -97,6 +98,33 @@ MUTANTS = [
          new="        elif (big + 1) * den >= num << nbits:", tests=DLAP,
          what="table discrete Laplace resolver decides 'not below' for an interval that "
               "straddles T_m"),
+    # -- the discrete Gaussian by inversion (SUB-LDA's snapshots; dptm._gauss_inversion) --
+    dict(id="GI01", file="dptm/_gauss_inversion.py", old="    Fhi[J] = tail\n",
+         new="    Fhi[J] = 0\n", tests=GINV,
+         what="inversion Gaussian: the tail bound dropped (upper bounds of S_m not guaranteed)"),
+    dict(id="GI02", file="dptm/_gauss_inversion.py", old="    while J * J * q < 2 * p * P:",
+         new="    while J * J * q < p * P:", tests=GINV,
+         what="inversion Gaussian: the series truncated where the tail bound does not hold"),
+    dict(id="GI03", file="dptm/_gauss_inversion.py",
+         old="            return m - 1                              # U >= S_m",
+         new="            return m                                  # U >= S_m", tests=GINV,
+         what="inversion Gaussian: stage 3 / the far tail off by one"),
+    dict(id="GI04", file="dptm/_cgs.pyx", old="            if T.family == 1:",
+         new="            if T.family == 2:", tests=GINV,
+         what="inversion Gaussian: stage 3 decided on the Laplace thresholds"),
+    dict(id="GI05", file="dptm/_cgs.pyx",
+         old='    if table.get("p") != p or table.get("q") != q or "guide" not in table:',
+         new='    if "guide" not in table:', tests=GINV,
+         what="inversion Gaussian: a table of another variance accepted"),
+    dict(id="GI06", file="dptm/_cgs.pyx",
+         old="                    _dyadic_row(rng, &lanes[blk], &LT, &n_wk[w, 0], &snapshot[w, 0],",
+         new="                    _dyadic_row(rng, &lanes[0], &LT, &n_wk[w, 0], &snapshot[w, 0],",
+         tests=GINV + ["tests/test_laplace_table.py", "tests/test_parallel_gibbs.py"],
+         what="snapshot lanes shared across row blocks (bits of one block's word used by "
+              "another: output depends on the threads)"),
+    dict(id="GI07", file="dptm/_gauss_inversion.py", old="            ts.append(t_lo)",
+         new="            ts.append(t_lo + (t_lo > 0))", tests=GINV,
+         what="inversion Gaussian: thresholds one unit in 2^-76 too high"),
     dict(id="N12", file="dptm/mechanisms.py", old="    per_coord = g if rounded == \"statistic\" else g / 2",
          new="    per_coord = g / 2", tests=MECH,
          what="rounding slack of a rounded statistic taken as g/2 per coordinate (it is g)"),
