@@ -210,3 +210,31 @@ def test_eb_fail_safe_reads_only_the_release(monkeypatch):
     np.testing.assert_array_equal(y, y0)
     np.testing.assert_array_equal(got[[0, 2]], good[[0, 2]])
     np.testing.assert_array_equal(got[1], 0.1 + np.where(y[1] > 12.0, y[1], 0.0))
+
+
+@pytest.mark.parametrize("threshold", [None, 3.0])
+def test_released_topics_are_post_processing_of_the_last_two_releases(monkeypatch, threshold):
+    # The released topics are _final_topics of _combine_releases(the last two releases as
+    # drawn, with their drawn sds) - the combined estimate AND its sd (not the last
+    # release's sd, nor anything computed from the un-noised statistic).
+    outs, finals = [], []
+    real_release, real_final = P._release, P._final_topics
+
+    def release_spy(stat, sigma, gen, granularity):
+        out = real_release(stat, sigma, gen, granularity)
+        outs.append((out[0].copy(), out[2]))
+        return out
+
+    def final_spy(est, sd, eta, thr):
+        finals.append((est.copy(), sd, eta, thr))
+        return real_final(est, sd, eta, thr)
+    monkeypatch.setattr(P, "_release", release_spy)
+    monkeypatch.setattr(P, "_final_topics", final_spy)
+    m = _fit(_corpus(), n_components=3, target_epsilon=4.0, threshold=threshold)
+    (est, sd, eta, thr), = finals
+    want_est, want_sd = P._combine_releases(outs[-2:], P._DEFAULT_THRESHOLD
+                                            if threshold is None else threshold)
+    np.testing.assert_array_equal(est, want_est)
+    assert sd == want_sd and sd < min(s for _, s in outs[-2:])
+    assert eta == m.topic_word_prior_ and thr == threshold
+    np.testing.assert_array_equal(m.components_, real_final(want_est, want_sd, eta, threshold))
