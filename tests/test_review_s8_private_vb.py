@@ -238,3 +238,19 @@ def test_released_topics_are_post_processing_of_the_last_two_releases(monkeypatc
     assert sd == want_sd and sd < min(s for _, s in outs[-2:])
     assert eta == m.topic_word_prior_ and thr == threshold
     np.testing.assert_array_equal(m.components_, real_final(want_est, want_sd, eta, threshold))
+
+
+def test_a_default_fit_pickles_without_any_generator_or_document_sized_state():
+    # the secret generator (AES-CTR, randomgen) or anything that regenerates it must not
+    # reach a pickle of the fitted model; nothing stored has a per-document dimension
+    import pickle
+    X = _corpus(D=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = PrivateBatchLDA(3, target_epsilon=2.0).fit(X)     # random_state None: secret
+    blob = pickle.dumps(m)
+    for name in (b"numpy.random", b"randomgen", b"AESCounter", b"Generator", b"SeedSequence",
+                 b"dptm._random"):
+        assert name not in blob, name
+    for key, value in vars(m).items():
+        assert 50 not in np.shape(value), key
