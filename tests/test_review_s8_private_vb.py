@@ -254,3 +254,20 @@ def test_a_default_fit_pickles_without_any_generator_or_document_sized_state():
         assert name not in blob, name
     for key, value in vars(m).items():
         assert 50 not in np.shape(value), key
+
+
+def test_F7_a_tiny_clip_norm_is_refused_before_any_release(monkeypatch):
+    # Before the fix clip_norm 1e-310 drew every release, then the EB fit raised
+    # OverflowError (math range error): the budget spent, no model, no parameter named.
+    drawn = []
+    real = P._release
+
+    def spy(stat, sigma, gen, granularity):
+        drawn.append(sigma)
+        return real(stat, sigma, gen, granularity)
+    monkeypatch.setattr(P, "_release", spy)
+    with pytest.raises(ValueError, match="clip_norm"):
+        _fit(_corpus(), n_components=3, clip_norm=1e-310)
+    assert drawn == []
+    m = _fit(_corpus(), n_components=3, clip_norm=2.0 ** -850)
+    assert np.all(np.isfinite(m.components_)) and len(drawn) == m.n_iter_

@@ -552,6 +552,11 @@ class PrivateBatchLDA(TopicModelMixin):
             # but useless)
             raise ValueError(f"clip_norm={self.clip_norm!r} is too large: the noise "
                              f"(sigma up to {max(sigmas):.3g}) overflows double precision")
+        if not min(sigmas) >= 2.0 ** -900:
+            # the EB fit's exp(-log slab mean) overflows below sd ~ 1e-305 (after every
+            # release was drawn; review s8 F7): refused first, from public parameters only
+            raise ValueError(f"clip_norm={self.clip_norm!r} is too small: the noise "
+                             f"(sigma down to {min(sigmas):.3g}) underflows double precision")
         gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")
 
         if init is None:
