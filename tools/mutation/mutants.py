@@ -289,3 +289,45 @@ MUTANTS = [
 from mutants_output import MUTANTS as _OUTPUT  # noqa: E402  (the output engineer's mutants)
 
 MUTANTS += _OUTPUT
+
+# -- session-8 review: PrivateBatchLDA's empirical-Bayes release (report s8/report-review.md)
+_EB = BATCH + ["tests/test_private_vb_denoise.py", "tests/test_review_s6_private_vb.py",
+               "tests/test_review_s8_private_vb.py"]
+MUTANTS += [
+    dict(id="B09", file="dptm/models/private_vb.py",
+         old="        beta = _final_topics(est, sd, eta, None if self.threshold is None else tau)",
+         new="        beta = _final_topics(stat, sd, eta, None if self.threshold is None else tau)",
+         tests=_EB, what="released topics (EB posterior mean) computed from the un-noised statistic"),
+    dict(id="B10", file="dptm/models/private_vb.py",
+         old="                beta = _search_denoise(est, sd, eta)",
+         new="                beta = _search_denoise(stat, sd, eta)",
+         tests=_EB, what="topics between releases (the next E-step's) from the un-noised statistic"),
+    dict(id="B11", file="dptm/models/private_vb.py",
+         old="    return slab * np.maximum(s * (u + mills), 0.0)",
+         new="    return np.maximum(s * (u + mills), 0.0)",
+         tests=_EB, what="EB posterior mean without the posterior slab probability"),
+    dict(id="B12", file="dptm/models/private_vb.py",
+         old="    if threshold is None:\n        return _eb_denoise(est, sd, eta)",
+         new="    if threshold is None:\n        return _eb_denoise(est, sd / 2, eta)",
+         tests=_EB, what="EB release with the wrong noise sd (half the estimate's)"),
+    dict(id="B13", file="dptm/models/private_vb.py",
+         old="                est, sd = _combine_releases(releases[-_COMBINED_RELEASES:], tau)",
+         new="                est, _ = _combine_releases(releases[-_COMBINED_RELEASES:], tau)",
+         tests=_EB, what="released topics denoised with the last release's sd, not the "
+                         "combined estimate's"),
+    dict(id="B14", file="dptm/models/private_vb.py",
+         old="                est, sd = _combine_releases(releases[-_COMBINED_RELEASES:], tau)",
+         new="                est, sd = _combine_releases(releases[-_COMBINED_RELEASES:-1]"
+             " + [(stat, sd)], tau)",
+         tests=_EB, what="the combination (weights, bias and the released mean) reads the "
+                         "un-noised final statistic"),
+    dict(id="B15", file="dptm/models/private_vb.py",
+         edits=[("    m = np.where(sane[:, None], m, 0.0)\n", "\n"),
+                ("    sq[bad] = np.iinfo(np.int64).max\n", "\n")],
+         tests=_EB, what="exact lattice norm check lets NaN / inf / over-range contributions "
+                         "through (int64 wrap-around, review s8 F1)"),
+    dict(id="B16", file="dptm/models/private_vb.py",
+         old="            out[k] = np.where(est[k] > 3 * sigma, est[k], 0.0)",
+         new="            pass",
+         tests=_EB, what="EB fail-safe keeps a non-finite posterior mean in the release"),
+]

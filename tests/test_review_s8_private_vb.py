@@ -1,0 +1,273 @@
+"""Independent privacy review (session 8) of PrivateBatchLDA's session-7 release: the
+empirical-Bayes posterior mean, the epsilon-dependent schedule (report:
+notes/s8/report-review.md).
+
+Findings F1, F2 are fixed on this branch (plain regression tests); F3 is open in a file the
+review does not own and is ``xfail(strict=True)``: it fails today and starts passing once
+fixed (then the marker must be removed). The other tests pin down properties the review
+checked and found to hold, where no test held them before.
+"""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from dptm.models import private_vb as P
+from dptm.models.private_vb import PrivateBatchLDA
+
+
+def _corpus(seed=0, D=60, V=12):
+    r = np.random.default_rng(seed)
+    return sp.csr_matrix(r.poisson(0.8, size=(D, V)).astype(np.int64))
+
+
+def _fit(X, **kw):
+    kw.setdefault("random_state", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # seeded test mode
+        return PrivateBatchLDA(**kw).fit(X)
+
+
+# --------------------------------------------------------------------------- F1
+def test_F1_lattice_norm_check_drops_non_finite_and_out_of_range_documents():
+    # Before the fix NaN and inf cast to INT64_MIN, whose square wraps to 0, and an entry
+    # of 2^40 squares to 2^80 = 0 mod 2^64: all three documents passed the exact check
+    # (a NaN or inf in a release reveals its document through any noise).
+    m = np.array([[np.nan, 0.0], [np.inf, 1.0], [2.0 ** 40, 0.0], [3.0, 4.0],
+                  [1.0, 1.0], [-np.inf, 0.0], [4.0, 3.0], [0.0, 0.0]])
+    # documents: [0], [1], [2], [3], [4, 5] (one bad pair), [6, 7]
+    indptr = np.array([0, 1, 2, 3, 4, 6, 8])
+    m0 = m.copy()
+    with np.errstate(invalid="ignore"):
+        ok = P._within_norm(m, indptr, 5.0)
+    np.testing.assert_array_equal(ok, [0, 0, 0, 1, 0, 1])
+    np.testing.assert_array_equal(m, m0)                  # caller's array untouched
+    # many entries each below the bound whose integer squares sum past 2^63
+    big = np.full((1, 4), 2.0 ** 30 - 1)        # sum of squares just below bound^2 ...
+    assert P._within_norm(big, np.array([0, 1]), 2.0 ** 31 - 1)[0] == 1.0
+    many = np.full((9, 1), 2.0 ** 31 - 1)                 # ... 9 (2^31)^2 > 2^63 wraps
+    assert P._within_norm(many, np.array([0, 9]), 2.0 ** 31 - 1)[0] == 0.0
+    # the boundary stays exact: norm 5 with bound 5 passes, bound 4.999 fails
+    assert P._within_norm(np.array([[3.0, 4.0]]), np.array([0, 1]), 4.999)[0] == 0.0
+
+
+# --------------------------------------------------------------------------- F2
+def test_F2_a_huge_clip_norm_releases_topics_not_the_prior():
+    # Before the fix _combine_releases squared sd (~1e181 for clip_norm 2^600): every
+    # weight 1/inf = 0, the combined estimate NaN, the EB fail-safe turned it into 0 and
+    # the released topics were exactly the prior (uniform) - silently, for any data.
+    X = _corpus()
+    ref = _fit(X, n_components=3, clip_norm=2.0 ** 500)   # sd^2 ~ 1e301: fine before too
+    big = _fit(X, n_components=3, clip_norm=2.0 ** 600)
+    assert np.all(np.isfinite(big.components_))
+    assert np.ptp(big.topic_word_) > 0.05                 # not the uniform prior
+    np.testing.assert_allclose(big.topic_word_, ref.topic_word_, rtol=0, atol=1e-3)
+    # the combination itself, at the two scales (powers of two: exact rescaling)
+    rng = np.random.default_rng(1)
+    a, f = rng.normal(10, 1, (2, 50)), rng.normal(10, 2, (2, 50))
+    e1, s1 = P._combine_releases([(a, 1.0), (f, 2.0)], 3.0)
+    s = 2.0 ** 600
+    e2, s2 = P._combine_releases([(a * s, s), (f * s, 2.0 * s)], 3.0)
+    np.testing.assert_allclose(e2 / s, e1, rtol=1e-13)
+    assert s2 / s == pytest.approx(s1, rel=1e-13)
+
+
+# --------------------------------------------------------------------------- F3 (open)
+@pytest.mark.xfail(strict=True, reason="review s8 F3: dptm.guardrails.check_fitted warns "
+                   "'more topics than documents' from the private document count; the CLI "
+                   "shows it on stderr (open: guardrails.py is not the review's file)")
+def test_F3_fit_warnings_do_not_depend_on_the_private_document_count():
+    # The report says the number of documents is neither used nor published, yet whether
+    # a fit warns tells D < K apart from D >= K: neighbours with 3 and 2 documents, K = 3.
+    X = _corpus(D=3)
+    got = []
+    for data in (X, X[:2]):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            PrivateBatchLDA(3, target_epsilon=1.0, random_state=0).fit(data)
+        got.append(sorted(f"{type(x.message).__name__}: {x.message}" for x in w))
+    assert got[0] == got[1]
+
+
+# --------------------------------------------------- checked properties (no bug found)
+def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch):
+    # The topics of every E-step: the data-independent start, then exactly
+    # _search_denoise(release i, its drawn sd, eta) - never the un-noised statistic, the
+    # combined estimate or the EB fit. (The forced-release test of test_private_vb.py
+    # only sees the released topics, which the final releases alone decide.)
+    betas, outs = [], []
+    real_stat, real_release = P._expected_counts, P._release
+
+    def stat_spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1):
+        betas.append(beta.copy())
+        return real_stat(X, beta, alpha, norm, granularity, presence, n_threads)
+
+    def release_spy(stat, sigma, gen, granularity):
+        out = real_release(stat, sigma, gen, granularity)
+        outs.append((out[0].copy(), out[2]))
+        return out
+    monkeypatch.setattr(P, "_expected_counts", stat_spy)
+    monkeypatch.setattr(P, "_release", release_spy)
+    X = _corpus()
+    firsts = []
+    for data in (X, X[:-1]):
+        betas.clear(), outs.clear()
+        m = _fit(data, n_components=3, target_epsilon=1.0)
+        assert len(betas) == len(outs) == m.n_iter_ == 4
+        firsts.append(betas[0])
+        for i in range(1, len(betas)):
+            want = P._search_denoise(outs[i - 1][0], outs[i - 1][1], m.topic_word_prior_)
+            np.testing.assert_array_equal(betas[i], want)
+    np.testing.assert_array_equal(firsts[0], firsts[1])   # the start ignores the data
+
+
+@pytest.mark.parametrize("presence", [False, True])
+def test_neighbours_statistics_differ_by_exactly_one_contribution(monkeypatch, presence):
+    # Add/remove one document changes the lattice statistic by exactly that document's own
+    # contribution (norm <= clip_norm), bit for bit, whatever the E-step's chunking (the
+    # chunk boundaries move when a document is removed) and thread count: the other
+    # documents' contributions may not move by a single lattice step g.
+    X = _corpus(2, D=40, V=15)
+    beta = 0.05 + np.random.default_rng(3).gamma(0.3, 20.0, (4, 15))
+    g = 2.0 ** -13
+    stats = {}
+    for chunk in (5, 17, 1 << 20):
+        monkeypatch.setattr(P, "_CHUNK_NNZ", chunk)
+        for threads in (1, 2):
+            full = P._expected_counts(X, beta, 0.25, 1.0, g, presence, threads)
+            stats[chunk, threads] = full
+            for d in (0, 7, 23, 39):
+                rest = sp.vstack([X[:d], X[d + 1:]]).tocsr()
+                without = P._expected_counts(rest, beta, 0.25, 1.0, g, presence, threads)
+                one = P._expected_counts(X[d:d + 1], beta, 0.25, 1.0, g, presence, threads)
+                assert np.array_equal(full - without, one)
+                assert math.fsum((one * one).ravel()) <= 1.0
+    ref = stats[1 << 20, 1]
+    for v in stats.values():
+        assert np.array_equal(v, ref)
+
+
+def _analytic_gaussian_epsilon(z, delta):
+    """Exact epsilon of the (continuous) Gaussian mechanism, sensitivity 1, noise sd z
+    (Balle & Wang 2018): delta(eps) = Phi(1/2z - eps z) - e^eps Phi(-1/2z - eps z)."""
+    def gap(eps):
+        return (norm.cdf(0.5 / z - eps * z)
+                - math.exp(eps) * norm.cdf(-0.5 / z - eps * z) - delta)
+    return brentq(gap, 0.0, 200.0, xtol=1e-12)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 4.0, 8.0])
+def test_drawn_sigmas_compose_to_the_target_by_independent_bounds(monkeypatch, eps):
+    # The releases compose (sequentially, each on every document, L2 sensitivity C) to
+    # one Gaussian of multiplier z_eff, 1/z_eff^2 = sum C^2 / sigma_i^2 over the sigmas
+    # ACTUALLY drawn. Independently of dptm's accountant: the exact epsilon of that
+    # Gaussian (a lower bound on what any sound accountant reports) must not exceed the
+    # target, and the classical zCDP conversion (rho + 2 sqrt(rho log 1/delta), looser than
+    # the RDP one used to calibrate) must not fall below it (the noise is not wasted).
+    drawn = []
+    real = P._release
+
+    def spy(stat, sigma, gen, granularity):
+        out = real(stat, sigma, gen, granularity)
+        drawn.append(out[2])
+        return out
+    monkeypatch.setattr(P, "_release", spy)
+    C, delta = 0.5, 1e-5
+    m = _fit(_corpus(), n_components=3, target_epsilon=eps, target_delta=delta, clip_norm=C)
+    assert drawn == m.release_sigmas_ and len(drawn) == len(P.default_schedule(eps))
+    z_eff = 1.0 / math.sqrt(sum((C / s) ** 2 for s in drawn))
+    exact = _analytic_gaussian_epsilon(z_eff, delta)
+    rho = 1.0 / (2.0 * z_eff ** 2)
+    loose = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    reported = m.privacy_.epsilon(delta)
+    assert exact <= reported <= eps < loose
+    assert reported > eps - 0.01
+
+
+def test_eb_fail_safe_reads_only_the_release(monkeypatch):
+    # A topic whose posterior mean is not finite falls back to the hard threshold at 3 sd
+    # of the same release (nothing else), the other topics keep their posterior mean.
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random((3, 500)) < 0.1, 40.0, 0.0) + rng.normal(0, 4.0, (3, 500))
+    y0 = y.copy()
+    good = P._eb_denoise(y, 4.0, 0.1)
+    real = P._eb_posterior_mean
+    calls = []
+
+    def broken(yk, s, p, lam):
+        calls.append(1)
+        out = real(yk, s, p, lam)
+        if len(calls) == 2:
+            out = out.copy()
+            out[5] = np.nan
+        return out
+    monkeypatch.setattr(P, "_eb_posterior_mean", broken)
+    got = P._eb_denoise(y, 4.0, 0.1)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(got[[0, 2]], good[[0, 2]])
+    np.testing.assert_array_equal(got[1], 0.1 + np.where(y[1] > 12.0, y[1], 0.0))
+
+
+@pytest.mark.parametrize("threshold", [None, 3.0])
+def test_released_topics_are_post_processing_of_the_last_two_releases(monkeypatch, threshold):
+    # The released topics are _final_topics of _combine_releases(the last two releases as
+    # drawn, with their drawn sds) - the combined estimate AND its sd (not the last
+    # release's sd, nor anything computed from the un-noised statistic).
+    outs, finals = [], []
+    real_release, real_final = P._release, P._final_topics
+
+    def release_spy(stat, sigma, gen, granularity):
+        out = real_release(stat, sigma, gen, granularity)
+        outs.append((out[0].copy(), out[2]))
+        return out
+
+    def final_spy(est, sd, eta, thr):
+        finals.append((est.copy(), sd, eta, thr))
+        return real_final(est, sd, eta, thr)
+    monkeypatch.setattr(P, "_release", release_spy)
+    monkeypatch.setattr(P, "_final_topics", final_spy)
+    m = _fit(_corpus(), n_components=3, target_epsilon=4.0, threshold=threshold)
+    (est, sd, eta, thr), = finals
+    want_est, want_sd = P._combine_releases(outs[-2:], P._DEFAULT_THRESHOLD
+                                            if threshold is None else threshold)
+    np.testing.assert_array_equal(est, want_est)
+    assert sd == want_sd and sd < min(s for _, s in outs[-2:])
+    assert eta == m.topic_word_prior_ and thr == threshold
+    np.testing.assert_array_equal(m.components_, real_final(want_est, want_sd, eta, threshold))
+
+
+def test_a_default_fit_pickles_without_any_generator_or_document_sized_state():
+    # the secret generator (AES-CTR, randomgen) or anything that regenerates it must not
+    # reach a pickle of the fitted model; nothing stored has a per-document dimension
+    import pickle
+    X = _corpus(D=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = PrivateBatchLDA(3, target_epsilon=2.0).fit(X)     # random_state None: secret
+    blob = pickle.dumps(m)
+    for name in (b"numpy.random", b"randomgen", b"AESCounter", b"Generator", b"SeedSequence",
+                 b"dptm._random"):
+        assert name not in blob, name
+    for key, value in vars(m).items():
+        assert 50 not in np.shape(value), key
+
+
+def test_F7_a_tiny_clip_norm_is_refused_before_any_release(monkeypatch):
+    # Before the fix clip_norm 1e-310 drew every release, then the EB fit raised
+    # OverflowError (math range error): the budget spent, no model, no parameter named.
+    drawn = []
+    real = P._release
+
+    def spy(stat, sigma, gen, granularity):
+        drawn.append(sigma)
+        return real(stat, sigma, gen, granularity)
+    monkeypatch.setattr(P, "_release", spy)
+    with pytest.raises(ValueError, match="clip_norm"):
+        _fit(_corpus(), n_components=3, clip_norm=1e-310)
+    assert drawn == []
+    m = _fit(_corpus(), n_components=3, clip_norm=2.0 ** -850)
+    assert np.all(np.isfinite(m.components_)) and len(drawn) == m.n_iter_
