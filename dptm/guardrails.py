@@ -124,21 +124,24 @@ def check_fitted(estimator, X=None, stacklevel=2):
     * :func:`check_guarantee` on ``estimator.privacy_`` (when set), with ``n`` the
       number of protected units the report declares public (:func:`public_record_count`);
     * :func:`check_topic_count` with the number of topics released and the number of
-      training documents ``len(X)`` (a warning to the data owner who runs the fit; it is
-      not part of the release).
+      training documents: ``len(X)`` for a non-private estimator, the count the privacy
+      report declares public for a private one, and no check when it declares none (a
+      warning printed by the CLI or kept in a log must not tell a private D < K from its
+      neighbour's D >= K).
 
     Returns the list of problems found.
     """
     problems = []
     report = getattr(estimator, "privacy_", None)
     from .accounting import PrivacyReport
+    n_docs = _n_rows(X)
     if isinstance(report, PrivacyReport):
         n, unit = public_record_count(report)
         problems += check_guarantee(report, n, unit=unit or "records", stacklevel=stacklevel + 1)
+        n_docs = n if unit is not None and unit.startswith("documents") else None
     topics = getattr(estimator, "topic_word_", None)
     if topics is None:
         topics = getattr(estimator, "components_", None)
-    n_docs = _n_rows(X)
     shape = getattr(topics, "shape", ())
     if n_docs is not None and len(shape) == 2:
         if check_topic_count(int(shape[0]), n_docs, stacklevel=stacklevel + 1):

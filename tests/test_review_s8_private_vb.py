@@ -2,9 +2,8 @@
 empirical-Bayes posterior mean, the epsilon-dependent schedule (report:
 notes/s8/report-review.md).
 
-Findings F1, F2 are fixed on this branch (plain regression tests); F3 is open in a file the
-review does not own and is ``xfail(strict=True)``: it fails today and starts passing once
-fixed (then the marker must be removed). The other tests pin down properties the review
+Findings F1, F2 are fixed on this branch (plain regression tests); F3 was fixed by the lead in
+``dptm.guardrails.check_fitted``. The other tests pin down properties the review
 checked and found to hold, where no test held them before.
 """
 import math
@@ -77,9 +76,6 @@ def test_F2_a_huge_clip_norm_releases_topics_not_the_prior():
 
 
 # --------------------------------------------------------------------------- F3 (open)
-@pytest.mark.xfail(strict=True, reason="review s8 F3: dptm.guardrails.check_fitted warns "
-                   "'more topics than documents' from the private document count; the CLI "
-                   "shows it on stderr (open: guardrails.py is not the review's file)")
 def test_F3_fit_warnings_do_not_depend_on_the_private_document_count():
     # The report says the number of documents is neither used nor published, yet whether
     # a fit warns tells D < K apart from D >= K: neighbours with 3 and 2 documents, K = 3.
