@@ -58,7 +58,8 @@ All bits are used once, so consecutive draws are independent; only the noise val
 which bits are read, never the counts. Tests build tables with small G and L so that
 stages 2 and 3 and the far tail run on most draws.
 """
-from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
+from decimal import (MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal, DivisionByZero,
+                     InvalidOperation, Overflow)
 from fractions import Fraction
 from functools import lru_cache
 import math
@@ -114,14 +115,17 @@ def _exp_fixed(num, den, P):
         return 1 << P, 1 << P
     if num >= P * den:                      # exp(-g) <= e^-P < 2^-P
         return 0, 1
-    # g < P. decimal at prec digits: g = num / den rounded once (absolute error below
-    # P 10^(1 - prec), moving exp(-g) by a relative 1.01 P 10^(1 - prec) at most), exp
-    # correctly rounded (relative 0.5 10^(1 - prec)): relative error below (P + 1) 10^(1 - prec)
+    # g < P. decimal at prec digits: g = num / den rounded once (absolute error at most one
+    # ulp of g, <= 10^(len(str(P)) - prec) <= P 10^(1 - prec), moving exp(-g) by a relative
+    # e^ulp - 1 <= 2 P 10^(1 - prec)), exp correctly rounded (relative 0.5 10^(1 - prec)):
+    # relative error below (2 P + 1) 10^(1 - prec). The context is complete (rounding and
+    # traps explicit), so an application's decimal.DefaultContext cannot change it.
     prec = int(P * 0.30103) + len(str(P)) + 12
-    ctx = Context(prec=prec, Emin=MIN_EMIN, Emax=MAX_EMAX)
+    ctx = Context(prec=prec, rounding=ROUND_HALF_EVEN, Emin=MIN_EMIN, Emax=MAX_EMAX,
+                  traps=[InvalidOperation, DivisionByZero, Overflow], flags=[])
     g = ctx.divide(Decimal(num), Decimal(den))
     e = Fraction(ctx.exp(ctx.minus(g)))   # (unary minus would round to the thread context)
-    rel = Fraction(P + 1, 10 ** (prec - 1))
+    rel = Fraction(2 * P + 1, 10 ** (prec - 1))
     lo = math.floor(e * (1 - rel) * (1 << P))
     hi = math.ceil(e * (1 + rel) * (1 << P))
     return max(lo, 0), hi

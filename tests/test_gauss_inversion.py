@@ -495,3 +495,26 @@ def test_gaussian_snapshot_fits_are_the_same_for_any_n_jobs(monkeypatch, cls, kw
     np.testing.assert_array_equal(fits[0].doc_topic_, fits[1].doc_topic_)
     assert isinstance(private_gibbs._discrete_gaussian_table(
         *discrete_gaussian_parameters(2.0 * math.sqrt(2))[:2]), dict)
+
+
+def test_tables_do_not_depend_on_the_applications_decimal_context():
+    """An application that traps Inexact or rounds down in decimal.DefaultContext gets the
+    same table (the bounds use a complete context of their own; review s8 G1)."""
+    import decimal
+    p, q = 50, 1                                       # sigma 7.07
+    want = _gauss_inversion.inversion_table(p, q)
+    default = decimal.DefaultContext
+    saved = default.rounding, default.traps[decimal.Inexact]
+    try:
+        default.traps[decimal.Inexact] = True
+        default.rounding = decimal.ROUND_FLOOR
+        assert decimal.Context().rounding == decimal.ROUND_FLOOR     # the template took it
+        _gauss_inversion._bounds.cache_clear()
+        _gauss_inversion._inversion_table.cache_clear()
+        got = _gauss_inversion.inversion_table(p, q)
+    finally:
+        default.rounding, default.traps[decimal.Inexact] = saved
+        _gauss_inversion._bounds.cache_clear()
+        _gauss_inversion._inversion_table.cache_clear()
+    for key in ("guide", "hi", "lo"):
+        np.testing.assert_array_equal(got[key], want[key])
