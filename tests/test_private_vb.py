@@ -87,7 +87,7 @@ def test_releases_split_the_budget_in_the_schedule_shares():
     # shares 1/6, 1/6, 1/6, 1/2 of one release's budget: sigma_i = z / sqrt(share_i)
     z = calibrate_gaussian(2.0, 1e-5, steps=1, discrete=True)
     want = [z * np.sqrt(6), z * np.sqrt(6), z * np.sqrt(6), z * np.sqrt(2)]
-    np.testing.assert_allclose(m.release_sigmas_, want, rtol=1e-4)
+    np.testing.assert_allclose(m.release_sigmas_, np.multiply(want, m.clip_norm), rtol=1e-4)
     assert m.max_iter == m.n_iter_ == 4
     for v in vars(m).values():
         assert not isinstance(v, (np.random.Generator, np.random.BitGenerator))
@@ -311,7 +311,7 @@ def test_default_schedule_draws_the_recorded_sigmas(monkeypatch, eps, shares):
     monkeypatch.setattr(private_vb, "_release", spy)
     m = _fit(3, target_epsilon=eps, random_state=0).fit(_corpus())
     z = calibrate_gaussian(eps, 1e-5, steps=1, discrete=True)
-    np.testing.assert_allclose(m.release_sigmas_, [z / np.sqrt(w) for w in shares],
+    np.testing.assert_allclose(m.release_sigmas_, [z * m.clip_norm / np.sqrt(w) for w in shares],
                                rtol=1e-4)
     assert seen == m.release_sigmas_
     assert m.n_iter_ == len(shares)

@@ -435,11 +435,16 @@ class PrivateBatchLDA(TopicModelMixin):
         ``default_schedule(target_epsilon)`` (public): below epsilon 2, three presence
         releases of 0.2 and one count release of 0.4; from 2 on, ``DEFAULT_SCHEDULE``,
         four presence releases of 0.15 and one count release of 0.4.
-    clip_norm : float, default=1.0
+    clip_norm : float, default=10.0
         L2 norm of every document's contribution (its sensitivity); the noise is
-        ``clip_norm`` times the calibrated multiplier. Not a pure change of units: the
-        E-step weighs the releases against ``topic_word_prior`` (on a 60-document test
-        corpus, clip_norm 2^20 instead of 1 moved topic_word_ by up to 0.1, same noise).
+        ``clip_norm`` times the calibrated multiplier, so the guarantee depends only on
+        their ratio. It is also the scale of the pseudo-counts: the E-step's digamma and
+        ``topic_word_prior`` see the releases in these units. A document scaled to norm C
+        carries a mass of about C sqrt(n) for n distinct words, so the default 10 puts
+        documents of about 100 words near their token counts, the scale non-private VB
+        works on (with 1, rare words' pseudo-counts sit below 1, where exp(E[log beta])
+        nearly zeroes them: without noise the fit is 1.22x non-private perplexity on the
+        17,000 documents drawn from an LDA fit of KOS against 1.11x with 10).
     threshold : float or None, default=None
         None: every entry of the released topics is its empirical-Bayes posterior mean
         given the final estimate (post-processing). A number >= 0: entries of the final
@@ -479,7 +484,7 @@ class PrivateBatchLDA(TopicModelMixin):
     """
 
     def __init__(self, n_components=10, *, target_epsilon=1.0, target_delta=1e-5,
-                 schedule=None, clip_norm=1.0, threshold=None, init_topics=None,
+                 schedule=None, clip_norm=10.0, threshold=None, init_topics=None,
                  doc_topic_prior=None, topic_word_prior=None, transform_max_iter=50,
                  n_jobs=None, random_state=None, verbose=0):
         self.n_components = n_components
