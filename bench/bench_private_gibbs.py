@@ -282,9 +282,19 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
             corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
 
+        thread_counts = {}
+
         def by_word(t):
-            return ((word_ptr, word_tokens) if t > 1 or K > pg._DEFERRED_COUNTS_MIN_TOPICS
-                    else (None, None))
+            # as NoisyGibbsLDA._sweeper: per-thread count buffers on several threads with
+            # short rows, else the by-word update on several threads or for long rows
+            if (t > 1 and K <= pg._DEFERRED_COUNTS_MIN_TOPICS and 4 * (t - 1) * corpus.n_words
+                    * K <= pg._THREAD_COUNTS_MAX_BYTES):
+                if t not in thread_counts:
+                    thread_counts[t] = np.zeros((t - 1, corpus.n_words * K), dtype=np.int32)
+                return None, None, thread_counts[t]
+            if t > 1 or K > pg._DEFERRED_COUNTS_MIN_TOPICS:
+                return word_ptr, word_tokens, None
+            return None, None, None
         sgens = pg._snapshot_generators(sec, corpus.n_words, K)
         sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
         cases = []
