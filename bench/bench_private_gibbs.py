@@ -326,8 +326,8 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, 0.5,
                                               NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
 
-            # GibbsLDA.fit's kernels: AD-LDA in _SYNC_ROUNDS rounds on several threads,
-            # SparseLDA from _SPARSE_MIN_TOPICS, buffers kept between sweeps
+            # GibbsLDA.fit's kernels: AD-LDA in _SYNC_ROUNDS rounds (lag _SYNC_LAG) on several
+            # threads, SparseLDA from _SPARSE_MIN_TOPICS, buffers kept between sweeps
             ws = (_cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, sparse)
                   if sparse or t > 1 else None)
             rounds = gibbs_mod.round_blocks(corpus.doc_ptr, parts, gibbs_mod._SYNC_ROUNDS)
@@ -337,7 +337,7 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                 if t > 1:
                     _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                             st.n_dk, st.n_k, alpha, beta, rounds, pgens, t,
-                                            sparse, ws)
+                                            sparse, ws, gibbs_mod._SYNC_LAG)
                 elif sparse:
                     _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                             st.n_dk, st.n_k, alpha, beta, parts, pgens, t, ws)
