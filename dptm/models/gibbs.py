@@ -20,11 +20,13 @@ _SPARSE_MIN_TOPICS = 500
 # counts then cost no held-out perplexity (KOS, K = 500, 20 sweeps, 2 parts, mean of 2
 # seeds, each part seeing the others' previous round: 1124 with one exchange per sweep,
 # 1098 with 4, 1087 with 8, 1086 with 16; serial 1087).
-_SYNC_ROUNDS = 24
-# A part takes the others' moves of round r at the start of its round r + _SYNC_LAG: the
-# moves it has not seen are those of one to two rounds of 24, 1/16 sweep on average as with
-# one round of 8, and a thread waits only when another is a whole round behind, never at a
-# barrier per round (a descheduled thread on a shared machine stalls every barrier).
+_SYNC_ROUNDS = 48
+# A part takes the others' moves of round r at the start of its round r + _SYNC_LAG, so a
+# thread waits only when another is a whole round behind, never at a barrier per round (a
+# descheduled thread on a shared machine stalls every barrier). Lag 2 needs more rounds for
+# the same quality (KOS, K = 500, 20 sweeps, 2 parts, seeds 1-3, mean held-out perplexity:
+# serial 1085.3; lag 1: 1089.2 with 8 rounds, 1083.7 with 16; lag 2: 1094.9 with 24, 1094.8
+# with 32, 1084.7 with 48).
 _SYNC_LAG = 2
 
 
@@ -113,12 +115,13 @@ class GibbsLDA(TopicModelMixin):
         With ``n_jobs > 1`` the sweeps are AD-LDA (Newman et al. 2009): the documents are
         split into ``n_jobs`` parts of about equal token counts, each sampled with its own
         random stream against its own copy of the topic-word counts, and the parts exchange
-        their moves 24 times per sweep (each part's documents are swept in 24 rounds; at the
+        their moves 48 times per sweep (each part's documents are swept in 48 rounds; at the
         start of its round r a part's copy takes the other parts' moves of round r - 2, so
-        it never lags by more than 1/12 of a sweep and threads need not wait for each other
+        it never lags by more than 1/24 of a sweep and threads need not wait for each other
         at every exchange; with a single exchange per sweep, plain AD-LDA, the held-out
-        perplexity after 20 sweeps on KOS at 500 topics was 3% worse than serial, with a lag
-        of at most 1/8 sweep it is the same). That is an approximation of the serial sampler whose result depends
+        perplexity after 20 sweeps on KOS at 500 topics was 3% worse than serial, with these
+        rounds it is the same: 1084.7 against 1085.3, mean of 3 seeds). That is an
+        approximation of the serial sampler whose result depends
         on ``n_jobs``: a seed reproduces a fit for the same ``n_jobs`` only (the parts and
         rounds depend on the document lengths and ``n_jobs``, the streams on the seed and
         the part, not on which thread runs it). ``n_jobs=1`` is
