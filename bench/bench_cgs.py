@@ -112,9 +112,14 @@ def main():
     p.add_argument("--sync-rounds", type=int, default=None,
                    help="GibbsLDA n_jobs > 1: move exchanges per sweep (default: the "
                         "estimator's, dptm.models.gibbs._SYNC_ROUNDS)")
+    p.add_argument("--sync-lag", type=int, default=None,
+                   help="GibbsLDA n_jobs > 1: rounds a part lags the others by (default: the "
+                        "estimator's, dptm.models.gibbs._SYNC_LAG)")
     args = p.parse_args()
     if args.sync_rounds is not None:
         gibbs_mod._SYNC_ROUNDS = args.sync_rounds
+    if args.sync_lag is not None:
+        gibbs_mod._SYNC_LAG = args.sync_lag
     if args.quick:
         args.corpora, args.topics, args.sweeps, args.repeats = ["kos"], [50], 10, 1
     threads = thread_counts(args.jobs)
@@ -172,6 +177,7 @@ def main():
            meta={"sweeps": args.sweeps, "alpha": args.alpha, "beta": args.beta,
                  "repeats": args.repeats, "load_before": load_before, "load_after": load_after,
                  "omp_env": omp_env, "sync_rounds": gibbs_mod._SYNC_ROUNDS,
+                 "sync_lag": gibbs_mod._SYNC_LAG,
                  "note": "speed_vs_X = X's median time / this row's (>1: this row is faster), "
                          "X with the same number of threads; speed_vs_tomotopy_1: against "
                          "tomotopy's single worker; dptm n_jobs > 1 is AD-LDA"})

@@ -291,9 +291,19 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
             corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
 
+        thread_counts = {}
+
         def by_word(t):
-            return ((word_ptr, word_tokens) if t > 1 or K > pg._DEFERRED_COUNTS_MIN_TOPICS
-                    else (None, None))
+            # as NoisyGibbsLDA._sweeper: per-thread count buffers on several threads with
+            # short rows, else the by-word update on several threads or for long rows
+            if (t > 1 and K <= pg._DEFERRED_COUNTS_MIN_TOPICS and 4 * (t - 1) * corpus.n_words
+                    * K <= pg._THREAD_COUNTS_MAX_BYTES):
+                if t not in thread_counts:
+                    thread_counts[t] = np.zeros((t - 1, corpus.n_words * K), dtype=np.int32)
+                return None, None, thread_counts[t]
+            if t > 1 or K > pg._DEFERRED_COUNTS_MIN_TOPICS:
+                return word_ptr, word_tokens, None
+            return None, None, None
         sgens = pg._snapshot_generators(sec, corpus.n_words, K)
         sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
         cases = []
@@ -336,8 +346,8 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, 0.5,
                                               NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
 
-            # GibbsLDA.fit's kernels: AD-LDA in _SYNC_ROUNDS rounds on several threads,
-            # SparseLDA from _SPARSE_MIN_TOPICS, buffers kept between sweeps
+            # GibbsLDA.fit's kernels: AD-LDA in _SYNC_ROUNDS rounds (lag _SYNC_LAG) on several
+            # threads, SparseLDA from _SPARSE_MIN_TOPICS, buffers kept between sweeps
             ws = (_cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, sparse)
                   if sparse or t > 1 else None)
             rounds = gibbs_mod.round_blocks(corpus.doc_ptr, parts, gibbs_mod._SYNC_ROUNDS)
@@ -347,7 +357,7 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                 if t > 1:
                     _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                             st.n_dk, st.n_k, alpha, beta, rounds, pgens, t,
-                                            sparse, ws)
+                                            sparse, ws, gibbs_mod._SYNC_LAG)
                 elif sparse:
                     _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                             st.n_dk, st.n_k, alpha, beta, parts, pgens, t, ws)

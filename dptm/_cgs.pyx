@@ -15,7 +15,7 @@ from libc.math cimport exp, log, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport abort, calloc, malloc, free
 from libc.string cimport memcpy
-from cython.parallel cimport parallel, prange
+from cython.parallel cimport parallel, prange, threadid
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_interval, random_standard_exponential,
                                            random_standard_normal)
@@ -486,6 +486,7 @@ cdef extern from *:
     }
     """
     void dptm_omp_barrier() noexcept nogil
+    void __builtin_prefetch(const void* p) noexcept nogil
 
 
 cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
@@ -621,7 +622,14 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
     cdef int32_t* wl
     cdef int32_t* wn
     cdef int64_t* nk = ws.nk[p]
+    cdef Py_ssize_t ahead
     for i in range(lo, hi):
+        # the rows of tokens a few ahead load while this one is applied (random words:
+        # without it each move waits for its row; about a sixth of a 2-part sweep at K = 50)
+        ahead = i + 12
+        if ahead < hi:
+            __builtin_prefetch(wkp + words[ahead] * K + z[ahead])
+            __builtin_prefetch(wkp + words[ahead] * K + zb[ahead])
         a = zb[i]
         b = z[i]
         if a == b:
@@ -642,30 +650,115 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
                 wn[w] += 1
 
 
+cdef extern from *:
+    """
+    /* Point-to-point progress flags of the rounds kernel: a part publishes "my round r is
+       done" with a release store and another part waits for it with acquire loads, so the
+       waiting part sees that round's topics (z, zb). No barrier, no OpenMP construct. */
+    static inline int64_t dptm_load_acquire(const int64_t *p) {
+    #if defined(__GNUC__)
+        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    #else
+        int64_t v;
+        #pragma omp atomic read
+        v = *p;
+        #pragma omp flush
+        return v;
+    #endif
+    }
+    static inline void dptm_store_release(int64_t *p, int64_t v) {
+    #if defined(__GNUC__)
+        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+    #else
+        #pragma omp flush
+        #pragma omp atomic write
+        *p = v;
+    #endif
+    }
+    #include <sched.h>
+    /* Wait until *p >= v: spin a little (the other part is usually about to finish),
+       then yield the core (on a shared machine the part we wait for may be descheduled). */
+    static inline void dptm_wait_at_least(const int64_t *p, int64_t v) {
+        int spins = 0;
+        while (dptm_load_acquire(p) < v) {
+            if (++spins < 2000) {
+    #if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+    #endif
+            } else {
+                sched_yield();
+            }
+        }
+    }
+    #ifdef _OPENMP
+    #include <omp.h>
+    static inline int dptm_team_size(void) { return omp_get_num_threads(); }
+    static inline int dptm_team_rank(void) { return omp_get_thread_num(); }
+    #else
+    static inline int dptm_team_size(void) { return 1; }
+    static inline int dptm_team_rank(void) { return 0; }
+    #endif
+    """
+    int64_t dptm_load_acquire(const int64_t* p) noexcept nogil
+    void dptm_store_release(int64_t* p, int64_t v) noexcept nogil
+    void dptm_wait_at_least(const int64_t* p, int64_t v) noexcept nogil
+    int dptm_team_size() noexcept nogil
+    int dptm_team_rank() noexcept nogil
+
+
+cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
+                       const int64_t* doc_ptr, const int32_t* words, const int32_t* z,
+                       const int32_t* zb, const int64_t* round_ptr, Py_ssize_t S,
+                       Py_ssize_t r, int64_t* done, bint wait) noexcept nogil:
+    """Part ``p``'s copy takes every other part's moves of round ``r``, in part order
+    (waiting for each part's round to be done first if ``wait``)."""
+    cdef Py_ssize_t q, lo, hi
+    for q in range(ws.P):
+        if q != p:
+            if wait:
+                dptm_wait_at_least(done + 8 * q, r + 1)
+            lo = round_ptr[q * (S + 1) + r]
+            hi = round_ptr[q * (S + 1) + r + 1]
+            _apply_moves(ws, p, wkp, sparse, words, z, zb, doc_ptr[lo], doc_ptr[hi])
+
+
 cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t* doc_ptr,
                         const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* zb,
                         int32_t* n_wk, int32_t* n_dk, int64_t* n_k, const int64_t* round_ptr,
-                        Py_ssize_t S, double alpha, double beta, int n_threads) noexcept nogil:
-    """``gibbs_sweep_rounds`` after its checks, in one parallel region."""
-    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, VK = V * K, p, q, r, w, lo, hi
+                        Py_ssize_t S, Py_ssize_t lag, int64_t* done,
+                        double alpha, double beta, int n_threads) noexcept nogil:
+    """``gibbs_sweep_rounds`` after its checks, in one parallel region. Parts are dealt
+    to the team's threads round-robin (thread t: parts t, t + n, ...), every thread running
+    its parts' rounds in order; the only waits are for another part's round ``r - lag``
+    (``done[8 q]``: rounds part q has finished; 8 int64 apart, a cache line each) and one
+    barrier before the last rounds' moves. No deadlock for any team size: a thread in round
+    r waits only for rounds < r, which every thread in a round >= r has finished."""
+    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, p, r, rr, w, lo, hi, nthr, rank
     cdef int32_t* wkp
     cdef int32_t* sm
-    cdef double* db
-    r = 0
+    cdef double* db = NULL
+    p = r = rr = lo = hi = nthr = rank = 0
+    wkp = sm = NULL
     with parallel(num_threads=n_threads):
         if not in_step and (P > 1 or sparse):
             for w in prange(V, schedule="static"):
                 _sync_row(ws, n_wk, w, False, True)
         dptm_omp_barrier()
+        nthr = dptm_team_size()
+        rank = dptm_team_rank()
         for r in range(S):
-            for p in prange(P, schedule="static", chunksize=1):
+            p = rank
+            while p < P:
+                wkp = n_wk if p == 0 else ws.wk[p]
                 if r == 0:
                     memcpy(ws.nk[p], n_k, K * sizeof(int64_t))
+                elif r >= lag:
+                    _apply_round(ws, p, wkp, sparse, doc_ptr, words, z, zb, round_ptr, S,
+                                 r - lag, done, True)
                 lo = round_ptr[p * (S + 1) + r]
                 hi = round_ptr[p * (S + 1) + r + 1]
                 memcpy(zb + doc_ptr[lo], z + doc_ptr[lo],
                        (doc_ptr[hi] - doc_ptr[lo]) * sizeof(int32_t))
-                wkp = n_wk if p == 0 else ws.wk[p]
                 db = ws.dbuf[p]
                 if sparse:
                     sm = ws.small[p]
@@ -675,17 +768,17 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                 else:
                     _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
                                 K, alpha, beta, ws.gens[p], db, db + K)
-            dptm_omp_barrier()
-            if P > 1:
-                for p in prange(P, schedule="static", chunksize=1):
-                    wkp = n_wk if p == 0 else ws.wk[p]
-                    for q in range(P):
-                        if q != p:
-                            lo = round_ptr[q * (S + 1) + r]
-                            hi = round_ptr[q * (S + 1) + r + 1]
-                            _apply_moves(ws, p, wkp, sparse, words, z, zb, doc_ptr[lo],
-                                         doc_ptr[hi])
-            dptm_omp_barrier()
+                dptm_store_release(done + 8 * p, r + 1)
+                p = p + nthr
+        dptm_omp_barrier()
+        # the rounds no part has seen yet from the others: S - lag .. S - 1
+        p = rank
+        while p < P:
+            wkp = n_wk if p == 0 else ws.wk[p]
+            for rr in range(S - lag if S > lag else 0, S):
+                _apply_round(ws, p, wkp, sparse, doc_ptr, words, z, zb, round_ptr, S, rr,
+                             done, False)
+            p = p + nthr
     memcpy(n_k, ws.nk[0], K * sizeof(int64_t))
 
 
@@ -693,7 +786,7 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
                        int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
                        double alpha, double beta, const int64_t[:, ::1] round_ptr,
                        list bit_generators, int n_threads, bint sparse,
-                       ADLDAWorkspace workspace):
+                       ADLDAWorkspace workspace, Py_ssize_t lag=1):
     """One AD-LDA sweep on ``P`` partitions synchronised ``S`` times (``round_ptr``, P x
     (S + 1) document boundaries: partition ``p``'s round ``r`` is documents
     ``round_ptr[p, r]:round_ptr[p, r + 1]``; ``round_ptr[p, S] == round_ptr[p + 1, 0]``,
@@ -709,8 +802,17 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     their draws: the word lists are never rebuilt here, and partition 0's are edited in
     another order). There is no O(V K) pass after the first sweep of a workspace; a round
     costs its moves (each partition applies the others'). The result depends on the
-    partitions, rounds and streams, not on ``n_threads``. ``workspace``:
+    partitions, rounds, ``lag`` and streams, not on ``n_threads``. ``workspace``:
     ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required).
+
+    ``lag`` (>= 1): a partition adds the others' moves of round ``r`` at the start of its
+    round ``r + lag`` (in partition order), so it lags the others by at most ``lag``
+    rounds; the moves of the last ``lag`` rounds are added after the sweep, so every copy
+    again equals the true counts. ``lag = 1`` is the description above. With ``lag = 2``
+    a partition never waits for a round that has just finished: threads wait only when one
+    part is a whole round behind (one exchange per round, no barrier; one barrier per
+    sweep). The same draws for any ``n_threads``; each thread takes its parts in order,
+    so no team size deadlocks.
     """
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
     cdef Py_ssize_t P = round_ptr.shape[0], S = round_ptr.shape[1] - 1, p, r
@@ -729,6 +831,8 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
         for r in range(S):
             if round_ptr[p, r + 1] < round_ptr[p, r]:
                 raise ValueError("round_ptr must be non-decreasing")
+    if lag < 1:
+        raise ValueError(f"lag must be >= 1, got {lag}")
     if workspace is None:
         raise ValueError("gibbs_sweep_rounds needs an ADLDAWorkspace")
     if (workspace.n_parts != P or workspace.n_words != V or workspace.n_topics != K
@@ -750,10 +854,17 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
         workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
     workspace.synced = False
     workspace.synced_owner = None
-    with nogil:
-        _rounds_sweep(&workspace.w, sparse, in_step, &doc_ptr[0], &words[0], N, &z[0],
-                      workspace.zb, &n_wk[0, 0], &n_dk[0, 0], &n_k[0], &round_ptr[0, 0], S,
-                      alpha, beta, n_threads)
+    # rounds done per part, one cache line each (written by one thread, read by the others)
+    cdef int64_t* done = <int64_t*> calloc(8 * P + 8, sizeof(int64_t))
+    if done == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            _rounds_sweep(&workspace.w, sparse, in_step, &doc_ptr[0], &words[0], N, &z[0],
+                          workspace.zb, &n_wk[0, 0], &n_dk[0, 0], &n_k[0], &round_ptr[0, 0],
+                          S, lag, done, alpha, beta, n_threads)
+    finally:
+        free(done)
     workspace.synced = True
     workspace.mode = 2
     workspace.synced_wk = &n_wk[0, 0]
@@ -2013,7 +2124,8 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                              list bit_generators, int n_threads,
                              const double[:, ::1] word_cum=None,
                              const int64_t[::1] word_ptr=None,
-                             const int64_t[::1] word_tokens=None):
+                             const int64_t[::1] word_tokens=None,
+                             int32_t[:, ::1] thread_counts=None):
     """``noisy_gibbs_sweep`` on blocks of documents, in parallel, exactly.
 
     Block ``b`` holds documents ``block_ptr[b]:block_ptr[b + 1]`` and draws everything
@@ -2038,6 +2150,13 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     thread, rows written in word order instead of a random count per token, the cheaper
     way for long rows). Without them, ``n_wk`` is updated as tokens move (atomic adds on
     several threads). The result is the same integer counts either way.
+
+    ``thread_counts`` (optional, without ``word_ptr``; (n_threads - 1) x (V K) int32, all
+    zero): thread 0 updates ``n_wk`` as tokens move and thread t > 0 its row t - 1 of
+    ``thread_counts`` (plain adds: each thread owns its counts), added into ``n_wk`` after
+    the sweep, in parallel over words, and zeroed again for the next sweep. The same integer
+    counts again, without atomic adds or a pass over the tokens by word (short rows: on 2
+    threads at K = 50, the sweep at the per-token cost of one thread).
 
     The generators are used without their locks: they must belong to this sweep alone.
 
@@ -2077,6 +2196,11 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef int32_t* nz
     cdef int32_t* pos
     cdef bint deferred = word_ptr is not None and word_tokens is not None
+    cdef bint per_thread = (thread_counts is not None and not deferred and n_threads > 1
+                            and V * K > 0)
+    cdef int32_t* tc = NULL
+    cdef int32_t* mine
+    cdef Py_ssize_t tid, VK = V * K, n_tc = 0, c
     cdef int32_t* z_old = NULL
     cdef int32_t* wk_target = &n_wk[0, 0]
     cdef Py_ssize_t w, j
@@ -2092,6 +2216,13 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
             raise MemoryError()
         # the blocks write their n_wk changes nowhere (a scratch row): n_wk is rebuilt below
         wk_target = NULL
+    if per_thread:
+        if thread_counts.shape[0] < n_threads - 1 or thread_counts.shape[1] != VK:
+            raise ValueError(f"thread_counts must be at least (n_threads - 1) x (V K) = "
+                             f"{n_threads - 1} x {VK}, got {thread_counts.shape[0]} x "
+                             f"{thread_counts.shape[1]}")
+        tc = &thread_counts[0, 0]
+        n_tc = n_threads - 1
     try:
         for b in range(n_blocks):
             rngs[b] = get_bitgen(bit_generators[b])
@@ -2104,6 +2235,14 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                 pos = <int32_t*> malloc(K * sizeof(int32_t))
                 if cum == NULL or nz == NULL or pos == NULL:
                     failed += 1                     # a reduction, read after the loop
+                elif per_thread:
+                    tid = threadid()
+                    mine = wk_target if tid == 0 else tc + (tid - 1) * VK
+                    cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
+                                       mine, &n_dk[0, 0], dk + b * K, &word_factor[0, 0],
+                                       &word_mass[0], cp, rp, K, alpha, mode, scale, rngs[b],
+                                       cum, nz, pos, False)
+                    n_sampled += cnt
                 else:
                     cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
                                        wk_target, &n_dk[0, 0], dk + b * K, &word_factor[0, 0],
@@ -2126,6 +2265,14 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                         if k_old != k_new:
                             n_wk[w, k_old] -= 1
                             n_wk[w, k_new] += 1
+            if per_thread:
+                # every thread's changes into n_wk, the buffers zeroed for the next sweep
+                for w in prange(V, num_threads=n_threads, schedule="static"):
+                    for j in range(n_tc):
+                        mine = tc + j * VK + w * K
+                        for c in range(K):
+                            n_wk[w, c] += mine[c]
+                            mine[c] = 0
             for b in range(n_blocks):
                 for k in range(K):
                     n_k[k] += dk[b * K + k]

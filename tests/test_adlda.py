@@ -217,7 +217,8 @@ def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
     for _ in range(sweeps):
         if n_jobs > 1:                           # the rounds kernel needs a workspace
             _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
-                                    st.n_k, alpha, beta, rounds, gens, 1, sparse, ws)
+                                    st.n_k, alpha, beta, rounds, gens, 1, sparse, ws,
+                                    gibbs._SYNC_LAG)
         elif sparse:
             _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
                                     st.n_k, alpha, beta, parts, gens, 1)
@@ -354,6 +355,108 @@ def test_rounds_see_the_other_parts_earlier_rounds(sparse):
     assert pooled_pvalue(round0, expected0) > 1e-6
     assert pooled_pvalue(obs, exp_true) > 1e-6
     assert pooled_pvalue(obs, exp_stale) < 1e-6
+
+
+@pytest.mark.parametrize("K", [6, 40])
+def test_rounds_lag_past_the_last_round_is_the_merged_sweep(K):
+    """With ``lag >= S`` no part sees another's move until the sweep ends: dense draws
+    depend on the counts only, so the rounds kernel is ``gibbs_sweep_parallel``, array for
+    array, sweep after sweep, on 1-3 threads (4 parts: threads take several parts)."""
+    corpus = ragged_corpus(seed=13)
+    parts = np.array([0, 3, 3, 11, 16], dtype=np.int64)
+    rounds = round_blocks(corpus.doc_ptr, parts, 3)
+    init = GibbsState(corpus, K, np.random.default_rng(6))
+    ref, g_ref, refs = state_copy(init), gens_for(parts, 2), []
+    for _ in range(3):
+        _cgs.gibbs_sweep_parallel(corpus.doc_ptr, corpus.word_ids, *ref, 0.2, 0.05, parts,
+                                  g_ref, 1)
+        refs.append([a.copy() for a in ref])
+    for n_threads, lag in [(1, 3), (2, 3), (3, 5), (2, 7)]:
+        s, g = state_copy(init), gens_for(parts, 2)
+        ws = _cgs.ADLDAWorkspace(4, corpus.n_words, K, False)
+        for sweep in range(3):
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.2, 0.05, rounds, g,
+                                    n_threads, False, ws, lag)
+            for x, y in zip(s, refs[sweep]):
+                np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("lag", [2, 3])
+def test_rounds_with_lag_consistent_and_thread_invariant(sparse, lag):
+    """Parts lagging by ``lag`` rounds (some rounds empty), several sweeps, 2 and 4 parts
+    on 1-3 threads (fewer threads than parts: a thread runs several, none deadlocks): the
+    counts stay those of ``z`` and the result does not depend on the threads; it differs
+    from ``lag = 1`` (the lag changes what a part sees)."""
+    corpus = ragged_corpus(seed=14)
+    K = 7
+    init = GibbsState(corpus, K, np.random.default_rng(8))
+    for parts in (np.array([0, 7, 16]), np.array([0, 3, 7, 11, 16])):
+        parts = parts.astype(np.int64)
+        rounds = round_blocks(corpus.doc_ptr, parts, 4)
+        out = []
+        for n_threads, use_lag in [(1, lag), (2, lag), (3, lag), (2, 1)]:
+            s, g = state_copy(init), gens_for(parts, 5)
+            ws = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, sparse)
+            for _ in range(5):
+                _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.3, 0.1, rounds,
+                                        g, n_threads, sparse, ws, use_lag)
+                assert_counts_of(corpus, *s)
+            out.append(s)
+        for s in out[1:3]:
+            for x, y in zip(s, out[0]):
+                np.testing.assert_array_equal(x, y)
+        assert not np.array_equal(out[3][0], out[0][0])
+
+
+def test_rounds_kernel_rejects_lag_zero():
+    corpus = ragged_corpus(seed=1)
+    s = state_copy(GibbsState(corpus, 5, np.random.default_rng(0)))
+    ws = _cgs.ADLDAWorkspace(2, corpus.n_words, 5, False)
+    with pytest.raises(ValueError, match="lag must be >= 1"):
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.1, 0.1,
+                                np.array([[0, 8], [8, 16]], dtype=np.int64),
+                                gens_for(np.arange(3), 0), 1, False, ws, 0)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rounds_lag_two_sees_the_round_before_last(sparse):
+    """Two parts, three rounds, six one-token documents of one word (part p: documents
+    3p, 3p + 1, 3p + 2 in rounds 0, 1, 2), lag 2 (one thread: the draws do not depend on
+    the threads, see above). Part 0's round-2 draw is from
+    the conditional of its own moves plus the other part's round-0 move, with the other
+    part's round-1 and round-2 documents at their old topics. 20000 sweeps, chi-square
+    against the summed conditional probabilities (false alarm 1e-6); the lag-1 alternative
+    (also seeing the other part's round-1 move) is rejected."""
+    K, V, alpha, beta, R = 3, 2, 0.5, 0.1, 20000
+    doc_ptr = np.arange(7, dtype=np.int64)
+    words = np.ones(6, dtype=np.int32)
+    z0 = np.array([0, 1, 2, 2, 0, 1], dtype=np.int32)
+    rounds = np.array([[0, 1, 2, 3], [3, 4, 5, 6]], dtype=np.int64)
+    gens = gens_for(np.arange(3), 12)
+    ws = _cgs.ADLDAWorkspace(2, V, K, sparse)
+
+    def cond(others):
+        nw = np.bincount(others, minlength=K)
+        p = (nw + beta) * alpha / (nw + V * beta)
+        return p / p.sum()
+    obs, exp_lag2, exp_lag1 = np.zeros(K), np.zeros(K), np.zeros(K)
+    for _ in range(R):
+        z = z0.copy()
+        n_wk = np.zeros((V, K), dtype=np.int32)
+        n_wk[1] = np.bincount(z, minlength=K)
+        n_dk = np.zeros((6, K), dtype=np.int32)
+        n_dk[np.arange(6), z] = 1
+        n_k = np.bincount(z, minlength=K).astype(np.int64)
+        ws.invalidate()
+        _cgs.gibbs_sweep_rounds(doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, rounds,
+                                gens, 1, sparse, ws, 2)
+        assert n_wk[1].tolist() == np.bincount(z, minlength=K).tolist()
+        obs[z[2]] += 1
+        exp_lag2 += cond([z[0], z[1], z[3], z0[4], z0[5]])
+        exp_lag1 += cond([z[0], z[1], z[3], z[4], z0[5]])
+    assert pooled_pvalue(obs, exp_lag2) > 1e-6
+    assert pooled_pvalue(obs, exp_lag1) < 1e-6
 
 
 def test_round_blocks_cut_each_part():

@@ -101,6 +101,56 @@ def test_block_sweep_is_the_reference_per_block(K, rate, use_table):
     assert_counts_of(corpus, z, n_wk, n_dk, n_k)
 
 
+@pytest.mark.parametrize("K", [4, 70])
+@pytest.mark.parametrize("n_threads", [2, 3])
+def test_block_sweep_with_thread_counts_is_the_serial_sweep(K, n_threads):
+    """Per-thread count buffers (thread 0 in ``n_wk``, thread t > 0 in row t - 1 of
+    ``thread_counts``, merged after the sweep): two consecutive sweeps give the arrays and
+    draws of the one-thread sweep with per-token updates, and leave the buffers zero."""
+    corpus = ragged_corpus(seed=3)
+    V = corpus.n_words
+    F = np.random.default_rng(1).random((V, K)).astype(np.float32)
+    mass = word_mass(F)
+    block_ptr = token_blocks(corpus.doc_ptr, block_tokens=15)
+    n_blocks = block_ptr.size - 1
+    init = GibbsState(corpus, K, np.random.default_rng(4))
+    ref, got = state_copy(init), state_copy(init)
+    ref_gens = [np.random.default_rng([6, b]).bit_generator for b in range(n_blocks)]
+    gens = [np.random.default_rng([6, b]).bit_generator for b in range(n_blocks)]
+    tc = np.zeros((n_threads - 1, V * K), dtype=np.int32)
+    for _ in range(2):
+        n_ref = _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *ref, F, mass,
+                                              0.5, 1.0, NO_TABLE, block_ptr, ref_gens, 1)
+        n = _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *got, F, mass, 0.5,
+                                          1.0, NO_TABLE, block_ptr, gens, n_threads, None,
+                                          None, None, tc)
+        assert n == n_ref
+        for a, b in zip(got, ref):
+            np.testing.assert_array_equal(a, b)
+        assert not tc.any()
+        assert_counts_of(corpus, *got)
+    assert [g.state for g in gens] == [g.state for g in ref_gens]
+    with pytest.raises(ValueError, match="thread_counts must be"):
+        _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *got, F, mass, 0.5,
+                                      1.0, NO_TABLE, block_ptr, gens, n_threads + 1, None,
+                                      None, None, tc)
+
+
+@pytest.mark.parametrize("K", [4, 70])
+def test_fit_thread_counts_or_by_word_give_the_same_model(K, monkeypatch):
+    """On several threads with short rows a fit keeps per-thread count buffers unless they
+    would exceed _THREAD_COUNTS_MAX_BYTES (then the by-word update): the same model."""
+    X, _, _ = make_lda_corpus(30, 25, 4, random_state=2)
+    fits = []
+    for cap in (1 << 28, 0):
+        monkeypatch.setattr(private_gibbs, "_THREAD_COUNTS_MAX_BYTES", cap)
+        m = NoisyGibbsLDA(K, epsilon_per_iter=1.0, clip=20, max_iter=3, random_state=5,
+                          n_jobs=2).fit(X)
+        fits.append((m.components_, m.doc_topic_))
+    for a, b in zip(*fits):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_one_block_is_the_serial_sweep():
     corpus = ragged_corpus(seed=1)
     K = 6
