@@ -26,6 +26,7 @@ from scipy import stats
 from dptm import SubsampledGibbsLDA, _cgs, _gauss_inversion
 from dptm.mechanisms import discrete_gaussian_parameters
 from dptm.models import private_gibbs
+from _tables import corrupted_tables
 
 ALARM = 1e-6
 SIGMAS = [0.3, 0.5, 2.0, 7.07, 40.0]
@@ -361,19 +362,7 @@ def test_bad_parameters_and_corrupted_tables_are_refused():
     out = np.empty(10, dtype=np.int64)
     gen = np.random.default_rng(0).bit_generator
 
-    def with_(**changes):
-        t = dict(good)
-        for key, fn in changes.items():
-            arr = np.array(t[key])
-            fn(arr)
-            t[key] = arr
-        return t
-    bad = [with_(guide=lambda g: g.__setitem__(0, g[0] + 1)),
-           with_(guide=lambda g: g.__setitem__(np.flatnonzero(g < 0)[0], 0)),
-           with_(hi=lambda h: h.__setitem__(-1, 1)),
-           with_(lo=lambda lo: lo.__setitem__(-1, 1)),
-           with_(lo=lambda lo: lo.__setitem__(1, 1 << 9)),
-           with_(hi=lambda h: h.__setitem__(2, h[1] + 1))]
+    bad = corrupted_tables(good)
     for t in bad:
         with pytest.raises(ValueError, match="inconsistent inversion table"):
             _cgs.fill_discrete_gaussian_inversion(out, p, q, gen, t)

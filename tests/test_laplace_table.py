@@ -20,6 +20,7 @@ from scipy import stats
 
 from dptm import _cgs, _laplace_table
 from dptm.models.private_gibbs import dyadic_laplace_parameter
+from _tables import corrupted_tables
 
 ALARM = 1e-6
 DEN = 2 ** 21
@@ -156,19 +157,7 @@ def test_corrupted_tables_are_refused():
     out = np.empty(10, dtype=np.int64)
     gen = np.random.default_rng(0).bit_generator
 
-    def with_(**changes):
-        t = dict(good)
-        for key, fn in changes.items():
-            arr = np.array(t[key])
-            fn(arr)
-            t[key] = arr
-        return t
-    bad = [with_(guide=lambda g: g.__setitem__(0, g[0] + 1)),
-           with_(guide=lambda g: g.__setitem__(np.flatnonzero(g < 0)[0], 0)),
-           with_(hi=lambda h: h.__setitem__(-1, 1)),
-           with_(lo=lambda lo: lo.__setitem__(-1, 1)),
-           with_(lo=lambda lo: lo.__setitem__(1, 1 << 9)),            # more than L bits
-           with_(hi=lambda h: h.__setitem__(2, h[1] + 1))]           # not non-increasing
+    bad = corrupted_tables(good)
     for t in bad:
         with pytest.raises(ValueError, match="inconsistent"):
             _cgs.fill_discrete_laplace_dyadic(out, a, gen, t)
