@@ -113,14 +113,22 @@ def _combine_releases(releases, threshold):
     return combined, sd
 
 
+def _eb_log_densities(y, s, lam):
+    """log densities of observations y = t + N(0, s^2) under the spike (t = 0) and under
+    the slab (t ~ Exponential(rate lam)): the normal, and the exponentially modified
+    normal log(lam) + (lam s)^2 / 2 - lam y + log Phi(y / s - lam s)."""
+    from scipy.special import log_ndtr
+    z = y / s
+    l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)
+    l1 = np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_ndtr(z - lam * s)
+    return l0, l1
+
+
 def _eb_fit_row(y, s, lam_scale):
     """Maximum-likelihood (p, lam) of the spike-and-slab prior of one topic's entries:
     t = 0 with probability 1 - p, else t ~ Exponential(rate lam / lam_scale) (lam_scale: a
     per-entry public or released scale, 1 for none), observed as y = t + N(0, s^2)."""
     from scipy.optimize import minimize
-    from scipy.special import log_ndtr
-    z = y / s
-    l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)
     big = y > 3 * s
     p0 = min(0.5, max(1e-3, float(big.mean())))
     mu0 = float((y[big] / lam_scale[big]).mean()) if big.any() else s
@@ -131,8 +139,7 @@ def _eb_fit_row(y, s, lam_scale):
     def nll(par):
         par = np.clip(par, lo, hi)     # p in (2e-9, 1 - 2e-9); slab mean in [1e-3, 1e6] s
         p = 1.0 / (1.0 + math.exp(-par[0]))
-        lam = math.exp(-par[1]) / lam_scale
-        l1 = np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_ndtr(z - lam * s)
+        l0, l1 = _eb_log_densities(y, s, math.exp(-par[1]) / lam_scale)
         return -float(np.logaddexp(math.log1p(-p) + l0, math.log(p) + l1).sum())
 
     x0 = np.clip([math.log(p0 / (1 - p0)), math.log(max(mu0, 1e-3 * s))], lo, hi)
@@ -147,11 +154,9 @@ def _eb_posterior_mean(y, s, p, lam):
     the slab's posterior is a normal of mean m = y - lam s^2 truncated to t >= 0, whose
     mean is m + s phi(m/s) / Phi(m/s), times the posterior probability of the slab."""
     from scipy.special import expit, log_ndtr
-    z = y / s
-    l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)
-    l1 = np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_ndtr(z - lam * s)
+    l0, l1 = _eb_log_densities(y, s, lam)
     slab = expit(math.log(p) + l1 - math.log1p(-p) - l0)
-    u = z - lam * s
+    u = y / s - lam * s
     mills = np.exp(-0.5 * u * u - 0.5 * math.log(2 * math.pi) - log_ndtr(u))
     return slab * np.maximum(s * (u + mills), 0.0)
 
