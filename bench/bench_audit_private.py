@@ -31,29 +31,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 os.environ.setdefault("PYTHONWARNINGS", "ignore")
 
 import numpy as np  # noqa: E402
-from scipy.stats import beta as beta_dist  # noqa: E402
 from sklearn.decomposition import LatentDirichletAllocation  # noqa: E402
 
-from dptm.attacks.evaluation import attack_summary, tpr_null_p_value  # noqa: E402
+from dptm.attacks.evaluation import (attack_summary, clopper_pearson, tpr_at_fpr,  # noqa: E402
+                                     tpr_null_p_value)
 from dptm.attacks.lira import audit  # noqa: E402
 from dptm.datasets import make_lda_corpus  # noqa: E402
 from dptm.models.private_vb import PrivateBatchLDA  # noqa: E402
-
-
-def clopper_pearson(k, n, confidence=0.95):
-    a = (1 - confidence) / 2
-    lo = 0.0 if k == 0 else beta_dist.ppf(a, k, n - k + 1)
-    hi = 1.0 if k == n else beta_dist.ppf(1 - a, k + 1, n - k)
-    return lo, hi
-
-
-def tpr_at(labels, scores, fpr):
-    """TPR at the largest threshold whose FPR is <= fpr; and the number of members."""
-    neg = np.sort(scores[~labels])[::-1]
-    n_fp = int(np.floor(fpr * neg.size))
-    thr = neg[n_fp] if n_fp < neg.size else -np.inf     # strictly above the (n_fp+1)-th
-    tp = int(np.sum(scores[labels] > thr))
-    return tp, int(labels.sum())
 
 
 def main():
@@ -98,7 +82,8 @@ def main():
             for rows, s_, l_ in (("target", scores, labels),
                                  ("pooled", np.concatenate([scores, loo_s.ravel()]),
                                   np.concatenate([labels, loo_l.ravel()]))):
-                tp, n = tpr_at(l_, s_, 0.001)
+                n = int(l_.sum())
+                tp = int(round(tpr_at_fpr(l_, s_, 0.001) * n))
                 lo, hi = clopper_pearson(tp, n)
                 m = attack_summary(l_, s_)
                 ok = lo <= 0.001 <= hi
