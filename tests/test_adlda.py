@@ -9,6 +9,7 @@ Without a workspace each sweep copies the counts afresh, which is the AD-LDA def
 writes the next sweep's copies and word lists instead.
 """
 import itertools
+from functools import partial
 
 import numpy as np
 import pytest
@@ -24,6 +25,14 @@ from dptm.models.gibbs import GibbsState, round_blocks, token_blocks
 from test_parallel_gibbs import assert_counts_of, ragged_corpus, state_copy
 
 KERNELS = {"dense": _cgs.gibbs_sweep_parallel, "sparse": _cgs.gibbs_sweep_sparse}
+
+
+def _one_word_conditional(others, K, V, alpha, beta):
+    """Exact conditional of the topic of a one-token document whose word's other tokens
+    have topics ``others`` (every document holds one token of the same word)."""
+    nw = np.bincount(others, minlength=K)
+    p = (nw + beta) * alpha / (nw + V * beta)
+    return p / p.sum()
 
 
 def pooled_pvalue(counts, expected):
@@ -333,10 +342,7 @@ def test_rounds_see_the_other_parts_earlier_rounds(sparse):
     gens = gens_for(np.arange(3), 11)
     ws = _cgs.ADLDAWorkspace(2, V, K, sparse)
 
-    def cond(others):
-        nw = np.bincount(others, minlength=K)
-        p = (nw + beta) * alpha / (nw + V * beta)
-        return p / p.sum()
+    cond = partial(_one_word_conditional, K=K, V=V, alpha=alpha, beta=beta)
     round0 = np.zeros((K, K))
     obs, exp_true, exp_stale = np.zeros(K), np.zeros(K), np.zeros(K)
     for _ in range(R):
@@ -436,10 +442,7 @@ def test_rounds_lag_two_sees_the_round_before_last(sparse):
     gens = gens_for(np.arange(3), 12)
     ws = _cgs.ADLDAWorkspace(2, V, K, sparse)
 
-    def cond(others):
-        nw = np.bincount(others, minlength=K)
-        p = (nw + beta) * alpha / (nw + V * beta)
-        return p / p.sum()
+    cond = partial(_one_word_conditional, K=K, V=V, alpha=alpha, beta=beta)
     obs, exp_lag2, exp_lag1 = np.zeros(K), np.zeros(K), np.zeros(K)
     for _ in range(R):
         z = z0.copy()
