@@ -14,7 +14,7 @@ import numpy as np
 from libc.math cimport exp, log, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport abort, calloc, malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from cython.parallel cimport parallel, prange, threadid
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_interval, random_standard_exponential,
@@ -1744,7 +1744,11 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef double* wc_p = &word_cum[0, 0] if with_cum else NULL
     cdef double* wm_p = &word_mass[0]
     cdef double* totals = <double*> malloc(K * sizeof(double))
-    cdef double* ptot = <double*> calloc(n_blocks * K, sizeof(double))
+    # per-block topic totals, each block's in cache lines of its own: two threads adding
+    # into one line (adjacent blocks) would pass it back and forth once per row
+    cdef Py_ssize_t Kp = (K + 7) & ~(<Py_ssize_t> 7)
+    cdef void* ptot_raw = NULL
+    cdef double* ptot = <double*> _own_lines(n_blocks * Kp * sizeof(double), &ptot_raw)
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
     cdef Bits* srcs = <Bits*> malloc(n_blocks * sizeof(Bits))
     # kind 5 (and 4 by inversion): one lane stream per block, read in row order by the
@@ -1752,8 +1756,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     # inversion) over the block's counts, without its V x K int64 buffer
     cdef Lanes* lanes = <Lanes*> calloc(n_blocks, sizeof(Lanes))
     if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL or lanes == NULL:
-        free(totals); free(ptot); free(rngs); free(srcs); free(lanes)
+        free(totals); free(ptot_raw); free(rngs); free(srcs); free(lanes)
         raise MemoryError()
+    memset(ptot, 0, n_blocks * Kp * sizeof(double))
     if single:
         n_threads = 1
         bit_generator.lock.acquire()
@@ -1764,34 +1769,35 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         for k in range(K):
             ptot[k] = beta_sum
         with nogil:
-            # one chunk of rows_per rows per block: a chunk runs on one thread, in row order
-            for w in prange(V, num_threads=n_threads, schedule="static", chunksize=rows_per):
-                blk = w // rows_per
+            # a block's rows on one thread, in row order; blocks handed out as threads free
+            # up (the result depends on the blocks only)
+            for blk in prange(n_blocks, num_threads=n_threads, schedule="dynamic"):
                 rng = rngs[blk]
-                if lane_kind:
-                    # the default noises, in their own loop (no per-count branch on kind)
-                    _dyadic_row(rng, &lanes[blk], &LT, &n_wk[w, 0], &snapshot[w, 0],
-                                ptot + blk * K, K)
-                    continue
-                for k in range(K):
-                    x = n_wk[w, k]
-                    if kind == 1:
-                        x = x + scale * (random_standard_exponential(rng)
-                                         - random_standard_exponential(rng))
-                    elif kind == 2:
-                        x += scale * random_standard_normal(rng)
-                    elif kind == 3:
-                        x = x + <double> _discrete_laplace(&srcs[blk], a, b)
-                    elif use_table:
-                        x = x + <double> _discrete_gaussian_table(&srcs[blk], &T)
-                    elif kind == 4:
-                        x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
-                    snapshot[w, k] = x
-                    ptot[blk * K + k] += dptm_clamp(x, INFINITY)     # branch-free max(x, 0)
+                for w in range(blk * rows_per, min(V, blk * rows_per + rows_per)):
+                    if lane_kind:
+                        # the default noises, in their own loop (no per-count branch on kind)
+                        _dyadic_row(rng, &lanes[blk], &LT, &n_wk[w, 0], &snapshot[w, 0],
+                                    ptot + blk * Kp, K)
+                        continue
+                    for k in range(K):
+                        x = n_wk[w, k]
+                        if kind == 1:
+                            x = x + scale * (random_standard_exponential(rng)
+                                             - random_standard_exponential(rng))
+                        elif kind == 2:
+                            x += scale * random_standard_normal(rng)
+                        elif kind == 3:
+                            x = x + <double> _discrete_laplace(&srcs[blk], a, b)
+                        elif use_table:
+                            x = x + <double> _discrete_gaussian_table(&srcs[blk], &T)
+                        elif kind == 4:
+                            x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
+                        snapshot[w, k] = x
+                        ptot[blk * Kp + k] += dptm_clamp(x, INFINITY)   # branch-free max(x, 0)
             for k in range(K):
                 totals[k] = ptot[k]
                 for j in range(1, n_blocks):
-                    totals[k] += ptot[j * K + k]
+                    totals[k] += ptot[j * Kp + k]
                 totals[k] = 1.0 / totals[k]
             # four rows at a time: each row's mass is a chain of dependent additions in
             # topic order (kept: the sweep's word bucket needs exactly these sums), so four
@@ -1803,7 +1809,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         if single:
             bit_generator.lock.release()
         free(totals)
-        free(ptot)
+        free(ptot_raw)
         free(rngs)
         free(srcs)
         free(lanes)
@@ -2184,10 +2190,16 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     if mode < 0 or D <= 0 or K <= 0:
         return 0
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
-    cdef int64_t* dk = <int64_t*> calloc(n_blocks * K, sizeof(int64_t))
+    # per-block topic-total changes, each block's in cache lines of its own (adjacent
+    # blocks run at the same time on two threads: a shared line would move between the
+    # cores at every token changing a topic at its ends)
+    cdef Py_ssize_t Kp = (K + 7) & ~(<Py_ssize_t> 7)
+    cdef void* dk_raw = NULL
+    cdef int64_t* dk = <int64_t*> _own_lines(n_blocks * Kp * sizeof(int64_t), &dk_raw)
     if rngs == NULL or dk == NULL:
-        free(rngs); free(dk)
+        free(rngs); free(dk_raw)
         raise MemoryError()
+    memset(dk, 0, n_blocks * Kp * sizeof(int64_t))
     cdef const int32_t* wp = &words[0] if words.shape[0] else NULL
     cdef int32_t* zp = &z[0] if z.shape[0] else NULL
     cdef const double* cp = &word_cum[0, 0] if word_cum is not None else NULL
@@ -2212,7 +2224,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
             raise ValueError("word_ptr / word_tokens must group the token positions by word")
         z_old = <int32_t*> malloc(max(words.shape[0], 1) * sizeof(int32_t))
         if z_old == NULL:
-            free(rngs); free(dk)
+            free(rngs); free(dk_raw)
             raise MemoryError()
         # the blocks write their n_wk changes nowhere (a scratch row): n_wk is rebuilt below
         wk_target = NULL
@@ -2227,9 +2239,14 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
         for b in range(n_blocks):
             rngs[b] = get_bitgen(bit_generators[b])
         with nogil:
-            if deferred and words.shape[0] > 0:
+            if deferred and zp != NULL and (doc_ptr[0] != 0 or doc_ptr[D] != words.shape[0]):
+                # tokens outside the documents: their old topics too (read by word below)
                 memcpy(z_old, zp, words.shape[0] * sizeof(int32_t))
             for b in prange(n_blocks, num_threads=n_threads, schedule="dynamic"):
+                if deferred and zp != NULL:
+                    # the block's old topics, copied by the thread that is about to sweep it
+                    memcpy(z_old + doc_ptr[block_ptr[b]], zp + doc_ptr[block_ptr[b]],
+                           (doc_ptr[block_ptr[b + 1]] - doc_ptr[block_ptr[b]]) * sizeof(int32_t))
                 cum = <double*> malloc(K * sizeof(double))
                 nz = <int32_t*> malloc(K * sizeof(int32_t))
                 pos = <int32_t*> malloc(K * sizeof(int32_t))
@@ -2239,13 +2256,13 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                     tid = threadid()
                     mine = wk_target if tid == 0 else tc + (tid - 1) * VK
                     cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
-                                       mine, &n_dk[0, 0], dk + b * K, &word_factor[0, 0],
+                                       mine, &n_dk[0, 0], dk + b * Kp, &word_factor[0, 0],
                                        &word_mass[0], cp, rp, K, alpha, mode, scale, rngs[b],
                                        cum, nz, pos, False)
                     n_sampled += cnt
                 else:
                     cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
-                                       wk_target, &n_dk[0, 0], dk + b * K, &word_factor[0, 0],
+                                       wk_target, &n_dk[0, 0], dk + b * Kp, &word_factor[0, 0],
                                        &word_mass[0], cp, rp, K, alpha, mode, scale, rngs[b],
                                        cum, nz, pos, n_threads > 1)
                     n_sampled += cnt
@@ -2275,12 +2292,12 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                             mine[c] = 0
             for b in range(n_blocks):
                 for k in range(K):
-                    n_k[k] += dk[b * K + k]
+                    n_k[k] += dk[b * Kp + k]
         if failed:
             raise MemoryError()
     finally:
         free(rngs)
-        free(dk)
+        free(dk_raw)
         free(z_old)
     return n_sampled
 
