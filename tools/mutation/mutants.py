@@ -175,8 +175,14 @@ MUTANTS = [
         ("scale = 2.0 / epsilon          # L1", "scale = 1.0 / epsilon          # L1"),
         ("LaplaceEvent(scale=scale, sensitivity=2.0", "LaplaceEvent(scale=scale, sensitivity=1.0")],
          tests=GIBBS, what="snapshot Laplace at half the scale, the event's sensitivity taken as 1 to match"),
-    dict(id="G02", file="dptm/_cgs.pyx", old="                    x = dptm_clamp(snapshot[w, k], clip)",
-         new="                    x = dptm_clamp(<double> n_wk[w, k], clip)", tests=GIBBS,
+    dict(id="G02", file="dptm/_cgs.pyx", edits=[
+        # the four-row word-factor pass reads a double copy of the true counts, not the
+        # snapshot (the topic totals still come from the snapshot, as in the old G02)
+        ("    cdef bint single = not isinstance(bit_generator, list)\n",
+         "    cdef bint single = not isinstance(bit_generator, list)\n"
+         "    cdef double[:, ::1] true_counts = np.asarray(n_wk, dtype=np.float64)\n"),
+        ("_factor_rows(snap_p, wf_p,", "_factor_rows(&true_counts[0, 0], wf_p,")],
+         tests=GIBBS,
          what="the sweep's word factor built from the true counts instead of the released snapshot"),
     dict(id="G03", file="dptm/_cgs.pyx", old="                        x += scale * random_standard_normal(rng)",
          new="                        x += random_standard_normal(rng)", tests=GIBBS,
