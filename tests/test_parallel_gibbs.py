@@ -244,6 +244,47 @@ def test_snapshot_blocks(kind, params):
     np.testing.assert_array_equal(m, np.cumsum(f.astype(np.float64), axis=1)[:, -1])
 
 
+@pytest.mark.parametrize("B", [9, 23, 30])
+def test_snapshot_many_row_blocks_any_threads(B):
+    """More row blocks than threads, handed out as threads free up (B = 9: blocks of 3 rows
+    and an empty last one; 23: one row each; 30: seven empty): block j's rows hold the
+    noise generator j draws for them alone, and the snapshot, word factor and mass are
+    the same on 1, 2 and 3 threads."""
+    V, K, a = 23, 5, 1633000
+    n_wk = np.random.default_rng(1).integers(0, 9, (V, K)).astype(np.int32)
+
+    def run(n_threads, rows=None):
+        m = n_wk if rows is None else np.ascontiguousarray(n_wk[rows])
+        out = (np.empty(m.shape), np.empty(m.shape, np.float32), np.empty(m.shape[0]))
+        gens = ([np.random.default_rng([8, j]).bit_generator for j in range(B)]
+                if rows is None else np.random.default_rng([8, rows.start // rpb]).bit_generator)
+        _cgs.noisy_snapshot(m, 5, 2.0, a, 0, 0, 6.0, 0.1, *out, gens, n_threads)
+        return out
+    rpb = -(-V // B)
+    outs = [run(t) for t in (1, 2, 3)]
+    for o in outs[1:]:
+        for x, y in zip(o, outs[0]):
+            np.testing.assert_array_equal(x, y)
+    for lo in range(0, V, rpb):
+        rows = slice(lo, min(V, lo + rpb))
+        np.testing.assert_array_equal(outs[0][0][rows], run(1, rows)[0])
+
+
+@pytest.mark.parametrize("V,K", [(6906, 50), (6906, 1000), (25, 4), (1, 3), (100, 1),
+                                 (40000, 300)])
+def test_snapshot_generators_blocks(V, K):
+    """One child stream per row block: blocks of at most about _SNAPSHOT_BLOCK_ENTRIES
+    counts and at most ceil(V / _SNAPSHOT_MIN_BLOCKS) rows (work for every thread); from V
+    and K only, and the generators are distinct."""
+    gens = private_gibbs._snapshot_generators(np.random.default_rng(0), V, K)
+    n = len(gens)
+    want = max(min(V, private_gibbs._SNAPSHOT_MIN_BLOCKS),
+               -(-V * K // private_gibbs._SNAPSHOT_BLOCK_ENTRIES))
+    rows = -(-V // min(V, want))            # rows per block, then the blocks they make
+    assert n == -(-V // rows) and rows <= -(-V // private_gibbs._SNAPSHOT_MIN_BLOCKS)
+    assert len({g.random_raw() for g in gens}) == n
+
+
 def test_dyadic_snapshot_noise_is_fill_discrete_laplace_dyadic():
     """The default noise is drawn row by row inside the snapshot kernel (no V x K buffer):
     block j's noise is, bit for bit, ``fill_discrete_laplace_dyadic`` over block j's counts

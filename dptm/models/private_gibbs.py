@@ -84,10 +84,10 @@ _DEFERRED_COUNTS_MIN_TOPICS = 128
 # K = 50, 2 threads: 16.5 ms with atomic adds, 18.4 ms with the by-word update, against
 # 29.2 ms on one thread), when those buffers take at most this many bytes.
 _THREAD_COUNTS_MAX_BYTES = 1 << 28
-# Snapshot rows are drawn in blocks of at most about this many counts, and at least
-# _SNAPSHOT_MIN_BLOCKS blocks (V permitting), each block from its own child of the secret
-# noise generator (V and K only decide the blocks). Blocks are handed to the threads as
-# they free up: at K = 50 on KOS, 6 blocks left one of 2 threads a block more to draw.
+# Snapshot rows are drawn in blocks of at most about this many counts and at most
+# ceil(V / _SNAPSHOT_MIN_BLOCKS) rows, each block from its own child of the secret noise
+# generator (V and K only decide the blocks). Blocks are handed to the threads as they
+# free up: at K = 50 on KOS, 6 blocks left one of 2 threads a block more to draw.
 _SNAPSHOT_BLOCK_ENTRIES = 1 << 16
 _SNAPSHOT_MIN_BLOCKS = 64
 _SNAPSHOT_LABEL = "noisy snapshot of the topic-word counts"
@@ -193,9 +193,9 @@ def _discrete_gaussian_table(p, q):
 
 def _snapshot_generators(noise_rng, n_words, n_topics):
     """One child of the secret ``noise_rng`` per block of snapshot rows: blocks of at most
-    about ``_SNAPSHOT_BLOCK_ENTRIES`` counts and at least ``_SNAPSHOT_MIN_BLOCKS`` blocks
-    (at most one per row), from V and K only (public), never from n_jobs. A block's
-    generator draws its rows' noise in every snapshot of the fit."""
+    about ``_SNAPSHOT_BLOCK_ENTRIES`` counts and at most ceil(V / ``_SNAPSHOT_MIN_BLOCKS``)
+    rows, from V and K only (public), never from n_jobs. A block's generator draws its
+    rows' noise in every snapshot of the fit."""
     blocks = max(-(-n_words * n_topics // _SNAPSHOT_BLOCK_ENTRIES), _SNAPSHOT_MIN_BLOCKS)
     rows = max(1, -(-n_words // max(1, min(blocks, n_words))))
     return [g.bit_generator for g in _child_generators(noise_rng, -(-n_words // rows))]
