@@ -1743,20 +1743,23 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef float* wf_p = &word_factor[0, 0]
     cdef double* wc_p = &word_cum[0, 0] if with_cum else NULL
     cdef double* wm_p = &word_mass[0]
-    cdef double* totals = <double*> malloc(K * sizeof(double))
     # per-block topic totals, each block's in cache lines of its own: two threads adding
-    # into one line (adjacent blocks) would pass it back and forth once per row
-    cdef Py_ssize_t Kp = (K + 7) & ~(<Py_ssize_t> 7)
+    # into one line (adjacent blocks) would pass it back and forth once per row; after
+    # them, each thread's copy of the inverse totals
+    cdef Py_ssize_t Kp = (K + 7) & ~(<Py_ssize_t> 7), tid = 0, tk = 0, tj = 0
+    cdef double tacc = 0.0
     cdef void* ptot_raw = NULL
-    cdef double* ptot = <double*> _own_lines(n_blocks * Kp * sizeof(double), &ptot_raw)
+    cdef double* ptot = <double*> _own_lines((n_blocks + n_threads) * Kp * sizeof(double),
+                                             &ptot_raw)
+    cdef double* totals = NULL
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
     cdef Bits* srcs = <Bits*> malloc(n_blocks * sizeof(Bits))
     # kind 5 (and 4 by inversion): one lane stream per block, read in row order by the
     # block's thread: the draws of fill_discrete_laplace_dyadic (fill_discrete_gaussian_
     # inversion) over the block's counts, without its V x K int64 buffer
     cdef Lanes* lanes = <Lanes*> calloc(n_blocks, sizeof(Lanes))
-    if totals == NULL or ptot == NULL or rngs == NULL or srcs == NULL or lanes == NULL:
-        free(totals); free(ptot_raw); free(rngs); free(srcs); free(lanes)
+    if ptot == NULL or rngs == NULL or srcs == NULL or lanes == NULL:
+        free(ptot_raw); free(rngs); free(srcs); free(lanes)
         raise MemoryError()
     memset(ptot, 0, n_blocks * Kp * sizeof(double))
     if single:
@@ -1768,10 +1771,11 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
             _bits_init(&srcs[j], rngs[j])
         for k in range(K):
             ptot[k] = beta_sum
-        with nogil:
-            # a block's rows on one thread, in row order; blocks handed out as threads free
-            # up (the result depends on the blocks only)
-            for blk in prange(n_blocks, num_threads=n_threads, schedule="dynamic"):
+        with nogil, parallel(num_threads=n_threads):
+            # one parallel region for the noise and the factor pass (one thread wake-up
+            # per snapshot); a block's rows on one thread, in row order, blocks handed out
+            # as threads free up (the result depends on the blocks only)
+            for blk in prange(n_blocks, schedule="dynamic"):
                 rng = rngs[blk]
                 for w in range(blk * rows_per, min(V, blk * rows_per + rows_per)):
                     if lane_kind:
@@ -1794,21 +1798,25 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                             x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
                         snapshot[w, k] = x
                         ptot[blk * Kp + k] += dptm_clamp(x, INFINITY)   # branch-free max(x, 0)
-            for k in range(K):
-                totals[k] = ptot[k]
-                for j in range(1, n_blocks):
-                    totals[k] += ptot[j * Kp + k]
-                totals[k] = 1.0 / totals[k]
+            dptm_omp_barrier()                  # every block's totals are in
+            # each thread sums the blocks' totals in block order (the same doubles on every
+            # thread, whatever the team), into its own copy
+            tid = threadid()
+            totals = ptot + (n_blocks + tid) * Kp
+            for tk in range(K):
+                tacc = ptot[tk]
+                for tj in range(1, n_blocks):
+                    tacc = tacc + ptot[tj * Kp + tk]
+                totals[tk] = 1.0 / tacc
             # four rows at a time: each row's mass is a chain of dependent additions in
             # topic order (kept: the sweep's word bucket needs exactly these sums), so four
             # independent chains hide the add latency (same sums, same results)
-            for g in prange((V + 3) // 4, num_threads=n_threads, schedule="static"):
+            for g in prange((V + 3) // 4, schedule="static"):
                 _factor_rows(snap_p, wf_p, wc_p, wm_p, totals, 4 * g, min(4 * g + 4, V), K,
                              clip, beta)
     finally:
         if single:
             bit_generator.lock.release()
-        free(totals)
         free(ptot_raw)
         free(rngs)
         free(srcs)
@@ -2171,9 +2179,9 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     int : number of tokens resampled.
     """
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
-    cdef Py_ssize_t n_blocks = block_ptr.shape[0] - 1, b, k, cnt, n_sampled = 0
+    cdef Py_ssize_t n_blocks = block_ptr.shape[0] - 1, b, k, n_sampled = 0
     cdef double scale = 0.0
-    cdef int mode, failed = 0
+    cdef int mode
     _check_noisy_args(n_wk, word_factor, word_mass, alpha, rate_table)
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1, got {n_threads}")
@@ -2210,95 +2218,105 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef bint deferred = word_ptr is not None and word_tokens is not None
     cdef bint per_thread = (thread_counts is not None and not deferred and n_threads > 1
                             and V * K > 0)
+    cdef bint shared = n_threads > 1 and not per_thread
     cdef int32_t* tc = NULL
     cdef int32_t* mine
+    cdef int32_t* src
     cdef Py_ssize_t tid, VK = V * K, n_tc = 0, c
     cdef int32_t* z_old = NULL
     cdef int32_t* wk_target = &n_wk[0, 0]
     cdef Py_ssize_t w, j
     cdef int64_t tok
     cdef int32_t k_old, k_new
+    # per-thread scratch (the running sums, the document's non-zero topics and their
+    # positions), each thread's in cache lines of its own; tokens resampled per block
+    cdef size_t scratch_bytes = ((K * (sizeof(double) + 2 * sizeof(int32_t)) + 63) // 64) * 64
+    cdef void* scratch_raw = NULL
+    cdef char* scratch = NULL
+    cdef int64_t* sampled = NULL
     if deferred:
         if word_ptr.shape[0] != V + 1 or word_tokens.shape[0] != words.shape[0] \
                 or word_ptr[0] != 0 or word_ptr[V] != words.shape[0]:
-            raise ValueError("word_ptr / word_tokens must group the token positions by word")
-        z_old = <int32_t*> malloc(max(words.shape[0], 1) * sizeof(int32_t))
-        if z_old == NULL:
             free(rngs); free(dk_raw)
-            raise MemoryError()
+            raise ValueError("word_ptr / word_tokens must group the token positions by word")
         # the blocks write their n_wk changes nowhere (a scratch row): n_wk is rebuilt below
         wk_target = NULL
     if per_thread:
         if thread_counts.shape[0] < n_threads - 1 or thread_counts.shape[1] != VK:
+            free(rngs); free(dk_raw)
             raise ValueError(f"thread_counts must be at least (n_threads - 1) x (V K) = "
                              f"{n_threads - 1} x {VK}, got {thread_counts.shape[0]} x "
                              f"{thread_counts.shape[1]}")
         tc = &thread_counts[0, 0]
         n_tc = n_threads - 1
     try:
+        if deferred:
+            z_old = <int32_t*> malloc(max(words.shape[0], 1) * sizeof(int32_t))
+        scratch = <char*> _own_lines(n_threads * scratch_bytes, &scratch_raw)
+        sampled = <int64_t*> calloc(n_blocks, sizeof(int64_t))
+        if (deferred and z_old == NULL) or scratch == NULL or sampled == NULL:
+            raise MemoryError()
         for b in range(n_blocks):
             rngs[b] = get_bitgen(bit_generators[b])
+        tid = 0
+        cum = NULL
+        nz = pos = mine = NULL
         with nogil:
             if deferred and zp != NULL and (doc_ptr[0] != 0 or doc_ptr[D] != words.shape[0]):
                 # tokens outside the documents: their old topics too (read by word below)
                 memcpy(z_old, zp, words.shape[0] * sizeof(int32_t))
-            for b in prange(n_blocks, num_threads=n_threads, schedule="dynamic"):
-                if deferred and zp != NULL:
-                    # the block's old topics, copied by the thread that is about to sweep it
-                    memcpy(z_old + doc_ptr[block_ptr[b]], zp + doc_ptr[block_ptr[b]],
-                           (doc_ptr[block_ptr[b + 1]] - doc_ptr[block_ptr[b]]) * sizeof(int32_t))
-                cum = <double*> malloc(K * sizeof(double))
-                nz = <int32_t*> malloc(K * sizeof(int32_t))
-                pos = <int32_t*> malloc(K * sizeof(int32_t))
-                if cum == NULL or nz == NULL or pos == NULL:
-                    failed += 1                     # a reduction, read after the loop
-                elif per_thread:
-                    tid = threadid()
-                    mine = wk_target if tid == 0 else tc + (tid - 1) * VK
-                    cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
-                                       mine, &n_dk[0, 0], dk + b * Kp, &word_factor[0, 0],
-                                       &word_mass[0], cp, rp, K, alpha, mode, scale, rngs[b],
-                                       cum, nz, pos, False)
-                    n_sampled += cnt
-                else:
-                    cnt = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp, zp,
-                                       wk_target, &n_dk[0, 0], dk + b * Kp, &word_factor[0, 0],
-                                       &word_mass[0], cp, rp, K, alpha, mode, scale, rngs[b],
-                                       cum, nz, pos, n_threads > 1)
-                    n_sampled += cnt
-                free(cum)
-                free(nz)
-                free(pos)
-            if deferred and failed == 0:
-                # word frequencies are skewed: chunks of words handed out as threads free
-                # up (KOS: the two static halves of the vocabulary hold 48% / 52% of the
-                # tokens); each row is still written by one thread, so the counts are
-                # the same
-                for w in prange(V, num_threads=n_threads, schedule="dynamic", chunksize=256):
-                    for j in range(word_ptr[w], word_ptr[w + 1]):
-                        tok = word_tokens[j]
-                        k_old = z_old[tok]
-                        k_new = zp[tok]
-                        if k_old != k_new:
-                            n_wk[w, k_old] -= 1
-                            n_wk[w, k_new] += 1
-            if per_thread:
-                # every thread's changes into n_wk, the buffers zeroed for the next sweep
-                for w in prange(V, num_threads=n_threads, schedule="static"):
-                    for j in range(n_tc):
-                        mine = tc + j * VK + w * K
-                        for c in range(K):
-                            n_wk[w, c] += mine[c]
-                            mine[c] = 0
+            # one parallel region for the sweep and the count update (the worksharing
+            # loops' barriers order them): one thread wake-up per sweep, not two
+            with parallel(num_threads=n_threads):
+                tid = threadid()
+                cum = <double*> (scratch + tid * scratch_bytes)
+                nz = <int32_t*> (scratch + tid * scratch_bytes + K * sizeof(double))
+                pos = nz + K
+                # per-thread buffers: thread 0 writes n_wk, thread t > 0 row t - 1 of tc
+                mine = tc + (tid - 1) * VK if per_thread and tid > 0 else wk_target
+                for b in prange(n_blocks, schedule="dynamic"):
+                    if deferred and zp != NULL:
+                        # the block's old topics, copied by the thread about to sweep it
+                        memcpy(z_old + doc_ptr[block_ptr[b]], zp + doc_ptr[block_ptr[b]],
+                               (doc_ptr[block_ptr[b + 1]] - doc_ptr[block_ptr[b]])
+                               * sizeof(int32_t))
+                    sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp,
+                                              zp, mine, &n_dk[0, 0], dk + b * Kp,
+                                              &word_factor[0, 0], &word_mass[0], cp, rp, K,
+                                              alpha, mode, scale, rngs[b], cum, nz, pos,
+                                              shared)
+                dptm_omp_barrier()              # every block swept before the counts move
+                if deferred:
+                    # word frequencies are skewed: chunks of words handed out as threads
+                    # free up (KOS: the two static halves of the vocabulary hold 48% / 52%
+                    # of the tokens); each row is still written by one thread, so the
+                    # counts are the same
+                    for w in prange(V, schedule="dynamic", chunksize=256):
+                        for j in range(word_ptr[w], word_ptr[w + 1]):
+                            tok = word_tokens[j]
+                            k_old = z_old[tok]
+                            k_new = zp[tok]
+                            if k_old != k_new:
+                                n_wk[w, k_old] -= 1
+                                n_wk[w, k_new] += 1
+                if per_thread:
+                    # every thread's changes into n_wk, the buffers zeroed for the next sweep
+                    for w in prange(V, schedule="static"):
+                        for j in range(n_tc):
+                            src = tc + j * VK + w * K
+                            for c in range(K):
+                                n_wk[w, c] += src[c]
+                                src[c] = 0
             for b in range(n_blocks):
+                n_sampled += sampled[b]
                 for k in range(K):
                     n_k[k] += dk[b * Kp + k]
-        if failed:
-            raise MemoryError()
     finally:
         free(rngs)
         free(dk_raw)
         free(z_old)
+        free(scratch_raw)
+        free(sampled)
     return n_sampled
 
 
