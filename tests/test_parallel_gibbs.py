@@ -137,6 +137,45 @@ def test_block_sweep_with_thread_counts_is_the_serial_sweep(K, n_threads):
 
 
 @pytest.mark.parametrize("K", [4, 70])
+def test_block_sweep_counts_move_after_every_block(K):
+    """The count update (per-thread buffers merged, or the by-word pass) runs in the same
+    parallel region as the blocks, after a barrier: on a corpus of 400 documents of
+    uneven lengths (blocks of very different costs, so threads finish at different
+    times), three sweeps on 2 and 3 threads give the one-thread sweep's arrays, counts
+    consistent with the topics and zeroed buffers."""
+    rng = np.random.default_rng(12)
+    lengths = rng.choice([1, 5, 40, 300], size=400, p=[0.3, 0.4, 0.25, 0.05])
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    V = 97
+    corpus = Corpus(doc_ptr, rng.integers(0, V, doc_ptr[-1]).astype(np.int32), V)
+    F = rng.random((V, K)).astype(np.float32)
+    mass = word_mass(F)
+    block_ptr = token_blocks(corpus.doc_ptr, block_tokens=64)
+    n_blocks = block_ptr.size - 1
+    init = GibbsState(corpus, K, np.random.default_rng(4))
+    word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
+    word_ptr = np.concatenate(([0], np.cumsum(np.bincount(corpus.word_ids, minlength=V))))
+
+    def sweeps(n_threads, mode):
+        st = state_copy(init)
+        gens = [np.random.default_rng([9, b]).bit_generator for b in range(n_blocks)]
+        tc = np.zeros((max(n_threads - 1, 1), V * K), dtype=np.int32)
+        extra = {"plain": (), "by_word": (None, word_ptr.astype(np.int64), word_tokens),
+                 "buffers": (None, None, None, tc)}[mode]
+        for _ in range(3):
+            _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *st, F, mass, 0.5,
+                                          1.0, NO_TABLE, block_ptr, gens, n_threads, *extra)
+            assert not tc.any()
+            assert_counts_of(corpus, *st)
+        return st
+    ref = sweeps(1, "plain")
+    for n_threads in (2, 3):
+        for mode in ("plain", "by_word", "buffers"):
+            for a, b in zip(sweeps(n_threads, mode), ref):
+                np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("K", [4, 70])
 def test_fit_thread_counts_or_by_word_give_the_same_model(K, monkeypatch):
     """On several threads with short rows a fit keeps per-thread count buffers unless they
     would exceed _THREAD_COUNTS_MAX_BYTES (then the by-word update): the same model."""
