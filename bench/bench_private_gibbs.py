@@ -372,6 +372,11 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                            unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "snapshot + private sweep (gamma=1)", full, restore, work=n,
                            unit="tokens", extra={"K": K, "threads": t}),
+                      # the snapshot of fit alone: row blocks, search table from K = 64
+                      Case(g, "snapshot (row blocks, as fit)",
+                           lambda _, t=t: noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t,
+                                                         word_cum),
+                           restore, work=n, unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "SUB-LDA snapshot + sweep (gamma=0.5, inversion)",
                            sub_iteration(dgau, t), restore, work=n, unit="tokens",
                            extra={"K": K, "threads": t}),
