@@ -1748,6 +1748,8 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     # them, each thread's copy of the inverse totals
     cdef Py_ssize_t Kp = (K + 7) & ~(<Py_ssize_t> 7), tid = 0, tk = 0, tj = 0
     cdef double tacc = 0.0
+    cdef Bits bits
+    cdef Lanes lane
     cdef void* ptot_raw = NULL
     cdef double* ptot = <double*> _own_lines((n_blocks + n_threads) * Kp * sizeof(double),
                                              &ptot_raw)
@@ -1777,10 +1779,14 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
             # as threads free up (the result depends on the blocks only)
             for blk in prange(n_blocks, schedule="dynamic"):
                 rng = rngs[blk]
+                # the block's bit pool and lanes in the thread's own stack (the arrays'
+                # entries of adjacent blocks share cache lines)
+                bits = srcs[blk]
+                lane = lanes[blk]
                 for w in range(blk * rows_per, min(V, blk * rows_per + rows_per)):
                     if lane_kind:
                         # the default noises, in their own loop (no per-count branch on kind)
-                        _dyadic_row(rng, &lanes[blk], &LT, &n_wk[w, 0], &snapshot[w, 0],
+                        _dyadic_row(rng, &lane, &LT, &n_wk[w, 0], &snapshot[w, 0],
                                     ptot + blk * Kp, K)
                         continue
                     for k in range(K):
@@ -1791,11 +1797,11 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                         elif kind == 2:
                             x += scale * random_standard_normal(rng)
                         elif kind == 3:
-                            x = x + <double> _discrete_laplace(&srcs[blk], a, b)
+                            x = x + <double> _discrete_laplace(&bits, a, b)
                         elif use_table:
-                            x = x + <double> _discrete_gaussian_table(&srcs[blk], &T)
+                            x = x + <double> _discrete_gaussian_table(&bits, &T)
                         elif kind == 4:
-                            x = x + <double> _discrete_gaussian(&srcs[blk], a, b, c)
+                            x = x + <double> _discrete_gaussian(&bits, a, b, c)
                         snapshot[w, k] = x
                         ptot[blk * Kp + k] += dptm_clamp(x, INFINITY)   # branch-free max(x, 0)
             dptm_omp_barrier()                  # every block's totals are in
