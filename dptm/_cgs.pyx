@@ -2293,11 +2293,12 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                                               shared)
                 dptm_omp_barrier()              # every block swept before the counts move
                 if deferred:
-                    # word frequencies are skewed: chunks of words handed out as threads
-                    # free up (KOS: the two static halves of the vocabulary hold 48% / 52%
-                    # of the tokens); each row is still written by one thread, so the
-                    # counts are the same
-                    for w in prange(V, schedule="dynamic", chunksize=256):
+                    # word frequencies are skewed: small chunks of words handed out as
+                    # threads free up (KOS: the two static halves of the vocabulary hold
+                    # 48% / 52% of the tokens, and chunks of 256 words did not scale: 2.05
+                    # ms on one thread, 2.35 on two at K = 500); each row is still written
+                    # by one thread, so the counts are the same
+                    for w in prange(V, schedule="dynamic", chunksize=16):
                         for j in range(word_ptr[w], word_ptr[w + 1]):
                             tok = word_tokens[j]
                             k_old = z_old[tok]
