@@ -309,21 +309,6 @@ def test_snapshot_many_row_blocks_any_threads(B):
         np.testing.assert_array_equal(outs[0][0][rows], run(1, rows)[0])
 
 
-@pytest.mark.parametrize("V,K", [(6906, 50), (6906, 1000), (25, 4), (1, 3), (100, 1),
-                                 (40000, 300)])
-def test_snapshot_generators_blocks(V, K):
-    """One child stream per row block: blocks of at most about _SNAPSHOT_BLOCK_ENTRIES
-    counts and at most ceil(V / _SNAPSHOT_MIN_BLOCKS) rows (work for every thread); from V
-    and K only, and the generators are distinct."""
-    gens = private_gibbs._snapshot_generators(np.random.default_rng(0), V, K)
-    n = len(gens)
-    want = max(min(V, private_gibbs._SNAPSHOT_MIN_BLOCKS),
-               -(-V * K // private_gibbs._SNAPSHOT_BLOCK_ENTRIES))
-    rows = -(-V // min(V, want))            # rows per block, then the blocks they make
-    assert n == -(-V // rows) and rows <= -(-V // private_gibbs._SNAPSHOT_MIN_BLOCKS)
-    assert len({g.random_raw() for g in gens}) == n
-
-
 def test_dyadic_snapshot_noise_is_fill_discrete_laplace_dyadic():
     """The default noise is drawn row by row inside the snapshot kernel (no V x K buffer):
     block j's noise is, bit for bit, ``fill_discrete_laplace_dyadic`` over block j's counts
