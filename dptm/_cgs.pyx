@@ -1635,10 +1635,13 @@ cdef void _factor_rows(const double* snap, float* wf, double* wc, double* wm,
             g0[K + k] = f1
             g0[2 * K + k] = f2
             g0[3 * K + k] = f3
-            m0 = m0 + f0
-            m1 = m1 + f1
-            m2 = m2 + f2
-            m3 = m3 + f3
+            # the sums of the stored floats, read back (the same numbers as f0..f3, but
+            # GCC without -fopenmp summed the unrounded double products for two of the
+            # four rows: a mass off its factor row by ~1e-8 relative)
+            m0 = m0 + g0[k]
+            m1 = m1 + g0[K + k]
+            m2 = m2 + g0[2 * K + k]
+            m3 = m3 + g0[3 * K + k]
             if c0 != NULL:
                 c0[k] = m0
                 c0[K + k] = m1
@@ -1654,7 +1657,7 @@ cdef void _factor_rows(const double* snap, float* wf, double* wc, double* wm,
         for k in range(K):
             f0 = <float> ((dptm_clamp(snap[w * K + k], clip) + beta) * inv_tot[k])
             wf[w * K + k] = f0
-            m0 = m0 + f0
+            m0 = m0 + wf[w * K + k]
             if wc != NULL:
                 wc[w * K + k] = m0
         wm[w] = m0
