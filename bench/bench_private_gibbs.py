@@ -21,7 +21,8 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
 5. Topic-based attack accuracy against iterations (papers/zhao2021 Fig. 4).
 6. Thread scaling (#16), K = 50, 100, 500, 1000, n_jobs = 1, 2 and all cores: (a) kernel
    level from one burnt-in state: the private sweep (blocks, secret streams, word-bucket
-   search table included), the snapshot, one SUB-LDA iteration (discrete Gaussian snapshot,
+   search table included), the snapshot (single stream, and the fit's row blocks at each
+   thread count), one SUB-LDA iteration (discrete Gaussian snapshot,
    sigma 7.07, by inversion and by the former alias-table sampler, + the gamma 0.5 sweep),
    and a plain GibbsLDA sweep (the estimator's
    choice: blocked dense, SparseLDA from K = 500, AD-LDA for n > 1); (b) end-to-end fits of

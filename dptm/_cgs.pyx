@@ -1694,7 +1694,9 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     ``bit_generator``: one BitGenerator (every row from it, in row order), or a list of
     ``B`` BitGenerators: rows in ``B`` consecutive blocks of ``ceil(V / B)`` rows, block
     ``j`` drawing its noise from generator ``j`` (used without its lock: they must belong
-    to this call), on ``n_threads`` OpenMP threads. The topic totals are summed per block
+    to this call), on ``n_threads`` OpenMP threads (a block's rows on one thread, blocks
+    handed out as threads free up; one parallel region for the noise and the factor
+    pass). The topic totals are summed per block
     (the first block starting from ``V beta``) and then over blocks in block order, so the
     result depends on the blocks and their streams, never on ``n_threads``.
     """
