@@ -252,33 +252,62 @@ cdef inline void _word_list_remove(int32_t* wl, int32_t* wn_w, int32_t k) noexce
     wn_w[0] = <int32_t> n_w
 
 
+cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
+    """sum of x[0:n] in 4 interleaved partial sums (a quarter of the serial additions)."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 4 <= n:
+        a0 += x[j]
+        a1 += x[j + 1]
+        a2 += x[j + 2]
+        a3 += x[j + 3]
+        j += 4
+    while j < n:
+        a0 += x[j]
+        j += 1
+    return (a0 + a1) + (a2 + a3)
+
+
 cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                        int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
                        bitgen_t* rng, int32_t* wnz, int32_t* wn, int32_t* dnz,
-                       int32_t* dpos, double* inv, double* c, double* cumq,
-                       double* cumr) noexcept nogil:
-    """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
-    (``c[t] = (n_dk[d, t] + alpha) inv[t]`` kept for the current document)."""
+                       int32_t* dpos, double* inv, double* c, double* cumq) noexcept nogil:
+    """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built.
+
+    Kept exact through the call (each recomputed when its topic's counts change):
+    ``inv[t] = 1 / (n_k[t] + V beta)`` and ``c[t] = (n_dk[d, t] + alpha) inv[t]`` (``alpha
+    inv[t]`` outside the current document's topics, so a document costs an O(K) integer
+    scan for its topics and O(its topics) arithmetic to enter and leave). Kept as running sums, recomputed exactly per
+    document: the smoothing mass ``s = sum_t inv[t]`` and the document mass ``r = sum_t
+    n_dk[d, t] inv[t]``, so only the word bucket is summed per token; the document
+    bucket's running sum is taken only when the uniform falls in it."""
     cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
     cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
     cdef int32_t* wrow
     cdef int32_t* drow
     cdef int32_t* wl
+    # n_k may have changed since the last call (another partition's moves)
+    for t in range(K):
+        inv[t] = 1.0 / (n_k[t] + beta_sum)
+        c[t] = alpha * inv[t]
     for d in range(d_lo, d_hi):
         if doc_ptr[d + 1] == doc_ptr[d]:
             continue
         drow = n_dk + d * K
-        # per document: exact totals, no drift carried across documents
-        s = 0.0
+        # the document's topics (a branch-free scan of its counts), their c, and r and s
+        # afresh: no drift carried across documents
         n_d = 0
         for t in range(K):
-            inv[t] = 1.0 / (n_k[t] + beta_sum)
-            c[t] = (drow[t] + alpha) * inv[t]
-            s += inv[t]
             dpos[t] = <int32_t> n_d
             dnz[n_d] = <int32_t> t
             n_d += drow[t] > 0
+        r = 0.0
+        for j in range(n_d):
+            t = dnz[j]
+            c[t] = (drow[t] + alpha) * inv[t]
+            r += drow[t] * inv[t]
+        s = _sum_doubles(inv, K)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
             k = z[i]
@@ -286,12 +315,14 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             wl = wnz + w * K
             # remove the token
             s -= inv[k]
+            r -= drow[k] * inv[k]
             wrow[k] -= 1
             drow[k] -= 1
             n_k[k] -= 1
             inv[k] = 1.0 / (n_k[k] + beta_sum)
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
+            r += drow[k] * inv[k]
             if wrow[k] == 0:
                 _word_list_remove(wl, wn + w, <int32_t> k)
             if drow[k] == 0:
@@ -299,19 +330,14 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 j = dpos[k]
                 dnz[j] = dnz[n_d]
                 dpos[dnz[j]] = <int32_t> j
-            # word bucket q (topics of the word), document bucket r (topics of the document),
-            # smoothing bucket alpha beta sum_t inv[t]
+            # word bucket q (topics of the word), document bucket beta r (topics of the
+            # document), smoothing bucket alpha beta s (all topics)
             q = 0.0
             n_w = wn[w]
             for j in range(n_w):
                 t = wl[j]
                 q += wrow[t] * c[t]
                 cumq[j] = q
-            r = 0.0
-            for j in range(n_d):
-                t = dnz[j]
-                r += drow[t] * inv[t]
-                cumr[j] = r
             u = next_uniform(rng) * (q + beta * r + ab * s)
             if u < q:
                 j = 0
@@ -320,10 +346,14 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 k = wl[j]
             elif u < q + beta * r and n_d > 0:
                 u = (u - q) / beta
-                j = 0
-                while j < n_d - 1 and cumr[j] <= u:
-                    j += 1
-                k = dnz[j]
+                acc = 0.0
+                k = dnz[n_d - 1]
+                for j in range(n_d - 1):
+                    t = dnz[j]
+                    acc += drow[t] * inv[t]
+                    if acc > u:
+                        k = t
+                        break
             else:
                 u = (u - q - beta * r) / ab
                 acc = 0.0
@@ -336,12 +366,14 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             # add it back with its new topic
             z[i] = <int32_t> k
             s -= inv[k]
+            r -= drow[k] * inv[k]
             wrow[k] += 1
             drow[k] += 1
             n_k[k] += 1
             inv[k] = 1.0 / (n_k[k] + beta_sum)
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
+            r += drow[k] * inv[k]
             if wrow[k] == 1:
                 wl[wn[w]] = <int32_t> k
                 wn[w] += 1
@@ -349,6 +381,10 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 dpos[k] = <int32_t> n_d
                 dnz[n_d] = <int32_t> k
                 n_d += 1
+        # leave the document: its topics' c back to alpha inv
+        for j in range(n_d):
+            t = dnz[j]
+            c[t] = alpha * inv[t]
 
 
 
@@ -438,7 +474,7 @@ cdef class ADLDAWorkspace:
             self.w.nk[p] = <int64_t*> self._alloc(K * sizeof(int64_t))
             self.w.gens[p] = <bitgen_t*> self._alloc(sizeof(bitgen_t))
             self.w.dbuf[p] = <double*> self._alloc(
-                (4 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
+                (3 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
             if sparse:
                 self.w.lists[p] = <int32_t*> self._alloc(V * K * sizeof(int32_t))
                 self.w.small[p] = <int32_t*> self._alloc((V + 2 * K) * sizeof(int32_t))
@@ -558,8 +594,7 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
                              ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p],
-                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K,
-                             db + 3 * K)
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K)
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
                             n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)
@@ -764,7 +799,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                     sm = ws.small[p]
                     _sparse_docs(doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha,
                                  beta, ws.gens[p], ws.lists[p], sm, sm + V, sm + V + K, db,
-                                 db + K, db + 2 * K, db + 3 * K)
+                                 db + K, db + 2 * K)
                 else:
                     _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
                                 K, alpha, beta, ws.gens[p], db, db + K)
