@@ -108,6 +108,7 @@ cdef extern from *:
     }
     """
     const Py_ssize_t DPTM_CGS_NB
+    void __builtin_prefetch(const void* p) noexcept nogil
     void dptm_cgs_prefetch_row(const int32_t* row, Py_ssize_t K) noexcept nogil
     void dptm_cgs_block_prefix(const int32_t* wrow, const double* c, double* P, Py_ssize_t K,
                                double beta) noexcept nogil
@@ -287,6 +288,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     cdef int32_t* wrow
     cdef int32_t* drow
     cdef int32_t* wl
+    cdef Py_ssize_t i_end = doc_ptr[d_hi]
     # n_k may have changed since the last call (another partition's moves)
     for t in range(K):
         inv[t] = 1.0 / (n_k[t] + beta_sum)
@@ -309,6 +311,20 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             r += drow[t] * inv[t]
         s = _sum_doubles(inv, K)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            # the counts a token reads are scattered over its word's row (V K int32 outgrow
+            # the caches at large K): fetch the next token's, and the word list of the one
+            # after, while this one is drawn (hints only: no effect on the draws)
+            if i + 2 < i_end:
+                w = words[i + 2]
+                __builtin_prefetch(wnz + w * K)
+                __builtin_prefetch(wn + w)
+            if i + 1 < i_end:
+                w = words[i + 1]
+                wrow = n_wk + w * K
+                wl = wnz + w * K
+                __builtin_prefetch(wrow + z[i + 1])
+                for j in range(wn[w]):
+                    __builtin_prefetch(wrow + wl[j])
             w = words[i]
             k = z[i]
             wrow = n_wk + w * K
@@ -522,7 +538,6 @@ cdef extern from *:
     }
     """
     void dptm_omp_barrier() noexcept nogil
-    void __builtin_prefetch(const void* p) noexcept nogil
 
 
 cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
