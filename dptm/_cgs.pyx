@@ -241,16 +241,34 @@ def _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_gene
             raise ValueError("part_ptr must be non-decreasing")
 
 
-cdef inline void _word_list_remove(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
-    """Remove topic ``k`` from a word's list ``wl`` of ``wn_w[0]`` topics (k is in it):
-    found by a scan (no V x K position table to keep in cache; the word bucket scans the
-    list anyway), replaced by the last entry."""
-    cdef Py_ssize_t n_w = wn_w[0] - 1
-    cdef Py_ssize_t j = 0
-    while wl[j] != k:
+# A word's list (SparseLDA): its non-zero topics as (topic, count) int32 pairs, wl[2 j] and
+# wl[2 j + 1], so the word bucket reads one contiguous run instead of gathering counts
+# from the word's row (a cache line per topic at large K). Unordered: a topic whose count
+# drops to zero is replaced by the last pair, a new one is appended.
+cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
+    """Decrement topic ``k``'s count (k is in the list), dropping it at zero."""
+    cdef Py_ssize_t j = 0, last
+    while wl[2 * j] != k:
         j += 1
-    wl[j] = wl[n_w]
-    wn_w[0] = <int32_t> n_w
+    wl[2 * j + 1] -= 1
+    if wl[2 * j + 1] == 0:
+        last = wn_w[0] - 1
+        wl[2 * j] = wl[2 * last]
+        wl[2 * j + 1] = wl[2 * last + 1]
+        wn_w[0] = <int32_t> last
+
+
+cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
+    """Increment topic ``k``'s count, appending it with count 1 if absent."""
+    cdef Py_ssize_t j = 0, n = wn_w[0]
+    while j < n and wl[2 * j] != k:
+        j += 1
+    if j < n:
+        wl[2 * j + 1] += 1
+    else:
+        wl[2 * n] = k
+        wl[2 * n + 1] = 1
+        wn_w[0] = <int32_t> (n + 1)
 
 
 cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
@@ -285,6 +303,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     bucket's running sum is taken only when the uniform falls in it."""
     cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
     cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
+    cdef bint in_list
+    cdef int32_t* pend = NULL
     cdef int32_t* wrow
     cdef int32_t* drow
     cdef int32_t* wl
@@ -316,19 +336,18 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             # after, while this one is drawn (hints only: no effect on the draws)
             if i + 2 < i_end:
                 w = words[i + 2]
-                __builtin_prefetch(wnz + w * K)
+                __builtin_prefetch(wnz + 2 * w * K)
                 __builtin_prefetch(wn + w)
             if i + 1 < i_end:
                 w = words[i + 1]
-                wrow = n_wk + w * K
-                wl = wnz + w * K
-                __builtin_prefetch(wrow + z[i + 1])
-                for j in range(wn[w]):
-                    __builtin_prefetch(wrow + wl[j])
+                wl = wnz + 2 * w * K
+                __builtin_prefetch(n_wk + w * K + z[i + 1])
+                for j in range(16, 2 * wn[w], 16):
+                    __builtin_prefetch(wl + j)
             w = words[i]
             k = z[i]
             wrow = n_wk + w * K
-            wl = wnz + w * K
+            wl = wnz + 2 * w * K
             # remove the token
             s -= inv[k]
             r -= drow[k] * inv[k]
@@ -339,8 +358,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             r += drow[k] * inv[k]
-            if wrow[k] == 0:
-                _word_list_remove(wl, wn + w, <int32_t> k)
+            _list_dec(wl, wn + w, <int32_t> k)
             if drow[k] == 0:
                 n_d -= 1
                 j = dpos[k]
@@ -351,15 +369,15 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             q = 0.0
             n_w = wn[w]
             for j in range(n_w):
-                t = wl[j]
-                q += wrow[t] * c[t]
+                q += wl[2 * j + 1] * c[wl[2 * j]]
                 cumq[j] = q
             u = next_uniform(rng) * (q + beta * r + ab * s)
-            if u < q:
+            in_list = u < q
+            if in_list:
                 j = 0
                 while j < n_w - 1 and cumq[j] <= u:
                     j += 1
-                k = wl[j]
+                k = wl[2 * j]
             elif u < q + beta * r and n_d > 0:
                 u = (u - q) / beta
                 acc = 0.0
@@ -379,20 +397,25 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                     if acc > u:
                         k = t
                         break
-            # add it back with its new topic
+            # add it back with its new topic; the word-row count (not read by the sampler,
+            # which reads the list) one token later, after a prefetch of its line
             z[i] = <int32_t> k
             s -= inv[k]
             r -= drow[k] * inv[k]
-            wrow[k] += 1
+            if pend != NULL:
+                pend[0] += 1
+            pend = wrow + k
+            __builtin_prefetch(pend)
             drow[k] += 1
             n_k[k] += 1
             inv[k] = 1.0 / (n_k[k] + beta_sum)
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             r += drow[k] * inv[k]
-            if wrow[k] == 1:
-                wl[wn[w]] = <int32_t> k
-                wn[w] += 1
+            if in_list:
+                wl[2 * j + 1] += 1
+            else:
+                _list_inc(wl, wn + w, <int32_t> k)
             if drow[k] == 1:
                 dpos[k] = <int32_t> n_d
                 dnz[n_d] = <int32_t> k
@@ -401,6 +424,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
         for j in range(n_d):
             t = dnz[j]
             c[t] = alpha * inv[t]
+    if pend != NULL:
+        pend[0] += 1
 
 
 
@@ -411,7 +436,7 @@ cdef struct Work:
     int32_t* old           # V x K counts of the start of the sweep (P > 1)
     int32_t** wk           # per partition its V x K counts (wk[0] unused: n_wk in place)
     int64_t** nk           # per partition its K topic totals
-    int32_t** lists        # sparse: per partition V K (each word's non-zero topics)
+    int32_t** lists        # sparse: per partition 2 V K (each word's (topic, count) pairs)
     int32_t** small        # sparse: per partition V + 2 K (list lengths, document list)
     double** dbuf          # per partition scratch: 4 K (sparse) or 2 K + NB (dense)
     bitgen_t** gens        # per partition a copy of its generator's bitgen_t (same state
@@ -477,7 +502,9 @@ cdef class ADLDAWorkspace:
     or of the same state after ``n_wk`` or ``n_k`` changed otherwise, must follow
     ``invalidate()`` (another ``n_wk`` array or changed ``n_k`` are detected; a change of
     ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1]) V K`` int32 for the copies and, if
-    sparse, ``P V K`` int32 for the lists.
+    sparse, ``2 P V K`` int32 for the lists ((topic, count) pairs; only a word's non-zero
+    topics are touched). Buffers from 4 MB sit at 2 MB boundaries, advised to use
+    transparent huge pages.
 
     Parameters
     ----------
@@ -525,7 +552,7 @@ cdef class ADLDAWorkspace:
             self.w.dbuf[p] = <double*> self._alloc(
                 (3 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
             if sparse:
-                self.w.lists[p] = <int32_t*> self._alloc(V * K * sizeof(int32_t))
+                self.w.lists[p] = <int32_t*> self._alloc(2 * V * K * sizeof(int32_t))
                 self.w.small[p] = <int32_t*> self._alloc((V + 2 * K) * sizeof(int32_t))
 
     cdef void* _alloc(self, size_t nbytes) except NULL:
@@ -603,15 +630,16 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
             for p in range(1, P):
                 memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
     if refresh and ws.lists != NULL:
-        wl = ws.lists[0] + w * K
+        wl = ws.lists[0] + 2 * w * K
         cnt = 0
         for t in range(K):
             if row[t] > 0:
-                wl[cnt] = <int32_t> t
+                wl[2 * cnt] = <int32_t> t
+                wl[2 * cnt + 1] = row[t]
                 cnt += 1
         ws.small[0][w] = <int32_t> cnt
         for p in range(1, P):
-            memcpy(ws.lists[p] + w * K, wl, cnt * sizeof(int32_t))
+            memcpy(ws.lists[p] + 2 * w * K, wl, 2 * cnt * sizeof(int32_t))
             ws.small[p][w] = <int32_t> cnt
 
 
@@ -713,6 +741,8 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
         if ahead < hi:
             __builtin_prefetch(wkp + words[ahead] * K + z[ahead])
             __builtin_prefetch(wkp + words[ahead] * K + zb[ahead])
+            if sparse:
+                __builtin_prefetch(ws.lists[p] + 2 * words[ahead] * K)
         a = zb[i]
         b = z[i]
         if a == b:
@@ -724,13 +754,10 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
         nk[a] -= 1
         nk[b] += 1
         if sparse:
-            wl = ws.lists[p] + w * K
+            wl = ws.lists[p] + 2 * w * K
             wn = ws.small[p]
-            if row[a] == 0:
-                _word_list_remove(wl, wn + w, a)
-            if row[b] == 1:
-                wl[wn[w]] = b
-                wn[w] += 1
+            _list_dec(wl, wn + w, a)
+            _list_inc(wl, wn + w, b)
 
 
 cdef extern from *:
@@ -993,16 +1020,19 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
             + alpha beta inv[t]                             (smoothing bucket s: all topics)
 
     One uniform u on [0, q + r + s) picks the bucket (in that order) and, by a running sum
-    in the bucket's list order, the topic (K - 1 if a smoothing scan runs past the end).
-    The same distribution as ``gibbs_sweep``, not the same draws; O(K_w + K_d) per token
-    (non-zero topics of the word and of the document) plus O(K) per document and with the
-    probability of the smoothing bucket. Every partition's per-word topic lists start each
+    in the bucket's list order, the topic (the list's last, or K - 1, if a document or
+    smoothing scan runs past the end). The same distribution as ``gibbs_sweep``, not the
+    same draws. Per token only q is summed, O(K_w) (the word's non-zero topics, read from
+    its list of (topic, count) pairs); s and r are running sums kept as the counts change,
+    recomputed exactly per document (O(K) additions); r's running sum over the document's
+    K_d topics is taken only when u falls in it, the smoothing scan over K only when u
+    falls in s. Every partition's per-word topic lists start each
     sweep in increasing topic order, built from the counts of the start of the sweep (O(V K),
     in parallel over words, fused with the merge when ``workspace``, an
     ``ADLDAWorkspace(P, V, K, True)``, is reused across the sweeps of one state; the draws
     do not depend on it); within the sweep a topic whose count drops to zero is replaced by
-    the list's last and a new one is appended. s is recomputed per document. Memory: P
-    copies of ``n_wk`` and P V K int32 for the lists.
+    the list's last and a new one is appended. Memory: P copies of ``n_wk`` and 2 P V K
+    int32 for the lists.
     """
     _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
                bit_generators, n_threads, workspace)

@@ -129,8 +129,8 @@ class GibbsLDA(TopicModelMixin):
         From 500 topics the sweeps, serial or AD-LDA, use SparseLDA's bucket decomposition
         (Yao et al. 2009; the same conditional, sampled in O(K_w + K_d) per token: the
         non-zero topics of the word and of the document). Memory: with ``n_jobs > 1``,
-        ``n_jobs`` more copies of the V x K int32 counts; from 500 topics, V K int32 of
-        word lists per part (one part when serial).
+        ``n_jobs`` more copies of the V x K int32 counts; from 500 topics, 2 V K int32
+        of word lists per part (one part when serial).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
