@@ -292,7 +292,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
                        bitgen_t* rng, int32_t* wnz, int32_t* wn, int32_t* dnz,
                        int32_t* dpos, double* inv, double* c, double* cumq) noexcept nogil:
-    """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built.
+    """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
+    (the sampler reads them, not ``n_wk``; ``n_wk`` NULL: only the lists are kept).
 
     Kept exact through the call (each recomputed when its topic's counts change):
     ``inv[t] = 1 / (n_k[t] + V beta)`` and ``c[t] = (n_dk[d, t] + alpha) inv[t]`` (``alpha
@@ -305,6 +306,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
     cdef bint in_list
     cdef int32_t* pend = NULL
+    cdef bint dense = n_wk != NULL
     cdef int32_t* wrow
     cdef int32_t* drow
     cdef int32_t* wl
@@ -341,7 +343,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             if i + 1 < i_end:
                 w = words[i + 1]
                 wl = wnz + 2 * w * K
-                __builtin_prefetch(n_wk + w * K + z[i + 1])
+                if dense:
+                    __builtin_prefetch(n_wk + w * K + z[i + 1])
                 for j in range(16, 2 * wn[w], 16):
                     __builtin_prefetch(wl + j)
             w = words[i]
@@ -351,7 +354,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             # remove the token
             s -= inv[k]
             r -= drow[k] * inv[k]
-            wrow[k] -= 1
+            if dense:
+                wrow[k] -= 1
             drow[k] -= 1
             n_k[k] -= 1
             inv[k] = 1.0 / (n_k[k] + beta_sum)
@@ -402,10 +406,11 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             z[i] = <int32_t> k
             s -= inv[k]
             r -= drow[k] * inv[k]
-            if pend != NULL:
-                pend[0] += 1
-            pend = wrow + k
-            __builtin_prefetch(pend)
+            if dense:
+                if pend != NULL:
+                    pend[0] += 1
+                pend = wrow + k
+                __builtin_prefetch(pend)
             drow[k] += 1
             n_k[k] += 1
             inv[k] = 1.0 / (n_k[k] + beta_sum)
@@ -725,8 +730,9 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
 cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
                        const int32_t* words, const int32_t* z, const int32_t* zb,
                        Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Partition ``p``'s counts (``wkp``, ``ws.nk[p]``, its word lists) take the moves of
-    tokens [lo, hi): token i from topic ``zb[i]`` to ``z[i]`` (list edits as in the sweep)."""
+    """Partition ``p``'s counts (``wkp`` unless NULL, ``ws.nk[p]``, its word lists) take the
+    moves of tokens [lo, hi): token i from topic ``zb[i]`` to ``z[i]`` (list edits as in the
+    sweep)."""
     cdef Py_ssize_t i, K = ws.K
     cdef int32_t a, b, w
     cdef int32_t* row
@@ -739,8 +745,9 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
         # without it each move waits for its row; about a sixth of a 2-part sweep at K = 50)
         ahead = i + 12
         if ahead < hi:
-            __builtin_prefetch(wkp + words[ahead] * K + z[ahead])
-            __builtin_prefetch(wkp + words[ahead] * K + zb[ahead])
+            if wkp != NULL:
+                __builtin_prefetch(wkp + words[ahead] * K + z[ahead])
+                __builtin_prefetch(wkp + words[ahead] * K + zb[ahead])
             if sparse:
                 __builtin_prefetch(ws.lists[p] + 2 * words[ahead] * K)
         a = zb[i]
@@ -748,9 +755,10 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
         if a == b:
             continue
         w = words[i]
-        row = wkp + w * K
-        row[a] -= 1
-        row[b] += 1
+        if wkp != NULL:
+            row = wkp + w * K
+            row[a] -= 1
+            row[b] += 1
         nk[a] -= 1
         nk[b] += 1
         if sparse:
@@ -832,6 +840,16 @@ cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
             _apply_moves(ws, p, wkp, sparse, words, z, zb, doc_ptr[lo], doc_ptr[hi])
 
 
+cdef inline int32_t* _round_counts(const Work* ws, int32_t* n_wk, Py_ssize_t p,
+                                  bint sparse) noexcept nogil:
+    """The word-topic counts part ``p`` keeps in the rounds kernel: part 0 the true ones
+    (``n_wk``, in place); another part its copy, or none when sparse (its sampler reads its
+    word lists, and its copy would never be read: the next sweep starts from ``n_wk``)."""
+    if p == 0:
+        return n_wk
+    return NULL if sparse else ws.wk[p]
+
+
 cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t* doc_ptr,
                         const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* zb,
                         int32_t* n_wk, int32_t* n_dk, int64_t* n_k, const int64_t* round_ptr,
@@ -859,7 +877,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
         for r in range(S):
             p = rank
             while p < P:
-                wkp = n_wk if p == 0 else ws.wk[p]
+                wkp = _round_counts(ws, n_wk, p, sparse)
                 if r == 0:
                     memcpy(ws.nk[p], n_k, K * sizeof(int64_t))
                 elif r >= lag:
@@ -884,7 +902,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
         # the rounds no part has seen yet from the others: S - lag .. S - 1
         p = rank
         while p < P:
-            wkp = n_wk if p == 0 else ws.wk[p]
+            wkp = _round_counts(ws, n_wk, p, sparse)
             for rr in range(S - lag if S > lag else 0, S):
                 _apply_round(ws, p, wkp, sparse, doc_ptr, words, z, zb, round_ptr, S, rr,
                              done, False)
