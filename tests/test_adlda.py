@@ -268,7 +268,7 @@ def corpus_x():
 
 def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
     """GibbsLDA.fit's sweeps written out with the kernels: one thread, no workspace when
-    serial."""
+    serial, the first sweep dense."""
     corpus = Corpus.from_matrix(X)
     rng = check_random_state(seed)
     rng.integers(2**63)                                  # transform_seed_
@@ -282,12 +282,15 @@ def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
     else:
         parts = np.array([0, corpus.n_docs], dtype=np.int64)
         gens = [rng.bit_generator]
-    for _ in range(sweeps):
+    for it in range(sweeps):
+        first = sparse and it == 0               # the first sweep is dense
         if n_jobs > 1:                           # the rounds kernel needs a workspace
-            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
-                                    st.n_k, alpha, beta, rounds, gens, 1, sparse, ws,
-                                    gibbs._SYNC_LAG)
-        elif sparse:
+            _cgs.gibbs_sweep_rounds(
+                corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk, st.n_k, alpha, beta,
+                rounds, gens, 1, sparse and not first,
+                _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, False) if first else ws,
+                gibbs._SYNC_LAG)
+        elif sparse and not first:
             _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
                                     st.n_k, alpha, beta, parts, gens, 1)
         else:
