@@ -108,6 +108,7 @@ cdef extern from *:
     }
     """
     const Py_ssize_t DPTM_CGS_NB
+    void __builtin_prefetch(const void* p) noexcept nogil
     void dptm_cgs_prefetch_row(const int32_t* row, Py_ssize_t K) noexcept nogil
     void dptm_cgs_block_prefix(const int32_t* wrow, const double* c, double* P, Py_ssize_t K,
                                double beta) noexcept nogil
@@ -240,90 +241,157 @@ def _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_gene
             raise ValueError("part_ptr must be non-decreasing")
 
 
-cdef inline void _word_list_remove(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
-    """Remove topic ``k`` from a word's list ``wl`` of ``wn_w[0]`` topics (k is in it):
-    found by a scan (no V x K position table to keep in cache; the word bucket scans the
-    list anyway), replaced by the last entry."""
-    cdef Py_ssize_t n_w = wn_w[0] - 1
-    cdef Py_ssize_t j = 0
-    while wl[j] != k:
+# A word's list (SparseLDA): its non-zero topics as (topic, count) int32 pairs, wl[2 j] and
+# wl[2 j + 1], so the word bucket reads one contiguous run instead of gathering counts
+# from the word's row (a cache line per topic at large K). Unordered: a topic whose count
+# drops to zero is replaced by the last pair, a new one is appended.
+cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
+    """Decrement topic ``k``'s count (k is in the list), dropping it at zero."""
+    cdef Py_ssize_t j = 0, last
+    while wl[2 * j] != k:
         j += 1
-    wl[j] = wl[n_w]
-    wn_w[0] = <int32_t> n_w
+    wl[2 * j + 1] -= 1
+    if wl[2 * j + 1] == 0:
+        last = wn_w[0] - 1
+        wl[2 * j] = wl[2 * last]
+        wl[2 * j + 1] = wl[2 * last + 1]
+        wn_w[0] = <int32_t> last
+
+
+cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
+    """Increment topic ``k``'s count, appending it with count 1 if absent."""
+    cdef Py_ssize_t j = 0, n = wn_w[0]
+    while j < n and wl[2 * j] != k:
+        j += 1
+    if j < n:
+        wl[2 * j + 1] += 1
+    else:
+        wl[2 * n] = k
+        wl[2 * n + 1] = 1
+        wn_w[0] = <int32_t> (n + 1)
+
+
+cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
+    """sum of x[0:n] in 4 interleaved partial sums (a quarter of the serial additions)."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 4 <= n:
+        a0 += x[j]
+        a1 += x[j + 1]
+        a2 += x[j + 2]
+        a3 += x[j + 3]
+        j += 4
+    while j < n:
+        a0 += x[j]
+        j += 1
+    return (a0 + a1) + (a2 + a3)
 
 
 cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                        int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
                        bitgen_t* rng, int32_t* wnz, int32_t* wn, int32_t* dnz,
-                       int32_t* dpos, double* inv, double* c, double* cumq,
-                       double* cumr) noexcept nogil:
+                       int32_t* dpos, double* inv, double* c, double* cumq) noexcept nogil:
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
-    (``c[t] = (n_dk[d, t] + alpha) inv[t]`` kept for the current document)."""
+    (the sampler reads them, not ``n_wk``; ``n_wk`` NULL: only the lists are kept).
+
+    Kept exact through the call (each recomputed when its topic's counts change):
+    ``inv[t] = 1 / (n_k[t] + V beta)`` and ``c[t] = (n_dk[d, t] + alpha) inv[t]`` (``alpha
+    inv[t]`` outside the current document's topics, so a document costs an O(K) integer
+    scan for its topics and O(its topics) arithmetic to enter and leave). Kept as running sums, recomputed exactly per
+    document: the smoothing mass ``s = sum_t inv[t]`` and the document mass ``r = sum_t
+    n_dk[d, t] inv[t]``, so only the word bucket is summed per token; the document
+    bucket's running sum is taken only when the uniform falls in it."""
     cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
     cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
+    cdef bint in_list
+    cdef int32_t* pend = NULL
+    cdef bint dense = n_wk != NULL
     cdef int32_t* wrow
     cdef int32_t* drow
     cdef int32_t* wl
+    cdef Py_ssize_t i_end = doc_ptr[d_hi]
+    # n_k may have changed since the last call (another partition's moves)
+    for t in range(K):
+        inv[t] = 1.0 / (n_k[t] + beta_sum)
+        c[t] = alpha * inv[t]
     for d in range(d_lo, d_hi):
         if doc_ptr[d + 1] == doc_ptr[d]:
             continue
         drow = n_dk + d * K
-        # per document: exact totals, no drift carried across documents
-        s = 0.0
+        # the document's topics (a branch-free scan of its counts), their c, and r and s
+        # afresh: no drift carried across documents
         n_d = 0
         for t in range(K):
-            inv[t] = 1.0 / (n_k[t] + beta_sum)
-            c[t] = (drow[t] + alpha) * inv[t]
-            s += inv[t]
             dpos[t] = <int32_t> n_d
             dnz[n_d] = <int32_t> t
             n_d += drow[t] > 0
+        r = 0.0
+        for j in range(n_d):
+            t = dnz[j]
+            c[t] = (drow[t] + alpha) * inv[t]
+            r += drow[t] * inv[t]
+        s = _sum_doubles(inv, K)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            # the counts a token reads are scattered over its word's row (V K int32 outgrow
+            # the caches at large K): fetch the next token's, and the word list of the one
+            # after, while this one is drawn (hints only: no effect on the draws)
+            if i + 2 < i_end:
+                w = words[i + 2]
+                __builtin_prefetch(wnz + 2 * w * K)
+                __builtin_prefetch(wn + w)
+            if i + 1 < i_end:
+                w = words[i + 1]
+                wl = wnz + 2 * w * K
+                if dense:
+                    __builtin_prefetch(n_wk + w * K + z[i + 1])
+                for j in range(16, 2 * wn[w], 16):
+                    __builtin_prefetch(wl + j)
             w = words[i]
             k = z[i]
             wrow = n_wk + w * K
-            wl = wnz + w * K
+            wl = wnz + 2 * w * K
             # remove the token
             s -= inv[k]
-            wrow[k] -= 1
+            r -= drow[k] * inv[k]
+            if dense:
+                wrow[k] -= 1
             drow[k] -= 1
             n_k[k] -= 1
             inv[k] = 1.0 / (n_k[k] + beta_sum)
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
-            if wrow[k] == 0:
-                _word_list_remove(wl, wn + w, <int32_t> k)
+            r += drow[k] * inv[k]
+            _list_dec(wl, wn + w, <int32_t> k)
             if drow[k] == 0:
                 n_d -= 1
                 j = dpos[k]
                 dnz[j] = dnz[n_d]
                 dpos[dnz[j]] = <int32_t> j
-            # word bucket q (topics of the word), document bucket r (topics of the document),
-            # smoothing bucket alpha beta sum_t inv[t]
+            # word bucket q (topics of the word), document bucket beta r (topics of the
+            # document), smoothing bucket alpha beta s (all topics)
             q = 0.0
             n_w = wn[w]
             for j in range(n_w):
-                t = wl[j]
-                q += wrow[t] * c[t]
+                q += wl[2 * j + 1] * c[wl[2 * j]]
                 cumq[j] = q
-            r = 0.0
-            for j in range(n_d):
-                t = dnz[j]
-                r += drow[t] * inv[t]
-                cumr[j] = r
             u = next_uniform(rng) * (q + beta * r + ab * s)
-            if u < q:
+            in_list = u < q
+            if in_list:
                 j = 0
                 while j < n_w - 1 and cumq[j] <= u:
                     j += 1
-                k = wl[j]
+                k = wl[2 * j]
             elif u < q + beta * r and n_d > 0:
                 u = (u - q) / beta
-                j = 0
-                while j < n_d - 1 and cumr[j] <= u:
-                    j += 1
-                k = dnz[j]
+                acc = 0.0
+                k = dnz[n_d - 1]
+                for j in range(n_d - 1):
+                    t = dnz[j]
+                    acc += drow[t] * inv[t]
+                    if acc > u:
+                        k = t
+                        break
             else:
                 u = (u - q - beta * r) / ab
                 acc = 0.0
@@ -333,22 +401,36 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                     if acc > u:
                         k = t
                         break
-            # add it back with its new topic
+            # add it back with its new topic; the word-row count (not read by the sampler,
+            # which reads the list) one token later, after a prefetch of its line
             z[i] = <int32_t> k
             s -= inv[k]
-            wrow[k] += 1
+            r -= drow[k] * inv[k]
+            if dense:
+                if pend != NULL:
+                    pend[0] += 1
+                pend = wrow + k
+                __builtin_prefetch(pend)
             drow[k] += 1
             n_k[k] += 1
             inv[k] = 1.0 / (n_k[k] + beta_sum)
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
-            if wrow[k] == 1:
-                wl[wn[w]] = <int32_t> k
-                wn[w] += 1
+            r += drow[k] * inv[k]
+            if in_list:
+                wl[2 * j + 1] += 1
+            else:
+                _list_inc(wl, wn + w, <int32_t> k)
             if drow[k] == 1:
                 dpos[k] = <int32_t> n_d
                 dnz[n_d] = <int32_t> k
                 n_d += 1
+        # leave the document: its topics' c back to alpha inv
+        for j in range(n_d):
+            t = dnz[j]
+            c[t] = alpha * inv[t]
+    if pend != NULL:
+        pend[0] += 1
 
 
 
@@ -359,17 +441,50 @@ cdef struct Work:
     int32_t* old           # V x K counts of the start of the sweep (P > 1)
     int32_t** wk           # per partition its V x K counts (wk[0] unused: n_wk in place)
     int64_t** nk           # per partition its K topic totals
-    int32_t** lists        # sparse: per partition V K (each word's non-zero topics)
+    int32_t** lists        # sparse: per partition 2 V K (each word's (topic, count) pairs)
     int32_t** small        # sparse: per partition V + 2 K (list lengths, document list)
     double** dbuf          # per partition scratch: 4 K (sparse) or 2 K + NB (dense)
     bitgen_t** gens        # per partition a copy of its generator's bitgen_t (same state
                            # pointer: the draws are the generator's own)
 
 
+cdef extern from *:
+    """
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    /* Ask for transparent huge pages (where the kernel does them on request): the sweeps
+       read V x K arrays a row at a time in random word order, one 4 KB page per row at
+       K = 1000, so with small pages nearly every row costs a TLB miss. A hint only. */
+    static inline void dptm_advise_huge(void *p, size_t n) {
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        (void) madvise(p, n, MADV_HUGEPAGE);
+    #else
+        (void) p; (void) n;
+    #endif
+    }
+    """
+    void dptm_advise_huge(void* p, size_t n) noexcept nogil
+
+
+cdef size_t HUGE_PAGE = 1 << 21
+
+
 cdef void* _own_lines(size_t nbytes, void** raw) noexcept nogil:
     """``nbytes`` at a cache-line boundary inside an allocation padded by a line at each
-    end, so that no other allocation shares its lines (``*raw`` is what to free)."""
-    cdef char* p = <char*> malloc(nbytes + 128)
+    end, so that no other allocation shares its lines (``*raw`` is what to free). From
+    4 MB: at a 2 MB boundary, advised to use huge pages."""
+    cdef char* p
+    cdef uintptr_t a
+    if nbytes >= 2 * HUGE_PAGE:
+        p = <char*> malloc(nbytes + 2 * HUGE_PAGE)
+        raw[0] = <void*> p
+        if p == NULL:
+            return NULL
+        a = (<uintptr_t> p + HUGE_PAGE) & ~(<uintptr_t> (HUGE_PAGE - 1))
+        dptm_advise_huge(<void*> a, (nbytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1))
+        return <void*> a
+    p = <char*> malloc(nbytes + 128)
     raw[0] = <void*> p
     if p == NULL:
         return NULL
@@ -392,7 +507,9 @@ cdef class ADLDAWorkspace:
     or of the same state after ``n_wk`` or ``n_k`` changed otherwise, must follow
     ``invalidate()`` (another ``n_wk`` array or changed ``n_k`` are detected; a change of
     ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1]) V K`` int32 for the copies and, if
-    sparse, ``P V K`` int32 for the lists.
+    sparse, ``2 P V K`` int32 for the lists ((topic, count) pairs; only a word's non-zero
+    topics are touched). Buffers from 4 MB sit at 2 MB boundaries, advised to use
+    transparent huge pages.
 
     Parameters
     ----------
@@ -438,9 +555,9 @@ cdef class ADLDAWorkspace:
             self.w.nk[p] = <int64_t*> self._alloc(K * sizeof(int64_t))
             self.w.gens[p] = <bitgen_t*> self._alloc(sizeof(bitgen_t))
             self.w.dbuf[p] = <double*> self._alloc(
-                (4 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
+                (3 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
             if sparse:
-                self.w.lists[p] = <int32_t*> self._alloc(V * K * sizeof(int32_t))
+                self.w.lists[p] = <int32_t*> self._alloc(2 * V * K * sizeof(int32_t))
                 self.w.small[p] = <int32_t*> self._alloc((V + 2 * K) * sizeof(int32_t))
 
     cdef void* _alloc(self, size_t nbytes) except NULL:
@@ -486,7 +603,6 @@ cdef extern from *:
     }
     """
     void dptm_omp_barrier() noexcept nogil
-    void __builtin_prefetch(const void* p) noexcept nogil
 
 
 cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
@@ -519,15 +635,16 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
             for p in range(1, P):
                 memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
     if refresh and ws.lists != NULL:
-        wl = ws.lists[0] + w * K
+        wl = ws.lists[0] + 2 * w * K
         cnt = 0
         for t in range(K):
             if row[t] > 0:
-                wl[cnt] = <int32_t> t
+                wl[2 * cnt] = <int32_t> t
+                wl[2 * cnt + 1] = row[t]
                 cnt += 1
         ws.small[0][w] = <int32_t> cnt
         for p in range(1, P):
-            memcpy(ws.lists[p] + w * K, wl, cnt * sizeof(int32_t))
+            memcpy(ws.lists[p] + 2 * w * K, wl, 2 * cnt * sizeof(int32_t))
             ws.small[p][w] = <int32_t> cnt
 
 
@@ -558,8 +675,7 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
                              ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p],
-                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K,
-                             db + 3 * K)
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K)
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
                             n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)
@@ -614,8 +730,9 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
 cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
                        const int32_t* words, const int32_t* z, const int32_t* zb,
                        Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Partition ``p``'s counts (``wkp``, ``ws.nk[p]``, its word lists) take the moves of
-    tokens [lo, hi): token i from topic ``zb[i]`` to ``z[i]`` (list edits as in the sweep)."""
+    """Partition ``p``'s counts (``wkp`` unless NULL, ``ws.nk[p]``, its word lists) take the
+    moves of tokens [lo, hi): token i from topic ``zb[i]`` to ``z[i]`` (list edits as in the
+    sweep)."""
     cdef Py_ssize_t i, K = ws.K
     cdef int32_t a, b, w
     cdef int32_t* row
@@ -628,26 +745,27 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
         # without it each move waits for its row; about a sixth of a 2-part sweep at K = 50)
         ahead = i + 12
         if ahead < hi:
-            __builtin_prefetch(wkp + words[ahead] * K + z[ahead])
-            __builtin_prefetch(wkp + words[ahead] * K + zb[ahead])
+            if wkp != NULL:
+                __builtin_prefetch(wkp + words[ahead] * K + z[ahead])
+                __builtin_prefetch(wkp + words[ahead] * K + zb[ahead])
+            if sparse:
+                __builtin_prefetch(ws.lists[p] + 2 * words[ahead] * K)
         a = zb[i]
         b = z[i]
         if a == b:
             continue
         w = words[i]
-        row = wkp + w * K
-        row[a] -= 1
-        row[b] += 1
+        if wkp != NULL:
+            row = wkp + w * K
+            row[a] -= 1
+            row[b] += 1
         nk[a] -= 1
         nk[b] += 1
         if sparse:
-            wl = ws.lists[p] + w * K
+            wl = ws.lists[p] + 2 * w * K
             wn = ws.small[p]
-            if row[a] == 0:
-                _word_list_remove(wl, wn + w, a)
-            if row[b] == 1:
-                wl[wn[w]] = b
-                wn[w] += 1
+            _list_dec(wl, wn + w, a)
+            _list_inc(wl, wn + w, b)
 
 
 cdef extern from *:
@@ -722,6 +840,16 @@ cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
             _apply_moves(ws, p, wkp, sparse, words, z, zb, doc_ptr[lo], doc_ptr[hi])
 
 
+cdef inline int32_t* _round_counts(const Work* ws, int32_t* n_wk, Py_ssize_t p,
+                                  bint sparse) noexcept nogil:
+    """The word-topic counts part ``p`` keeps in the rounds kernel: part 0 the true ones
+    (``n_wk``, in place); another part its copy, or none when sparse (its sampler reads its
+    word lists, and its copy would never be read: the next sweep starts from ``n_wk``)."""
+    if p == 0:
+        return n_wk
+    return NULL if sparse else ws.wk[p]
+
+
 cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t* doc_ptr,
                         const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* zb,
                         int32_t* n_wk, int32_t* n_dk, int64_t* n_k, const int64_t* round_ptr,
@@ -749,7 +877,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
         for r in range(S):
             p = rank
             while p < P:
-                wkp = n_wk if p == 0 else ws.wk[p]
+                wkp = _round_counts(ws, n_wk, p, sparse)
                 if r == 0:
                     memcpy(ws.nk[p], n_k, K * sizeof(int64_t))
                 elif r >= lag:
@@ -764,7 +892,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                     sm = ws.small[p]
                     _sparse_docs(doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha,
                                  beta, ws.gens[p], ws.lists[p], sm, sm + V, sm + V + K, db,
-                                 db + K, db + 2 * K, db + 3 * K)
+                                 db + K, db + 2 * K)
                 else:
                     _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
                                 K, alpha, beta, ws.gens[p], db, db + K)
@@ -774,7 +902,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
         # the rounds no part has seen yet from the others: S - lag .. S - 1
         p = rank
         while p < P:
-            wkp = n_wk if p == 0 else ws.wk[p]
+            wkp = _round_counts(ws, n_wk, p, sparse)
             for rr in range(S - lag if S > lag else 0, S):
                 _apply_round(ws, p, wkp, sparse, doc_ptr, words, z, zb, round_ptr, S, rr,
                              done, False)
@@ -910,16 +1038,19 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
             + alpha beta inv[t]                             (smoothing bucket s: all topics)
 
     One uniform u on [0, q + r + s) picks the bucket (in that order) and, by a running sum
-    in the bucket's list order, the topic (K - 1 if a smoothing scan runs past the end).
-    The same distribution as ``gibbs_sweep``, not the same draws; O(K_w + K_d) per token
-    (non-zero topics of the word and of the document) plus O(K) per document and with the
-    probability of the smoothing bucket. Every partition's per-word topic lists start each
+    in the bucket's list order, the topic (the list's last, or K - 1, if a document or
+    smoothing scan runs past the end). The same distribution as ``gibbs_sweep``, not the
+    same draws. Per token only q is summed, O(K_w) (the word's non-zero topics, read from
+    its list of (topic, count) pairs); s and r are running sums kept as the counts change,
+    recomputed exactly per document (O(K) additions); r's running sum over the document's
+    K_d topics is taken only when u falls in it, the smoothing scan over K only when u
+    falls in s. Every partition's per-word topic lists start each
     sweep in increasing topic order, built from the counts of the start of the sweep (O(V K),
     in parallel over words, fused with the merge when ``workspace``, an
     ``ADLDAWorkspace(P, V, K, True)``, is reused across the sweeps of one state; the draws
     do not depend on it); within the sweep a topic whose count drops to zero is replaced by
-    the list's last and a new one is appended. s is recomputed per document. Memory: P
-    copies of ``n_wk`` and P V K int32 for the lists.
+    the list's last and a new one is appended. Memory: P copies of ``n_wk`` and 2 P V K
+    int32 for the lists.
     """
     _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
                bit_generators, n_threads, workspace)

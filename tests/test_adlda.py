@@ -166,6 +166,65 @@ def test_sparse_ad_lda_samples_from_the_stale_counts():
     assert pooled_pvalue(counts, np.outer(p0, np.roll(p1, 1)) * R) < 1e-6
 
 
+def _sweep_transition(words, docs, z0, n_wk0, n_dk0, n_k0, K, V, alpha, beta, sequential):
+    """Exact probability of every outcome of one serial sweep from the given state: the
+    product of each token's collapsed conditional given the tokens before it
+    (``sequential``), or of the conditionals of the start of the sweep (the wrong,
+    stale-count sampler: the alternative for power)."""
+    N = len(words)
+    out = np.zeros((K,) * N)
+    for outcome in itertools.product(range(K), repeat=N):
+        nw, nd, nk = n_wk0.copy(), n_dk0.copy(), n_k0.copy()
+        prob = 1.0
+        for i, (w, d, knew) in enumerate(zip(words, docs, outcome)):
+            base = (nw, nd, nk) if sequential else (n_wk0.copy(), n_dk0.copy(), n_k0.copy())
+            bw, bd, bk = base
+            bw[w, z0[i]] -= 1; bd[d, z0[i]] -= 1; bk[z0[i]] -= 1
+            p = (bw[w] + beta) * (bd[d] + alpha) / (bk + V * beta)
+            prob *= p[knew] / p.sum()
+            if sequential:
+                nw[w, knew] += 1; nd[d, knew] += 1; nk[knew] += 1
+        out[outcome] = prob
+    return out
+
+
+def test_sparse_sweep_follows_the_sequential_conditionals_within_documents():
+    """The serial SparseLDA sweep keeps the smoothing and document masses as running sums
+    within a document, the q coefficients for the document's topics only and (topic,
+    count) word lists: one sweep of two documents (3 tokens then 1, words shared, over
+    background counts with zeros so the three buckets and list insertions and removals
+    all occur) from a fixed state, 60000 times through one workspace; chi-square of the
+    joint outcome (6^4 cells, small ones pooled, false alarm 1e-6) against the product of
+    the exact sequential conditionals. Power: the stale-count sweep is rejected."""
+    K, V, alpha, beta, R = 6, 4, 0.4, 0.3, 60000
+    rng = np.random.default_rng(31)
+    doc_ptr = np.array([0, 3, 4], dtype=np.int64)
+    words = np.array([1, 2, 1, 2], dtype=np.int32)
+    docs = np.array([0, 0, 0, 1])
+    z0 = np.array([0, 3, 3, 5], dtype=np.int32)
+    bg_wk = (rng.integers(1, 4, size=(V, K)) * (rng.random((V, K)) < 0.3)).astype(np.int32)
+    bg_dk = (rng.integers(1, 3, size=(2, K)) * (rng.random((2, K)) < 0.3)).astype(np.int32)
+    n_wk0 = bg_wk.copy(); np.add.at(n_wk0, (words, z0), 1)
+    n_dk0 = bg_dk.copy(); np.add.at(n_dk0, (docs, z0), 1)
+    n_k0 = n_wk0.sum(axis=0, dtype=np.int64) + rng.integers(0, 5, size=K)
+    parts = np.array([0, 2], dtype=np.int64)
+    gen = np.random.default_rng(5).bit_generator
+    ws = _cgs.ADLDAWorkspace(1, V, K, True)
+    z, n_wk, n_dk, n_k = z0.copy(), n_wk0.copy(), n_dk0.copy(), n_k0.copy()
+    counts = np.zeros((K,) * 4)
+    for _ in range(R):
+        z[:] = z0; n_wk[:] = n_wk0; n_dk[:] = n_dk0; n_k[:] = n_k0
+        ws.invalidate()
+        _cgs.gibbs_sweep_sparse(doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, parts,
+                                [gen], 1, ws)
+        counts[tuple(z)] += 1
+    args = (words, docs, z0, n_wk0, n_dk0, n_k0, K, V, alpha, beta)
+    exact = _sweep_transition(*args, sequential=True)
+    assert np.isclose(exact.sum(), 1.0)
+    assert pooled_pvalue(counts, exact * R) > 1e-6
+    assert pooled_pvalue(counts, _sweep_transition(*args, sequential=False) * R) < 1e-6
+
+
 def test_sparse_sampler_with_workspace_matches_exact_posterior():
     """tests/test_parallel_gibbs.py's exact-posterior test for the serial SparseLDA sweep
     as GibbsLDA runs it, through a workspace kept for the 15 sweeps of each chain (word
@@ -209,7 +268,7 @@ def corpus_x():
 
 def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
     """GibbsLDA.fit's sweeps written out with the kernels: one thread, no workspace when
-    serial."""
+    serial, the first sweep dense."""
     corpus = Corpus.from_matrix(X)
     rng = check_random_state(seed)
     rng.integers(2**63)                                  # transform_seed_
@@ -223,12 +282,15 @@ def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
     else:
         parts = np.array([0, corpus.n_docs], dtype=np.int64)
         gens = [rng.bit_generator]
-    for _ in range(sweeps):
+    for it in range(sweeps):
+        first = sparse and it == 0               # the first sweep is dense
         if n_jobs > 1:                           # the rounds kernel needs a workspace
-            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
-                                    st.n_k, alpha, beta, rounds, gens, 1, sparse, ws,
-                                    gibbs._SYNC_LAG)
-        elif sparse:
+            _cgs.gibbs_sweep_rounds(
+                corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk, st.n_k, alpha, beta,
+                rounds, gens, 1, sparse and not first,
+                _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, False) if first else ws,
+                gibbs._SYNC_LAG)
+        elif sparse and not first:
             _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
                                     st.n_k, alpha, beta, parts, gens, 1)
         else:

@@ -663,6 +663,9 @@ def test_gibbs_lda_uses_sparse_sweeps_above_threshold(corpus_x, monkeypatch):
     monkeypatch.setattr(gibbs, "_SPARSE_MIN_TOPICS", 4)
     calls = []
     real, real_rounds = _cgs.gibbs_sweep_sparse, _cgs.gibbs_sweep_rounds
+    real_dense = _cgs.gibbs_sweep
+    monkeypatch.setattr(gibbs._cgs, "gibbs_sweep",
+                        lambda *a: calls.append(0) or real_dense(*a), raising=True)
     monkeypatch.setattr(gibbs._cgs, "gibbs_sweep_sparse",
                         lambda *a: calls.append(1) or real(*a), raising=True)
     # n_jobs > 1: the rounds kernel, its 12th argument the SparseLDA switch
@@ -674,4 +677,5 @@ def test_gibbs_lda_uses_sparse_sweeps_above_threshold(corpus_x, monkeypatch):
         np.testing.assert_array_equal(m.components_, m2.components_)
         assert np.isclose(m.components_.sum() - m.topic_word_prior_ * m.components_.size,
                           corpus_x.sum())
-    assert calls == [1] * 12
+    # the first sweep of each fit is dense (from the uniform start the lists are full)
+    assert calls == [0, 1, 1] * 4

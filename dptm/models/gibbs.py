@@ -13,8 +13,10 @@ from ._base import TopicModelMixin
 __all__ = ["GibbsLDA", "GibbsState"]
 
 # From this many topics the sweeps use SparseLDA's buckets (``_cgs.gibbs_sweep_sparse``),
-# O(K_w + K_d) per token, instead of the O(K) blocked search (crossover measured on KOS).
-_SPARSE_MIN_TOPICS = 500
+# O(K_w) per token, instead of the O(K) blocked search (KOS, serial sweeps after the first,
+# CPU ms, loaded machine: dense / sparse 33 / 45 at K = 100, 55 / 45 at 128, 58 / 48 at
+# 160, 65 / 44 at 200, 160 / 79 at 500; set where sparse wins clearly).
+_SPARSE_MIN_TOPICS = 200
 
 # With n_jobs > 1 the parts exchange their moves this many times per sweep: AD-LDA's stale
 # counts then cost no held-out perplexity (KOS, K = 500, 20 sweeps, 2 parts, mean of 2
@@ -126,11 +128,13 @@ class GibbsLDA(TopicModelMixin):
         rounds depend on the document lengths and ``n_jobs``, the streams on the seed and
         the part, not on which thread runs it). ``n_jobs=1`` is
         the exact serial sampler. ``transform`` gives the same result for any ``n_jobs``.
-        From 500 topics the sweeps, serial or AD-LDA, use SparseLDA's bucket decomposition
-        (Yao et al. 2009; the same conditional, sampled in O(K_w + K_d) per token: the
-        non-zero topics of the word and of the document). Memory: with ``n_jobs > 1``,
-        ``n_jobs`` more copies of the V x K int32 counts; from 500 topics, V K int32 of
-        word lists per part (one part when serial).
+        From 200 topics the sweeps after the first, serial or AD-LDA, use SparseLDA's bucket
+        decomposition
+        (Yao et al. 2009; the same conditional, sampled in O(K_w) per token, the non-zero
+        topics of the word, plus O(K_d) for the document's topics when the draw falls in
+        their bucket). Memory: with ``n_jobs > 1``,
+        ``n_jobs`` more copies of the V x K int32 counts; from 200 topics, 2 V K int32
+        of word lists per part (one part when serial).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
@@ -197,11 +201,19 @@ class GibbsLDA(TopicModelMixin):
             rounds = round_blocks(corpus.doc_ptr, parts, _SYNC_ROUNDS)
         start = time.perf_counter()
         for it in range(1, self.max_iter + 1):
+            # the first sweep, from the uniform random start, is dense even from
+            # _SPARSE_MIN_TOPICS: there every word's tokens spread over min(its count, K)
+            # topics, so the word bucket costs O(K) per token anyway (same conditional;
+            # KOS K = 500: 150 ms against 360 ms with building the word lists)
+            dense_first = sparse and it == 1
             if n_threads > 1:
-                _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
-                                        state.n_dk, state.n_k, alpha, beta, rounds, part_gens,
-                                        n_threads, sparse, workspace, _SYNC_LAG)
-            elif sparse:
+                _cgs.gibbs_sweep_rounds(
+                    corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
+                    state.n_k, alpha, beta, rounds, part_gens, n_threads,
+                    sparse and not dense_first,
+                    (_cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, self.n_components,
+                                         False) if dense_first else workspace), _SYNC_LAG)
+            elif sparse and not dense_first:
                 _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                         state.n_dk, state.n_k, alpha, beta, parts, part_gens,
                                         n_threads, workspace)
