@@ -129,12 +129,11 @@ class GibbsLDA(TopicModelMixin):
         the part, not on which thread runs it). ``n_jobs=1`` is
         the exact serial sampler. ``transform`` gives the same result for any ``n_jobs``.
         From 200 topics the sweeps after the first, serial or AD-LDA, use SparseLDA's bucket
-        decomposition
-        (Yao et al. 2009; the same conditional, sampled in O(K_w) per token, the non-zero
-        topics of the word, plus O(K_d) for the document's topics when the draw falls in
-        their bucket). Memory: with ``n_jobs > 1``,
-        ``n_jobs`` more copies of the V x K int32 counts; from 200 topics, 2 V K int32
-        of word lists per part (one part when serial).
+        decomposition (Yao et al. 2009; the same conditional, sampled in O(K_w) per token,
+        the non-zero topics of the word, plus O(K_d) for the document's topics when the
+        draw falls in their bucket). Memory: with ``n_jobs > 1``, ``n_jobs`` more copies of
+        the V x K int32 counts; from 200 topics, 2 V K int32 of word lists per part (one
+        part when serial).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
