@@ -286,25 +286,13 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         block_ptr = gibbs_mod.token_blocks(corpus.doc_ptr, block_tokens=pg._BLOCK_TOKENS)
         gens = [g.bit_generator for g in pg._child_generators(sec, block_ptr.size - 1)]
         word_cum = np.empty(st.n_wk.shape) if K >= pg._WORD_SEARCH_MIN_TOPICS else None
-        # as fit: the true counts updated word by word after the sweep on several threads
-        # or for long rows
-        word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
-        word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
-            corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
-
-        thread_counts = {}
+        # the true counts' update as fit chooses it, built once per thread count (untimed)
+        updates = {}
 
         def by_word(t):
-            # as NoisyGibbsLDA._sweeper: per-thread count buffers on several threads with
-            # short rows, else the by-word update on several threads or for long rows
-            if (t > 1 and K <= pg._DEFERRED_COUNTS_MIN_TOPICS and 4 * (t - 1) * corpus.n_words
-                    * K <= pg._THREAD_COUNTS_MAX_BYTES):
-                if t not in thread_counts:
-                    thread_counts[t] = np.zeros((t - 1, corpus.n_words * K), dtype=np.int32)
-                return None, None, thread_counts[t]
-            if t > 1 or K > pg._DEFERRED_COUNTS_MIN_TOPICS:
-                return word_ptr, word_tokens, None
-            return None, None, None
+            if t not in updates:
+                updates[t] = pg._count_update_buffers(corpus, K, t)
+            return updates[t]
         sgens = pg._snapshot_generators(sec, corpus.n_words, K)
         sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
         cases = []

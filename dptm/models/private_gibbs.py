@@ -240,6 +240,27 @@ def _visiting_order(corpus, gen, order="random"):
     return Corpus(corpus.doc_ptr, words, corpus.n_words)
 
 
+def _count_update_buffers(corpus, K, n_threads):
+    """How a noisy sweep updates the true counts: ``(word_ptr, word_tokens,
+    thread_counts)`` for ``_cgs.noisy_gibbs_sweep_blocks`` (None where unused).
+
+    On several threads with short rows, every thread but the first keeps its own V x K
+    count changes (``thread_counts``, while they fit in ``_THREAD_COUNTS_MAX_BYTES``);
+    otherwise, on several threads or for long rows, the counts are updated after the sweep
+    word by word from the token positions grouped by word; else in place. The same counts
+    either way (internal to the fit, like the counts themselves)."""
+    V = corpus.n_words
+    if (n_threads > 1 and K <= _DEFERRED_COUNTS_MIN_TOPICS
+            and 4 * (n_threads - 1) * V * K <= _THREAD_COUNTS_MAX_BYTES):
+        return None, None, np.zeros((n_threads - 1, V * K), dtype=np.int32)
+    if n_threads > 1 or K > _DEFERRED_COUNTS_MIN_TOPICS:
+        word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
+        word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
+            corpus.word_ids, minlength=V)))).astype(np.int64)
+        return word_ptr, word_tokens, None
+    return None, None, None
+
+
 class _SnapshotGibbsBase(TopicModelMixin):
     """Shared orchestration of the snapshot samplers (validation, state, trace, release)."""
 
@@ -290,16 +311,7 @@ class _SnapshotGibbsBase(TopicModelMixin):
         gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
         K = self.n_components
         word_cum = (np.empty((corpus.n_words, K)) if K >= _WORD_SEARCH_MIN_TOPICS else None)
-        word_ptr = word_tokens = thread_counts = None
-        if (n_threads > 1 and K <= _DEFERRED_COUNTS_MIN_TOPICS
-                and 4 * (n_threads - 1) * corpus.n_words * K <= _THREAD_COUNTS_MAX_BYTES):
-            thread_counts = np.zeros((n_threads - 1, corpus.n_words * K), dtype=np.int32)
-        elif n_threads > 1 or K > _DEFERRED_COUNTS_MIN_TOPICS:
-            # token positions grouped by word: the true counts are updated after each sweep,
-            # in parallel over words (internal to the fit, like the counts themselves)
-            word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
-            word_ptr = np.concatenate(([0], np.cumsum(np.bincount(
-                corpus.word_ids, minlength=corpus.n_words)))).astype(np.int64)
+        word_ptr, word_tokens, thread_counts = _count_update_buffers(corpus, K, n_threads)
 
         def sweep(state, snap, alpha, rate, table):
             return _cgs.noisy_gibbs_sweep_blocks(
