@@ -37,7 +37,7 @@ def test_R1_exact_path_failure_is_not_a_silent_reject():
         print("SAMPLES", out.tolist())
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, cwd=_repo_root())
+                          timeout=120, cwd=_repo_root())  # a hang guard (the child must abort at once), not a speed check
     assert "SAMPLES" not in proc.stdout, (
         "a failing exact path still produced noise samples: " + proc.stdout.strip())
 
