@@ -298,10 +298,10 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     Kept exact through the call (each recomputed when its topic's counts change):
     ``inv[t] = 1 / (n_k[t] + V beta)`` and ``c[t] = (n_dk[d, t] + alpha) inv[t]`` (``alpha
     inv[t]`` outside the current document's topics, so a document costs an O(K) integer
-    scan for its topics and O(its topics) arithmetic to enter and leave). Kept as running sums, recomputed exactly per
-    document: the smoothing mass ``s = sum_t inv[t]`` and the document mass ``r = sum_t
-    n_dk[d, t] inv[t]``, so only the word bucket is summed per token; the document
-    bucket's running sum is taken only when the uniform falls in it."""
+    scan for its topics and O(its topics) arithmetic to enter and leave). Kept as running
+    sums, recomputed exactly per document: the smoothing mass ``s = sum_t inv[t]`` and the
+    document mass ``r = sum_t n_dk[d, t] inv[t]``, so only the word bucket is summed per
+    token; the document bucket's running sum is taken only when the uniform falls in it."""
     cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
     cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
     cdef bint in_list
