@@ -137,3 +137,52 @@ def test_search_denoise_follows_its_switch(monkeypatch):
     monkeypatch.setattr(P, "_SEARCH_EB", False)
     np.testing.assert_array_equal(P._search_denoise(y, 3.0, 0.1),
                                   P._denoise(y, 3.0, 0.1, P._SEARCH_THRESHOLD))
+
+
+def test_shrink_to_word_means_golden():
+    # K = 4, sd = 1: each word's mean over the topics m, its deviations shrunk by
+    # 1 - 1 / (s^2 / sd^2) when positive, entries clipped at 0, words with m <= 2 sd / 2 = 1
+    # dropped; eta = 0.1 added. Worked by hand:
+    #   [10, 0, 0, 0]:  m 2.5, s^2 = (56.25 + 3 x 6.25) / 3 = 25, kept 0.96 -> 9.7, 0.1 x 3
+    #   [1.2, .8, 1, 1]: m 1.0 <= 1 -> dropped
+    #   [3, 2, 2.5, 2.5]: s^2 = 0.5 / 3 < 1 -> flat at its mean 2.5
+    #   [6, -2, -2, -2]: m 0 -> dropped
+    #   [12, 0, 0, -4]: m 2, deviations 10, -2, -2, -6, s^2 = 48, kept 47/48 -> 2 + 47/48 x dev
+    est = np.array([[10, 1.2, 3.0, 6, 12], [0, 0.8, 2.0, -2, 0],
+                    [0, 1.0, 2.5, -2, 0], [0, 1.0, 2.5, -2, -4]], dtype=float)
+    k = 47 / 48
+    want = np.array([[9.7, 0, 2.5, 0, 2 + 10 * k], [0.1, 0, 2.5, 0, 2 - 2 * k],
+                     [0.1, 0, 2.5, 0, 2 - 2 * k], [0.1, 0, 2.5, 0, 0]]) + 0.1
+    np.testing.assert_allclose(P._shrink_to_word_means(est, 1.0, 0.1), want, rtol=1e-13)
+    # the noise scale enters only as est / sd: the same release in other units
+    np.testing.assert_allclose(P._shrink_to_word_means(est * 1e160, 1e160, 0.0),
+                               (want - 0.1) * 1e160, rtol=1e-12)
+    # one topic: nothing to shrink, the hard threshold between releases
+    np.testing.assert_array_equal(P._shrink_to_word_means(est[:1], 1.0, 0.1),
+                                  P._denoise(est[:1], 1.0, 0.1, P._SEARCH_THRESHOLD))
+
+
+def test_shrink_to_word_means_removes_noise_only_preferences_and_lowers_the_error():
+    # A release from the near-uniform start: per word a mean plus a small topic contrast,
+    # plus N(0, 1) noise (seeded). Words whose entries vary by no more than the noise come
+    # out flat (no topic preference), where the hard threshold gives most of them one;
+    # over all words the shrunk deviations are closer to the true ones than the raw ones
+    # (James-Stein: K - 1 = 19 > 4 dimensions, so this holds in expectation for every truth).
+    rng = np.random.default_rng(6)
+    K, V = 20, 3000
+    mean = rng.gamma(2.0, 4.0, V)
+    contrast = rng.normal(0, 1, (K, V)) * rng.choice([0.0, 0.3, 3.0], V)
+    truth = mean + contrast - contrast.mean(axis=0)
+    est = truth + rng.normal(0, 1, (K, V))
+    out = P._shrink_to_word_means(est, 1.0, 0.0)
+    noise_only = ((est - est.mean(axis=0)) ** 2).sum(axis=0) / (K - 1) <= 1.0
+    kept = est.mean(axis=0) > 2 / math.sqrt(K)
+    assert (noise_only & kept).sum() > 500
+    assert np.all(np.ptp(out[:, noise_only], axis=0) == 0)
+    hard = P._denoise(est, 1.0, 0.0, P._SEARCH_THRESHOLD)
+    assert np.mean(np.ptp(hard[:, noise_only & kept], axis=0) > 0) > 0.5
+    cols = kept & np.all(out > 0, axis=0)        # away from the clipping at 0
+    dev = lambda a: a - a.mean(axis=0)  # noqa: E731
+    err_shrunk = np.sum((dev(out) - dev(truth))[:, cols] ** 2)
+    err_raw = np.sum((dev(est) - dev(truth))[:, cols] ** 2)
+    assert err_shrunk < 0.8 * err_raw

@@ -340,4 +340,17 @@ MUTANTS += [
          old="            out[k] = np.where(est[k] > 3 * sigma, est[k], 0.0)",
          new="            pass",
          tests=_EB, what="EB fail-safe keeps a non-finite posterior mean in the release"),
+    # -- session 10: the first release shrunk towards each word's mean over the topics
+    dict(id="B17", file="dptm/models/private_vb.py",
+         old="                beta = _shrink_to_word_means(est, sd, eta)",
+         new="                beta = _shrink_to_word_means(stat, sd, eta)",
+         tests=_EB, what="topics after the first release from the un-noised statistic"),
+    dict(id="B18", file="dptm/models/private_vb.py",
+         old="    keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)",
+         new="    keep = 1.0 - 1.0 / np.maximum(ratio, 1e-300)",
+         tests=_EB, what="James-Stein factor not clipped at 0 (noise-only words flipped)"),
+    dict(id="B19", file="dptm/models/private_vb.py",
+         old="            if not last and i == 0 and init is None and eps >= _SHRINK_FIRST_MIN_EPSILON:",
+         new="            if not last and i == 0 and eps >= _SHRINK_FIRST_MIN_EPSILON:",
+         tests=_EB, what="public init_topics' first release shrunk as a near-uniform one"),
 ]
