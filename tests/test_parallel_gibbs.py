@@ -422,6 +422,38 @@ def test_fit_search_table_follows_every_snapshot(model, monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("model", [
+    lambda j: NoisyGibbsLDA(5, epsilon_per_iter=1.0, clip=7.5, max_iter=4, random_state=3,
+                            n_jobs=j),
+    lambda j: NoisyGibbsLDA(70, noise_multiplier=2.0, clip=20, max_iter=3, random_state=4,
+                            mechanism="discrete_gaussian", n_jobs=j),
+    lambda j: SubsampledGibbsLDA(5, sample_rate=0.6, clip=7.5, max_iter=4, random_state=3,
+                                 n_jobs=j)])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fit_clipped_snapshots_give_the_same_model(model, n_jobs, monkeypatch):
+    """The snapshots a fit does not release keep int32 clipped counts instead of the double
+    snapshot: the model (released snapshot, topics, doc-topic means) is the one of a fit
+    that writes every double snapshot, and the int32 path was taken."""
+    X, _, _ = make_lda_corpus(40, 30, 5, random_state=1)
+    calls = []
+    real = private_gibbs._Noise.snapshot
+
+    def spy(self, *args, **kw):
+        clipped = args[8] if len(args) > 8 else kw.get("clipped")
+        calls.append(clipped is not None)
+        return real(self, *args, **kw)
+    monkeypatch.setattr(private_gibbs._Noise, "snapshot", spy)
+    ref = model(n_jobs).fit(X)
+    assert calls == [True] * (ref.n_iter_ - 1) + [False]
+    monkeypatch.setattr(private_gibbs._Noise, "clipped_buffer", lambda self, shape, clip: None)
+    calls.clear()
+    got = model(n_jobs).fit(X)
+    assert not any(calls)
+    for a, b in ((got.snapshot_, ref.snapshot_), (got.components_, ref.components_),
+                 (got.doc_topic_, ref.doc_topic_)):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_fit_deferred_counts_give_the_same_model(n_jobs, monkeypatch):
     """Above _DEFERRED_COUNTS_MIN_TOPICS a fit updates the true counts after each sweep,
