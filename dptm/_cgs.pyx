@@ -1780,8 +1780,9 @@ cdef void _factor_rows(const snap_t* snap, float* wf, double* wc, double* wm,
     cdef float* g0 = wf + w0 * K
     cdef double* c0 = wc + w0 * K if wc != NULL else NULL
     cdef double* b0 = wb + w0 * nb if wb != NULL else NULL
-    if w1 - w0 == 4 and c0 == NULL:
-        # topic blocks: the block ends stored after each block (no per-topic branch)
+    if w1 - w0 == 4:
+        # topic blocks: the block ends stored after each block (no per-topic branch but
+        # the running sums' loop-invariant one)
         for kb in range(nb):
             ke = min(kb * WORD_BLOCK + WORD_BLOCK, K)
             for k in range(kb * WORD_BLOCK, ke):
@@ -1794,48 +1795,23 @@ cdef void _factor_rows(const snap_t* snap, float* wf, double* wc, double* wm,
                 g0[K + k] = f1
                 g0[2 * K + k] = f2
                 g0[3 * K + k] = f3
+                # the sums of the stored floats, read back (the same numbers as f0..f3, but
+                # GCC without -fopenmp summed the unrounded double products for two of the
+                # four rows: a mass off its factor row by ~1e-8 relative)
                 m0 = m0 + g0[k]
                 m1 = m1 + g0[K + k]
                 m2 = m2 + g0[2 * K + k]
                 m3 = m3 + g0[3 * K + k]
+                if c0 != NULL:
+                    c0[k] = m0
+                    c0[K + k] = m1
+                    c0[2 * K + k] = m2
+                    c0[3 * K + k] = m3
             if b0 != NULL:
                 b0[kb] = m0
                 b0[nb + kb] = m1
                 b0[2 * nb + kb] = m2
                 b0[3 * nb + kb] = m3
-        wm[w0] = m0
-        wm[w0 + 1] = m1
-        wm[w0 + 2] = m2
-        wm[w0 + 3] = m3
-        return
-    if w1 - w0 == 4:
-        for k in range(K):
-            t = inv_tot[k]
-            f0 = <float> ((dptm_clamp(s0[k], clip) + beta) * t)
-            f1 = <float> ((dptm_clamp(s0[K + k], clip) + beta) * t)
-            f2 = <float> ((dptm_clamp(s0[2 * K + k], clip) + beta) * t)
-            f3 = <float> ((dptm_clamp(s0[3 * K + k], clip) + beta) * t)
-            g0[k] = f0
-            g0[K + k] = f1
-            g0[2 * K + k] = f2
-            g0[3 * K + k] = f3
-            # the sums of the stored floats, read back (the same numbers as f0..f3, but
-            # GCC without -fopenmp summed the unrounded double products for two of the
-            # four rows: a mass off its factor row by ~1e-8 relative)
-            m0 = m0 + g0[k]
-            m1 = m1 + g0[K + k]
-            m2 = m2 + g0[2 * K + k]
-            m3 = m3 + g0[3 * K + k]
-            if c0 != NULL:
-                c0[k] = m0
-                c0[K + k] = m1
-                c0[2 * K + k] = m2
-                c0[3 * K + k] = m3
-            if b0 != NULL and (k % WORD_BLOCK == WORD_BLOCK - 1 or k == K - 1):
-                b0[k // WORD_BLOCK] = m0
-                b0[nb + k // WORD_BLOCK] = m1
-                b0[2 * nb + k // WORD_BLOCK] = m2
-                b0[3 * nb + k // WORD_BLOCK] = m3
         wm[w0] = m0
         wm[w0 + 1] = m1
         wm[w0 + 2] = m2
