@@ -285,7 +285,12 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         dgau.snapshot(st.n_wk, 50.0, beta, sec.bit_generator, snap)   # builds its table, untimed
         block_ptr = gibbs_mod.token_blocks(corpus.doc_ptr, block_tokens=pg._BLOCK_TOKENS)
         gens = [g.bit_generator for g in pg._child_generators(sec, block_ptr.size - 1)]
-        word_cum = np.empty(st.n_wk.shape) if K >= pg._WORD_SEARCH_MIN_TOPICS else None
+        # the fit's word-bucket table (running sums at the end of each 16-topic block) and
+        # its int32 clipped counts for the snapshots it does not release (every one but
+        # the last): what NoisyGibbsLDA.fit passes to the snapshot kernel
+        word_blocks = (np.empty((corpus.n_words, -(-K // 16)))
+                       if K >= pg._WORD_SEARCH_MIN_TOPICS else None)
+        clip_buf = noise.clipped_buffer(st.n_wk.shape, 50.0)
         # the true counts' update as fit chooses it, built once per thread count (untimed)
         updates = {}
 
@@ -301,39 +306,38 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
             parts = gibbs_mod.token_blocks(corpus.doc_ptr, n_parts=t) if t > 1 else one
             pgens = [x.bit_generator for x in np.random.default_rng(1).spawn(parts.size - 1)]
 
-            def private(_, t=t):
-                if word_cum is not None:
-                    _cgs.word_cumsum(snap[1], word_cum, t)
+            def sweep(t, rate):
                 _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
-                                              st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
-                                              NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
+                                              st.n_dk, st.n_k, snap[1], snap[2], alpha, rate,
+                                              NO_TABLE, block_ptr, gens, t, None, *by_word(t),
+                                              word_blocks)
+
+            def private(_, t=t):
+                if word_blocks is not None:
+                    _cgs.word_block_sums(snap[1], word_blocks, t)
+                sweep(t, 1.0)
 
             def full(_, t=t):
                 # one noisy iteration of NoisyGibbsLDA.fit: the snapshot (row blocks, one
                 # secret child stream each, t threads) with its search table (filled by the
                 # snapshot kernel, as in fit), the sweep
-                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, word_cum)
-                _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
-                                              st.n_dk, st.n_k, snap[1], snap[2], alpha, 1.0,
-                                              NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
+                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, None, word_blocks,
+                               clip_buf)
+                sweep(t, 1.0)
 
             def sub_iteration(noise_, t):
                 # one iteration of SubsampledGibbsLDA.fit (gamma 0.5): the discrete Gaussian
                 # snapshot with its search table, then the subsampled sweep
                 def run(_):
-                    noise_.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, word_cum)
-                    _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z,
-                                                  st.n_wk, st.n_dk, st.n_k, snap[1], snap[2],
-                                                  alpha, 0.5, NO_TABLE, block_ptr, gens, t,
-                                                  word_cum, *by_word(t))
+                    noise_.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, None, word_blocks,
+                                    clip_buf)
+                    sweep(t, 0.5)
                 return run
 
             def sub(_, t=t):
-                if word_cum is not None:
-                    _cgs.word_cumsum(snap[1], word_cum, t)
-                _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
-                                              st.n_dk, st.n_k, snap[1], snap[2], alpha, 0.5,
-                                              NO_TABLE, block_ptr, gens, t, word_cum, *by_word(t))
+                if word_blocks is not None:
+                    _cgs.word_block_sums(snap[1], word_blocks, t)
+                sweep(t, 0.5)
 
             # GibbsLDA.fit's kernels: AD-LDA in _SYNC_ROUNDS rounds (lag _SYNC_LAG) on several
             # threads, SparseLDA from _SPARSE_MIN_TOPICS, buffers kept between sweeps
@@ -361,10 +365,11 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                            unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "snapshot + private sweep (gamma=1)", full, restore, work=n,
                            unit="tokens", extra={"K": K, "threads": t}),
-                      # the snapshot of fit alone: row blocks, search table from K = 64
+                      # the snapshot of fit alone: row blocks, search table from K = 64,
+                      # int32 clipped counts (a snapshot that is not released)
                       Case(g, "snapshot (row blocks, as fit)",
                            lambda _, t=t: noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t,
-                                                         word_cum),
+                                                         None, word_blocks, clip_buf),
                            restore, work=n, unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "SUB-LDA snapshot + sweep (gamma=0.5, inversion)",
                            sub_iteration(dgau, t), restore, work=n, unit="tokens",

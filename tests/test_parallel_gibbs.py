@@ -80,18 +80,22 @@ def test_block_sweep_is_the_reference_per_block(K, rate, use_table):
         n_ref += reference_noisy_sweep(corpus.doc_ptr[lo:hi + 1], corpus.word_ids, z, n_wk,
                                        n_dk[lo:hi], n_k, F, alpha, rate, table, ref_gens[b])
     word_cum = np.cumsum(F.astype(np.float64), axis=1)
+    # the two-level table: the running sums at the end of each block of 16 topics
+    blocks = np.ascontiguousarray(word_cum[:, np.minimum(np.arange(15, K + 15, 16), K - 1)])
     # token positions grouped by word: n_wk updated after the sweep instead of atomically
     word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
     word_ptr = np.concatenate(([0], np.cumsum(np.bincount(corpus.word_ids, minlength=V))))
     for n_threads in (1, 2, 3):
-        for cum, by_word in ((None, None), (word_cum, None), (None, True), (word_cum, True)):
+        for cum, blk, by_word in ((None, None, None), (word_cum, None, None),
+                                  (None, blocks, None), (None, None, True),
+                                  (word_cum, None, True), (None, blocks, True)):
             got = state_copy(init)
             gens = [np.random.default_rng([5, b]) for b in range(n_blocks)]
-            extra = (word_ptr.astype(np.int64), word_tokens) if by_word else ()
+            extra = (word_ptr.astype(np.int64), word_tokens) if by_word else (None, None)
             n = _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *got, F, mass,
                                               alpha, rate, table, block_ptr,
                                               [g.bit_generator for g in gens], n_threads, cum,
-                                              *extra)
+                                              *extra, None, blk)
             assert n == n_ref
             for a, b in zip(got, (z, n_wk, n_dk, n_k)):
                 np.testing.assert_array_equal(a, b)
@@ -339,6 +343,32 @@ def test_word_cumsum_is_numpy_cumsum():
         _cgs.word_cumsum(F, np.empty((37, 90)))
 
 
+@pytest.mark.parametrize("K", [1, 15, 16, 17, 91])
+def test_word_block_sums_are_cumsum_columns(K):
+    """The two-level table is word_cumsum at topics 15, 31, ... and K - 1, bit for bit."""
+    F = np.random.default_rng(K).random((37, K)).astype(np.float32)
+    cols = np.minimum(np.arange(15, K + 15, 16), K - 1)
+    for n in (1, 2):
+        out = np.empty((37, -(-K // 16)))
+        _cgs.word_block_sums(F, out, n)
+        np.testing.assert_array_equal(out, np.cumsum(F.astype(np.float64), axis=1)[:, cols])
+    with pytest.raises(ValueError, match="shape"):
+        _cgs.word_block_sums(F, np.empty((37, -(-K // 16) + 1)))
+
+
+def test_block_sweep_word_blocks_refused_with_wrong_shape():
+    corpus = ragged_corpus()
+    K = 40
+    st = GibbsState(corpus, K, np.random.default_rng(0))
+    F = np.ones((corpus.n_words, K), np.float32)
+    with pytest.raises(ValueError, match="word_blocks"):
+        _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk, st.n_dk,
+                                      st.n_k, F, word_mass(F), 0.5, 1.0, NO_TABLE,
+                                      np.array([0, corpus.n_docs], np.int64),
+                                      [np.random.default_rng(0).bit_generator], 1,
+                                      word_blocks=np.empty((corpus.n_words, K)))
+
+
 def test_snapshot_fills_the_search_table():
     """noisy_snapshot's optional running sums are word_cumsum of its word factor, bit for
     bit, on 1 or 2 threads; a wrong shape is refused."""
@@ -354,9 +384,23 @@ def test_snapshot_fills_the_search_table():
         _cgs.word_cumsum(out[1], ref)
         np.testing.assert_array_equal(cum, ref)
         np.testing.assert_array_equal(cum[:, -1], out[2])
+        # the two-level table, alone (the blocked factor pass) or with the running sums
+        for with_cum in (False, True):
+            out2 = (np.empty((V, K)), np.empty((V, K), np.float32), np.empty(V))
+            blk = np.empty((V, 5))
+            _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out2,
+                                [np.random.default_rng([3, j]).bit_generator for j in range(3)],
+                                t, word_cum=np.empty((V, K)) if with_cum else None,
+                                word_blocks=blk)
+            for a, b in zip(out2, out):
+                np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(blk, ref[:, [15, 31, 47, 63, 69]])
     with pytest.raises(ValueError, match="word_cum"):
         _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out,
                             np.random.default_rng(0).bit_generator, word_cum=np.empty((V, K - 1)))
+    with pytest.raises(ValueError, match="word_blocks"):
+        _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out,
+                            np.random.default_rng(0).bit_generator, word_blocks=np.empty((V, 4)))
 
 
 @pytest.mark.parametrize("model", [
@@ -375,6 +419,38 @@ def test_fit_search_table_follows_every_snapshot(model, monkeypatch):
         m = model().fit(X)
         fits.append((m.components_, m.doc_topic_))
     for a, b in zip(*fits):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("model", [
+    lambda j: NoisyGibbsLDA(5, epsilon_per_iter=1.0, clip=7.5, max_iter=4, random_state=3,
+                            n_jobs=j),
+    lambda j: NoisyGibbsLDA(70, noise_multiplier=2.0, clip=20, max_iter=3, random_state=4,
+                            mechanism="discrete_gaussian", n_jobs=j),
+    lambda j: SubsampledGibbsLDA(5, sample_rate=0.6, clip=7.5, max_iter=4, random_state=3,
+                                 n_jobs=j)])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fit_clipped_snapshots_give_the_same_model(model, n_jobs, monkeypatch):
+    """The snapshots a fit does not release keep int32 clipped counts instead of the double
+    snapshot: the model (released snapshot, topics, doc-topic means) is the one of a fit
+    that writes every double snapshot, and the int32 path was taken."""
+    X, _, _ = make_lda_corpus(40, 30, 5, random_state=1)
+    calls = []
+    real = private_gibbs._Noise.snapshot
+
+    def spy(self, *args, **kw):
+        clipped = args[8] if len(args) > 8 else kw.get("clipped")
+        calls.append(clipped is not None)
+        return real(self, *args, **kw)
+    monkeypatch.setattr(private_gibbs._Noise, "snapshot", spy)
+    ref = model(n_jobs).fit(X)
+    assert calls == [True] * (ref.n_iter_ - 1) + [False]
+    monkeypatch.setattr(private_gibbs._Noise, "clipped_buffer", lambda self, shape, clip: None)
+    calls.clear()
+    got = model(n_jobs).fit(X)
+    assert not any(calls)
+    for a, b in ((got.snapshot_, ref.snapshot_), (got.components_, ref.components_),
+                 (got.doc_topic_, ref.doc_topic_)):
         np.testing.assert_array_equal(a, b)
 
 

@@ -69,3 +69,71 @@ def test_factor_pass_bitwise(V, n_blocks, n_threads):
     rF0, rm0, _ = reference(n_wk.astype(float), 4.5, 0.3, [(0, V)])
     np.testing.assert_array_equal(F2, rF0)
     np.testing.assert_array_equal(m2, rm0)
+
+
+def _noises():
+    """The discrete snapshot noises as fit draws them: dyadic discrete Laplace (kind 5),
+    discrete Laplace beyond the dyadic range (kind 3), discrete Gaussian by inversion and
+    by the alias table (kind 4), and kind 4 by CKS20 (no table)."""
+    lap, lap_big = pg._Noise("discrete_laplace", epsilon=1.0), pg._Noise("discrete_laplace",
+                                                                         epsilon=1e-4)
+    gau = pg._Noise("discrete_gaussian", noise_multiplier=2.0)
+    gau_alias = pg._Noise("discrete_gaussian", noise_multiplier=2.0)
+    gau_alias.table = pg._gauss_table.table_for(gau_alias.a, gau_alias.b)
+    cks = pg._Noise("discrete_gaussian", noise_multiplier=2.0)
+    cks.table = False                      # kind 4 with no table: CKS20
+    assert (lap.kind, lap_big.kind, gau.kind) == (5, 3, 4)
+    return [lap, lap_big, gau, gau_alias, cks]
+
+
+def _snap(noise, n_wk, clip, gens, n_threads, clipped=None):
+    V, K = n_wk.shape
+    if noise.table is None:
+        noise.snapshot(n_wk, clip, 0.3, np.random.default_rng(0).bit_generator)  # builds it
+    table = noise.table if noise.table is not False else None
+    gauss, laplace = (table, None) if noise.kind == 4 else (None, table)
+    out = (np.full((V, K), -7.0), np.empty((V, K), np.float32), np.empty(V))
+    cum, blocks = np.empty((V, K)), np.empty((V, -(-K // 16)))
+    _cgs.noisy_snapshot(n_wk, noise.kind, noise.scale, noise.a, noise.b, noise.c, clip, 0.3,
+                        *out, gens, n_threads, gauss, laplace, cum, blocks, clipped)
+    return out + (cum, blocks)
+
+
+@pytest.mark.parametrize("which", range(5))
+@pytest.mark.parametrize("clip", [4.5, 6.0])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_clipped_counts_give_the_same_factor(which, clip, n_threads):
+    """With the int32 clipped counts in place of the double snapshot (the snapshots a fit
+    does not release): the same draws (the clipped counts are min(max(snapshot, 0),
+    ceil(clip)) of the double run with the same streams), and the word factor, masses and
+    search tables bit for bit; the snapshot array is not written."""
+    V, K = 23, 37
+    noise = _noises()[which]
+    n_wk = np.random.default_rng(which).integers(0, 12, size=(V, K)).astype(np.int32)
+
+    def gens():
+        return [np.random.default_rng([4, j]).bit_generator for j in range(3)]
+    ref = _snap(noise, n_wk, clip, gens(), n_threads)
+    clipped = np.full((V, K), -1, dtype=np.int32)
+    got = _snap(noise, n_wk, clip, gens(), n_threads, clipped)
+    snap = ref[0]
+    assert np.any(snap != n_wk) and np.any(snap < 0) and np.any(snap > clip)
+    np.testing.assert_array_equal(clipped, np.minimum(np.maximum(snap, 0), np.ceil(clip)))
+    assert np.all(got[0] == -7.0)                 # the snapshot array is left alone
+    for a, b in zip(got[1:], ref[1:]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_clipped_counts_refused_where_inexact():
+    V, K = 5, 6
+    n_wk = np.ones((V, K), dtype=np.int32)
+    out = (np.empty((V, K)), np.empty((V, K), np.float32), np.empty(V))
+    bg = np.random.default_rng(0).bit_generator
+    ok = np.empty((V, K), dtype=np.int32)
+    with pytest.raises(ValueError, match="discrete"):
+        _cgs.noisy_snapshot(n_wk, 1, 2.0, 0, 0, 0, 5.0, 0.1, *out, bg, clipped=ok)
+    with pytest.raises(ValueError, match="clip"):
+        _cgs.noisy_snapshot(n_wk, 3, 2.0, 2, 1, 0, 2.0 ** 31, 0.1, *out, bg, clipped=ok)
+    with pytest.raises(ValueError, match="shape"):
+        _cgs.noisy_snapshot(n_wk, 3, 2.0, 2, 1, 0, 5.0, 0.1, *out, bg,
+                            clipped=np.empty((V, K + 1), dtype=np.int32))

@@ -72,8 +72,9 @@ _NO_TABLE = np.zeros((0, 0), dtype=np.float64)
 # the blocks depend only on the (public) document lengths, never on n_jobs, so a fit is
 # the same for any number of threads.
 _BLOCK_TOKENS = 4096
-# From this many topics the word bucket of a sweep is found by binary search in per-word
-# running sums built once per snapshot (same draws as the linear scan; measured on KOS).
+# From this many topics the word bucket of a sweep is found by a two-level search: binary
+# search in per-word running sums at the end of each block of 16 topics, built once per
+# snapshot, then a scan of one block (same draws as the linear scan; measured on KOS).
 _WORD_SEARCH_MIN_TOPICS = 64
 # Above this many topics a one-thread sweep also updates the true topic-word counts after
 # the sweep, word by word (a count row is then too long to prefetch per token; measured on
@@ -161,12 +162,17 @@ class _Noise:
     def sigma(self):
         return self.scale
 
-    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, word_cum=None):
+    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, word_cum=None,
+                 word_blocks=None, clipped=None):
         """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
         ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
         or a list (one per block of rows, see ``_snapshot_generators``). ``word_cum``
-        (optional, V x K): filled with the word factor's running sums (the sweep's search
-        table) in the same pass."""
+        (optional, V x K): filled with the word factor's running sums (a search table) in
+        the same pass; ``word_blocks`` (optional, V x ceil(K / 16)) with those sums at the
+        end of each block of 16 topics (the sweep's two-level search table). ``clipped``
+        (optional, from ``clipped_buffer``): the snapshot is then not written (``out[0]``
+        keeps its old contents); the kernel keeps the clamped, clipped noisy counts there
+        instead, for a snapshot that is not released (same draws, same factor)."""
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
@@ -176,8 +182,16 @@ class _Noise:
                           else _discrete_gaussian_table(self.a, self.b))
         gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator, n_threads, gauss, laplace, word_cum)
+                            *out, bit_generator, n_threads, gauss, laplace, word_cum,
+                            word_blocks, clipped)
         return out
+
+    def clipped_buffer(self, shape, clip):
+        """A V x K int32 buffer for ``snapshot(..., clipped=)``, or None where it would not
+        be exact (float noise, or a clip of 2^31 or more)."""
+        if self.discrete and math.ceil(clip) < 2 ** 31:
+            return np.empty(shape, dtype=np.int32)
+        return None
 
 
 def _discrete_gaussian_table(p, q):
@@ -304,21 +318,23 @@ class _SnapshotGibbsBase(TopicModelMixin):
         lengths only), block ``b`` drawing from its own child of the secret ``sweep_rng``
         for every sweep, so the result does not depend on ``n_threads``. Returns
         ``sweep(state, snap, alpha, rate, table)``; the generators live in its closure,
-        dropped with it at the end of ``fit``. ``sweep.word_cum`` is the word-bucket
-        search table (None below ``_WORD_SEARCH_MIN_TOPICS``): pass it to
-        ``_Noise.snapshot``, which fills it from the snapshot it draws."""
+        dropped with it at the end of ``fit``. ``sweep.word_blocks`` is the word-bucket
+        search table (the running sums at the end of each block of 16 topics; None below
+        ``_WORD_SEARCH_MIN_TOPICS``): pass it to ``_Noise.snapshot``, which fills it from
+        the snapshot it draws."""
         block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
         gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
         K = self.n_components
-        word_cum = (np.empty((corpus.n_words, K)) if K >= _WORD_SEARCH_MIN_TOPICS else None)
+        word_blocks = (np.empty((corpus.n_words, -(-K // 16)))
+                       if K >= _WORD_SEARCH_MIN_TOPICS else None)
         word_ptr, word_tokens, thread_counts = _count_update_buffers(corpus, K, n_threads)
 
         def sweep(state, snap, alpha, rate, table):
             return _cgs.noisy_gibbs_sweep_blocks(
                 corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
-                snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, word_cum,
-                word_ptr, word_tokens, thread_counts)
-        sweep.word_cum = word_cum
+                snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, None,
+                word_ptr, word_tokens, thread_counts, word_blocks)
+        sweep.word_blocks = word_blocks
         return sweep
 
     def _assumed_public(self, clipped):
@@ -656,6 +672,10 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
 
         schedule = self.noise_schedule
         snap = None
+        # the snapshots of "every" that are neither traced nor released (all but the last)
+        # keep int32 clipped counts instead of the double snapshot (half its traffic)
+        clip_buf = (noise.clipped_buffer(state.n_wk.shape, self.clip_)
+                    if schedule == "every" and self.trace_ is None and T > 1 else None)
         for it in range(1, T + 1):
             noisy = schedule == "every" or (schedule == "first" and it == 1) or \
                 (schedule == "last" and it == T)
@@ -669,7 +689,8 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                     # the snapshot kernel also fills the sweep's search table
                     snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                           snap if self.trace_ is None else None, n_threads,
-                                          sweep.word_cum)
+                                          None, sweep.word_blocks,
+                                          clip_buf if it < T else None)
                 sweep(state, snap, alpha, 1.0, _NO_TABLE)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
@@ -930,11 +951,17 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         snap = None
         below = 0
         it = 0
+        # snapshots read by nothing but the sweep (not traced, not the stopping rule's or
+        # the adaptive table's, not the last) keep int32 clipped counts instead
+        clip_buf = (noise.clipped_buffer(state.n_wk.shape, self.clip_)
+                    if self.trace_ is None and self.convergence_tol is None
+                    and not self.adaptive and self.max_iter > 1 else None)
         for it in range(1, self.max_iter + 1):
             # a fresh array per snapshot when tracing (the trace keeps them all)
             snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                   snap if self.trace_ is None else None, n_threads,
-                                  sweep.word_cum)
+                                  None, sweep.word_blocks,
+                                  clip_buf if it < self.max_iter else None)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
             sweep(state, snap, alpha, gamma, table)   # search table: from the snapshot

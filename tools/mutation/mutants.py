@@ -181,7 +181,9 @@ MUTANTS = [
         ("    cdef bint single = not isinstance(bit_generator, list)\n",
          "    cdef bint single = not isinstance(bit_generator, list)\n"
          "    cdef double[:, ::1] true_counts = np.asarray(n_wk, dtype=np.float64)\n"),
-        ("_factor_rows(snap_p, wf_p,", "_factor_rows(&true_counts[0, 0], wf_p,")],
+        ("_factor_rows(snap_p, wf_p,", "_factor_rows(&true_counts[0, 0], wf_p,"),
+        # and so does the pass over the int32 clipped counts (the fit's unreleased snapshots)
+        ("_factor_rows(<const int32_t*> cl_p, wf_p,", "_factor_rows(&true_counts[0, 0], wf_p,")],
          tests=GIBBS,
          what="the sweep's word factor built from the true counts instead of the released snapshot"),
     dict(id="G03", file="dptm/_cgs.pyx", old="                        x += scale * random_standard_normal(rng)",
@@ -199,7 +201,9 @@ MUTANTS = [
         ("dptm_clamp(s0[K + k], clip)", "dptm_clamp(s0[K + k], 1e308)"),
         ("dptm_clamp(s0[2 * K + k], clip)", "dptm_clamp(s0[2 * K + k], 1e308)"),
         ("dptm_clamp(s0[3 * K + k], clip)", "dptm_clamp(s0[3 * K + k], 1e308)"),
-        ("dptm_clamp(snap[w * K + k], clip)", "dptm_clamp(snap[w * K + k], 1e308)")],
+        ("dptm_clamp(snap[w * K + k], clip)", "dptm_clamp(snap[w * K + k], 1e308)"),
+        # the int32 clipped counts of the unreleased snapshots not clipped either
+        ("        cmax = <int64_t> ceil(clip)\n", "        cmax = 2147483647\n")],
          tests=GIBBS, what="snapshot not clipped at C in the word factor (eps_I unbounded)"),
     dict(id="G07", file="dptm/accounting/recipes.py", old="    return 2.0 * math.log1p(clip / beta)",
          new="    return math.log1p(clip / beta)", tests=GIBBS + ACC,
