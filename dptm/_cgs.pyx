@@ -524,7 +524,7 @@ cdef class ADLDAWorkspace:
     cdef void** raw
     cdef Py_ssize_t n_raw, cap_raw
     cdef bint synced
-    cdef int mode                  # kernel that last swept: 1 merged sweeps, 2 rounds
+    cdef int mode                  # kernel that last swept: 1 merged, 2 sparse rounds, 3 dense rounds
     cdef int32_t* zb               # rounds: topics of the start of a round (one per token)
     cdef Py_ssize_t zb_cap
     cdef const int32_t* synced_wk
@@ -554,8 +554,11 @@ cdef class ADLDAWorkspace:
             self.w.wk[p] = <int32_t*> self._alloc(V * K * sizeof(int32_t)) if p > 0 else NULL
             self.w.nk[p] = <int64_t*> self._alloc(K * sizeof(int64_t))
             self.w.gens[p] = <bitgen_t*> self._alloc(sizeof(bitgen_t))
+            # scratch for either kind of sweep (a sparse workspace also serves dense
+            # rounds: gibbs_sweep_rounds)
             self.w.dbuf[p] = <double*> self._alloc(
-                (3 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
+                (3 * K if 3 * K > 2 * K + DPTM_CGS_NB else 2 * K + DPTM_CGS_NB)
+                * sizeof(double))
             if sparse:
                 self.w.lists[p] = <int32_t*> self._alloc(2 * V * K * sizeof(int32_t))
                 self.w.small[p] = <int32_t*> self._alloc((V + 2 * K) * sizeof(int32_t))
@@ -646,6 +649,32 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
         for p in range(1, P):
             memcpy(ws.lists[p] + 2 * w * K, wl, 2 * cnt * sizeof(int32_t))
             ws.small[p][w] = <int32_t> cnt
+
+
+cdef void _round_sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w,
+                          bint sparse) noexcept nogil:
+    """Word ``w``'s start of a rounds sweep (``_rounds_sweep``): dense, the other
+    partitions' copies set to the row of ``n_wk``; sparse, every partition's list of the
+    row's non-zero topics in increasing order (a sparse partition other than the first
+    keeps no copy, and no partition reads ``old``: neither is written)."""
+    cdef Py_ssize_t P = ws.P, K = ws.K, p, t, cnt
+    cdef const int32_t* row = n_wk + w * K
+    cdef int32_t* wl
+    if not sparse:
+        for p in range(1, P):
+            memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
+        return
+    wl = ws.lists[0] + 2 * w * K
+    cnt = 0
+    for t in range(K):
+        if row[t] > 0:
+            wl[2 * cnt] = <int32_t> t
+            wl[2 * cnt + 1] = row[t]
+            cnt += 1
+    ws.small[0][w] = <int32_t> cnt
+    for p in range(1, P):
+        memcpy(ws.lists[p] + 2 * w * K, wl, 2 * cnt * sizeof(int32_t))
+        ws.small[p][w] = <int32_t> cnt
 
 
 cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
@@ -870,7 +899,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
     with parallel(num_threads=n_threads):
         if not in_step and (P > 1 or sparse):
             for w in prange(V, schedule="static"):
-                _sync_row(ws, n_wk, w, False, True)
+                _round_sync_row(ws, n_wk, w, sparse)
         dptm_omp_barrier()
         nthr = dptm_team_size()
         rank = dptm_team_rank()
@@ -931,7 +960,10 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     another order). There is no O(V K) pass after the first sweep of a workspace; a round
     costs its moves (each partition applies the others'). The result depends on the
     partitions, rounds, ``lag`` and streams, not on ``n_threads``. ``workspace``:
-    ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required).
+    ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required);
+    a sparse one also serves dense sweeps (the same draws: GibbsLDA's first sweep, so the
+    fit allocates and faults in one set of copies, not two). A dense sweep leaves its word
+    lists stale: the next sparse sweep rebuilds them.
 
     ``lag`` (>= 1): a partition adds the others' moves of round ``r`` at the start of its
     round ``r + lag`` (in partition order), so it lags the others by at most ``lag``
@@ -963,8 +995,9 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
         raise ValueError(f"lag must be >= 1, got {lag}")
     if workspace is None:
         raise ValueError("gibbs_sweep_rounds needs an ADLDAWorkspace")
+    # a sparse workspace serves dense sweeps too (its copies are allocated either way)
     if (workspace.n_parts != P or workspace.n_words != V or workspace.n_topics != K
-            or workspace.sparse != sparse):
+            or (sparse and not workspace.sparse)):
         raise ValueError(
             f"workspace is for P={workspace.n_parts}, V={workspace.n_words}, "
             f"K={workspace.n_topics}, sparse={workspace.sparse}; this sweep has P={P}, "
@@ -977,7 +1010,8 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
         workspace.zb_cap = N if workspace.zb != NULL else 0
         if workspace.zb == NULL:
             raise MemoryError()
-    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2)
+    # modes 2 (sparse) and 3 (dense): in step only with a sweep of the same kind
+    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2 if sparse else 3)
     for p in range(P):
         workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
     workspace.synced = False
@@ -994,7 +1028,7 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     finally:
         free(done)
     workspace.synced = True
-    workspace.mode = 2
+    workspace.mode = 2 if sparse else 3
     workspace.synced_wk = &n_wk[0, 0]
     workspace.synced_owner = n_wk.base
     memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))

@@ -268,7 +268,8 @@ def corpus_x():
 
 def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
     """GibbsLDA.fit's sweeps written out with the kernels: one thread, no workspace when
-    serial, the first sweep dense."""
+    serial, the first sweep dense (here on a dense workspace of its own; the fit runs it
+    on its sparse workspace, the same draws)."""
     corpus = Corpus.from_matrix(X)
     rng = check_random_state(seed)
     rng.integers(2**63)                                  # transform_seed_
@@ -369,6 +370,34 @@ def test_rounds_consistent_and_thread_invariant(sparse):
     for s in out[1:]:
         for x, y in zip(s, out[0]):
             np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_rounds_sparse_workspace_serves_dense_sweeps(n_threads):
+    """GibbsLDA's first sweep is dense on its sparse workspace: the same draws as on a
+    dense workspace; the sparse sweeps after it rebuild the word lists (a dense sweep
+    leaves them stale), and then equal sparse sweeps that had a dense workspace for the
+    dense ones; a dense workspace is refused for a sparse sweep."""
+    corpus = ragged_corpus(seed=21)
+    K = 9
+    parts = np.array([0, 7, 16], dtype=np.int64)
+    rounds = round_blocks(corpus.doc_ptr, parts, 3)
+    init = GibbsState(corpus, K, np.random.default_rng(2))
+    a, b = state_copy(init), state_copy(init)
+    ga, gb = gens_for(parts, 3), gens_for(parts, 3)
+    shared = _cgs.ADLDAWorkspace(2, corpus.n_words, K, True)
+    sparse_ws = _cgs.ADLDAWorkspace(2, corpus.n_words, K, True)
+    for sparse in (False, True, True, False, True):
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *a, 0.2, 0.05, rounds, ga,
+                                n_threads, sparse, shared, 2)
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *b, 0.2, 0.05, rounds, gb,
+                                n_threads, sparse, sparse_ws if sparse else
+                                _cgs.ADLDAWorkspace(2, corpus.n_words, K, False), 2)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="workspace is for"):
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *a, 0.2, 0.05, rounds, ga,
+                                1, True, _cgs.ADLDAWorkspace(2, corpus.n_words, K, False), 2)
 
 
 def test_rounds_kernel_rejects_bad_rounds():

@@ -210,9 +210,7 @@ class GibbsLDA(TopicModelMixin):
                 _cgs.gibbs_sweep_rounds(
                     corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
                     state.n_k, alpha, beta, rounds, part_gens, n_threads,
-                    sparse and not dense_first,
-                    (_cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, self.n_components,
-                                         False) if dense_first else workspace), _SYNC_LAG)
+                    sparse and not dense_first, workspace, _SYNC_LAG)
             elif sparse and not dense_first:
                 _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                         state.n_dk, state.n_k, alpha, beta, parts, part_gens,
