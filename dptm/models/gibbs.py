@@ -195,8 +195,10 @@ class GibbsLDA(TopicModelMixin):
         # the partitions' count copies and word lists, kept between sweeps (same draws)
         workspace = None
         if sparse or n_threads > 1:
-            workspace = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words,
-                                            self.n_components, sparse)
+            # word lists with room for min(K, the word's tokens) topics
+            workspace = _cgs.ADLDAWorkspace(
+                parts.size - 1, corpus.n_words, self.n_components, sparse,
+                np.bincount(corpus.word_ids, minlength=corpus.n_words) if sparse else None)
         if n_threads > 1:
             rounds = round_blocks(corpus.doc_ptr, parts, _SYNC_ROUNDS)
         start = time.perf_counter()
