@@ -268,8 +268,31 @@ cdef extern from *:
             if (wl[2 * j] == k) return j;
         return n;
     }
+    /* The indices of topics a and b (a != b) among the n pairs of wl, in one pass (n for
+       one absent): a move's two searches of a list at once. */
+    static inline void dptm_find_topics(const int32_t *wl, Py_ssize_t n, int32_t a,
+                                        int32_t b, Py_ssize_t *ja, Py_ssize_t *jb) {
+        Py_ssize_t j = 0, fa = n, fb = n;
+        for (; j + 8 <= n && (fa == n || fb == n); j += 8) {
+            unsigned ma = 0, mb = 0, i;
+            for (i = 0; i < 8; i++) {
+                ma |= (unsigned) (wl[2 * (j + i)] == a) << i;
+                mb |= (unsigned) (wl[2 * (j + i)] == b) << i;
+            }
+            if (ma && fa == n) fa = j + __builtin_ctz(ma);
+            if (mb && fb == n) fb = j + __builtin_ctz(mb);
+        }
+        for (; j < n && (fa == n || fb == n); j++) {
+            if (wl[2 * j] == a) fa = j;
+            if (wl[2 * j] == b) fb = j;
+        }
+        *ja = fa;
+        *jb = fb;
+    }
     """
     Py_ssize_t dptm_find_topic(const int32_t* wl, Py_ssize_t n, int32_t k) noexcept nogil
+    void dptm_find_topics(const int32_t* wl, Py_ssize_t n, int32_t a, int32_t b,
+                          Py_ssize_t* ja, Py_ssize_t* jb) noexcept nogil
 
 
 cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
@@ -292,6 +315,30 @@ cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil
         wl[2 * n] = k
         wl[2 * n + 1] = 1
         wn_w[0] = <int32_t> (n + 1)
+
+
+cdef inline void _list_move(int32_t* wl, int32_t* wn_w, int32_t a, int32_t b) noexcept nogil:
+    """``_list_dec(a)`` then ``_list_inc(b)`` (a != b, a in the list) with one search: the
+    same list afterwards, pair for pair."""
+    cdef Py_ssize_t n = wn_w[0], ja, jb, last
+    dptm_find_topics(wl, n, a, b, &ja, &jb)
+    wl[2 * ja + 1] -= 1
+    if wl[2 * ja + 1] == 0:
+        last = n - 1
+        wl[2 * ja] = wl[2 * last]
+        wl[2 * ja + 1] = wl[2 * last + 1]
+        if jb == last:
+            jb = ja
+        elif jb == n:
+            jb = last
+        n = last
+    if jb < n:
+        wl[2 * jb + 1] += 1
+    else:
+        wl[2 * n] = b
+        wl[2 * n + 1] = 1
+        n += 1
+    wn_w[0] = <int32_t> n
 
 
 cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
@@ -866,8 +913,7 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
         if sparse:
             wl = ws.lists[p] + ws.loff[w]
             wn = ws.small[p]
-            _list_dec(wl, wn + w, a)
-            _list_inc(wl, wn + w, b)
+            _list_move(wl, wn + w, a, b)
 
 
 cdef extern from *:
