@@ -133,8 +133,9 @@ class GibbsLDA(TopicModelMixin):
         decomposition (Yao et al. 2009; the same conditional, sampled in O(K_w) per token,
         the non-zero topics of the word, plus O(K_d) for the document's topics when the
         draw falls in their bucket). Memory: with ``n_jobs > 1``, ``n_jobs`` more copies of
-        the V x K int32 counts; from 200 topics, 2 V K int32 of word lists per part (one
-        part when serial).
+        the V x K int32 counts; from 200 topics, word lists of at most 2 min(K, c_w) int32
+        per word w with c_w tokens (at most 2 N int32 for N tokens) per part (one part when
+        serial).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
