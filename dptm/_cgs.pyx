@@ -245,11 +245,59 @@ def _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_gene
 # wl[2 j + 1], so the word bucket reads one contiguous run instead of gathering counts
 # from the word's row (a cache line per topic at large K). Unordered: a topic whose count
 # drops to zero is replaced by the last pair, a new one is appended.
+cdef extern from *:
+    """
+    /* Index of topic k among the n (topic, count) pairs of wl, n if absent. Eight pairs
+       a step without a branch per pair: a frequent word's list holds hundreds of topics
+       (NIPS), and every move applied to a list searches it twice. Topics are unique in a
+       list, so this is the index the pair-by-pair scan finds. */
+    static inline Py_ssize_t dptm_find_topic(const int32_t *wl, Py_ssize_t n, int32_t k) {
+        Py_ssize_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            unsigned m = (unsigned) (wl[2 * j] == k)
+                | ((unsigned) (wl[2 * j + 2] == k) << 1)
+                | ((unsigned) (wl[2 * j + 4] == k) << 2)
+                | ((unsigned) (wl[2 * j + 6] == k) << 3)
+                | ((unsigned) (wl[2 * j + 8] == k) << 4)
+                | ((unsigned) (wl[2 * j + 10] == k) << 5)
+                | ((unsigned) (wl[2 * j + 12] == k) << 6)
+                | ((unsigned) (wl[2 * j + 14] == k) << 7);
+            if (m) return j + __builtin_ctz(m);
+        }
+        for (; j < n; j++)
+            if (wl[2 * j] == k) return j;
+        return n;
+    }
+    /* The indices of topics a and b (a != b) among the n pairs of wl, in one pass (n for
+       one absent): a move's two searches of a list at once. */
+    static inline void dptm_find_topics(const int32_t *wl, Py_ssize_t n, int32_t a,
+                                        int32_t b, Py_ssize_t *ja, Py_ssize_t *jb) {
+        Py_ssize_t j = 0, fa = n, fb = n;
+        for (; j + 8 <= n && (fa == n || fb == n); j += 8) {
+            unsigned ma = 0, mb = 0, i;
+            for (i = 0; i < 8; i++) {
+                ma |= (unsigned) (wl[2 * (j + i)] == a) << i;
+                mb |= (unsigned) (wl[2 * (j + i)] == b) << i;
+            }
+            if (ma && fa == n) fa = j + __builtin_ctz(ma);
+            if (mb && fb == n) fb = j + __builtin_ctz(mb);
+        }
+        for (; j < n && (fa == n || fb == n); j++) {
+            if (wl[2 * j] == a) fa = j;
+            if (wl[2 * j] == b) fb = j;
+        }
+        *ja = fa;
+        *jb = fb;
+    }
+    """
+    Py_ssize_t dptm_find_topic(const int32_t* wl, Py_ssize_t n, int32_t k) noexcept nogil
+    void dptm_find_topics(const int32_t* wl, Py_ssize_t n, int32_t a, int32_t b,
+                          Py_ssize_t* ja, Py_ssize_t* jb) noexcept nogil
+
+
 cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
     """Decrement topic ``k``'s count (k is in the list), dropping it at zero."""
-    cdef Py_ssize_t j = 0, last
-    while wl[2 * j] != k:
-        j += 1
+    cdef Py_ssize_t j = dptm_find_topic(wl, wn_w[0], k), last
     wl[2 * j + 1] -= 1
     if wl[2 * j + 1] == 0:
         last = wn_w[0] - 1
@@ -260,15 +308,37 @@ cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil
 
 cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
     """Increment topic ``k``'s count, appending it with count 1 if absent."""
-    cdef Py_ssize_t j = 0, n = wn_w[0]
-    while j < n and wl[2 * j] != k:
-        j += 1
+    cdef Py_ssize_t n = wn_w[0], j = dptm_find_topic(wl, n, k)
     if j < n:
         wl[2 * j + 1] += 1
     else:
         wl[2 * n] = k
         wl[2 * n + 1] = 1
         wn_w[0] = <int32_t> (n + 1)
+
+
+cdef inline void _list_move(int32_t* wl, int32_t* wn_w, int32_t a, int32_t b) noexcept nogil:
+    """``_list_dec(a)`` then ``_list_inc(b)`` (a != b, a in the list) with one search: the
+    same list afterwards, pair for pair."""
+    cdef Py_ssize_t n = wn_w[0], ja, jb, last
+    dptm_find_topics(wl, n, a, b, &ja, &jb)
+    wl[2 * ja + 1] -= 1
+    if wl[2 * ja + 1] == 0:
+        last = n - 1
+        wl[2 * ja] = wl[2 * last]
+        wl[2 * ja + 1] = wl[2 * last + 1]
+        if jb == last:
+            jb = ja
+        elif jb == n:
+            jb = last
+        n = last
+    if jb < n:
+        wl[2 * jb + 1] += 1
+    else:
+        wl[2 * n] = b
+        wl[2 * n + 1] = 1
+        n += 1
+    wn_w[0] = <int32_t> n
 
 
 cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
@@ -290,7 +360,8 @@ cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
 cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                        int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
-                       bitgen_t* rng, int32_t* wnz, int32_t* wn, int32_t* dnz,
+                       bitgen_t* rng, int32_t* wnz, const int64_t* loff, int32_t* wn,
+                       int32_t* dnz,
                        int32_t* dpos, double* inv, double* c, double* cumq) noexcept nogil:
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
     (the sampler reads them, not ``n_wk``; ``n_wk`` NULL: only the lists are kept).
@@ -338,11 +409,11 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             # after, while this one is drawn (hints only: no effect on the draws)
             if i + 2 < i_end:
                 w = words[i + 2]
-                __builtin_prefetch(wnz + 2 * w * K)
+                __builtin_prefetch(wnz + loff[w])
                 __builtin_prefetch(wn + w)
             if i + 1 < i_end:
                 w = words[i + 1]
-                wl = wnz + 2 * w * K
+                wl = wnz + loff[w]
                 if dense:
                     __builtin_prefetch(n_wk + w * K + z[i + 1])
                 for j in range(16, 2 * wn[w], 16):
@@ -350,7 +421,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             w = words[i]
             k = z[i]
             wrow = n_wk + w * K
-            wl = wnz + 2 * w * K
+            wl = wnz + loff[w]
             # remove the token
             s -= inv[k]
             r -= drow[k] * inv[k]
@@ -441,7 +512,9 @@ cdef struct Work:
     int32_t* old           # V x K counts of the start of the sweep (P > 1)
     int32_t** wk           # per partition its V x K counts (wk[0] unused: n_wk in place)
     int64_t** nk           # per partition its K topic totals
-    int32_t** lists        # sparse: per partition 2 V K (each word's (topic, count) pairs)
+    int32_t** lists        # sparse: per partition each word's (topic, count) pairs
+    const int64_t* loff    # sparse: word w's pairs at lists[p] + loff[w] (int32 units), room
+                           # for (loff[w + 1] - loff[w]) / 2 pairs: min(K, its tokens)
     int32_t** small        # sparse: per partition V + 2 K (list lengths, document list)
     double** dbuf          # per partition scratch: 4 K (sparse) or 2 K + NB (dense)
     bitgen_t** gens        # per partition a copy of its generator's bitgen_t (same state
@@ -507,9 +580,9 @@ cdef class ADLDAWorkspace:
     or of the same state after ``n_wk`` or ``n_k`` changed otherwise, must follow
     ``invalidate()`` (another ``n_wk`` array or changed ``n_k`` are detected; a change of
     ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1]) V K`` int32 for the copies and, if
-    sparse, ``2 P V K`` int32 for the lists ((topic, count) pairs; only a word's non-zero
-    topics are touched). Buffers from 4 MB sit at 2 MB boundaries, advised to use
-    transparent huge pages.
+    sparse, ``2 P sum_w min(K, c_w)`` int32 for the lists ((topic, count) pairs; ``c_w =
+    word_counts[w]``, else K: a word's tokens have at most that many distinct topics).
+    Buffers from 4 MB sit at 2 MB boundaries, advised to use transparent huge pages.
 
     Parameters
     ----------
@@ -517,6 +590,12 @@ cdef class ADLDAWorkspace:
         Partitions P, vocabulary size V and topics K of the sweeps.
     sparse : bool
         For ``gibbs_sweep_sparse`` (else ``gibbs_sweep_parallel``).
+    word_counts : array of V ints, optional
+        Sparse: the tokens of each word in the corpora to be swept; each word's list then
+        has room for ``min(K, word_counts[w])`` pairs instead of K (on KOS at K = 1000 the
+        lists shrink from 55 MB to 3.4 MB a partition: fewer pages to fault in, and the
+        lists share the caches). A sparse sweep that builds the lists checks that no word
+        of its counts has more tokens than its room (ValueError).
     """
     cdef Work w
     cdef readonly Py_ssize_t n_parts, n_words, n_topics
@@ -524,20 +603,29 @@ cdef class ADLDAWorkspace:
     cdef void** raw
     cdef Py_ssize_t n_raw, cap_raw
     cdef bint synced
-    cdef int mode                  # kernel that last swept: 1 merged sweeps, 2 rounds
+    cdef int mode                  # kernel that last swept: 1 merged, 2 sparse rounds, 3 dense rounds
     cdef int32_t* zb               # rounds: topics of the start of a round (one per token)
     cdef Py_ssize_t zb_cap
     cdef const int32_t* synced_wk
     cdef object synced_owner       # keeps the swept n_wk alive: its address is not reused
     cdef int64_t* synced_nk
+    cdef bint capped               # some word's list has room for fewer than K pairs
+    cdef int64_t* loff
 
     def __cinit__(self, Py_ssize_t n_parts, Py_ssize_t n_words, Py_ssize_t n_topics,
-                  bint sparse):
-        cdef Py_ssize_t p, P = n_parts, V = n_words, K = n_topics
+                  bint sparse, word_counts=None):
+        cdef Py_ssize_t p, w, P = n_parts, V = n_words, K = n_topics
+        cdef int64_t room
         if P < 1 or V < 0 or K < 1:
             raise ValueError("need n_parts >= 1, n_words >= 0, n_topics >= 1")
+        cdef const int64_t[::1] counts = None
+        if word_counts is not None:
+            counts = np.ascontiguousarray(word_counts, dtype=np.int64)
+            if counts.shape[0] != V:
+                raise ValueError(f"word_counts must have n_words = {V} entries, got "
+                                 f"{counts.shape[0]}")
         self.n_parts, self.n_words, self.n_topics, self.sparse = P, V, K, sparse
-        self.cap_raw = 6 * P + 8
+        self.cap_raw = 6 * P + 10
         self.raw = <void**> calloc(self.cap_raw, sizeof(void*))
         self.w.P, self.w.V, self.w.K = P, V, K
         self.w.wk = <int32_t**> self._alloc(P * sizeof(int32_t*))
@@ -550,14 +638,27 @@ cdef class ADLDAWorkspace:
         if sparse:
             self.w.lists = <int32_t**> self._alloc(P * sizeof(int32_t*))
             self.w.small = <int32_t**> self._alloc(P * sizeof(int32_t*))
+            self.loff = <int64_t*> self._alloc((V + 1) * sizeof(int64_t))
+            self.loff[0] = 0
+            for w in range(V):
+                room = K
+                if counts is not None and counts[w] < K:
+                    room = counts[w] if counts[w] > 0 else 0
+                    self.capped = True
+                self.loff[w + 1] = self.loff[w] + 2 * room
+            self.w.loff = self.loff
         for p in range(P):
             self.w.wk[p] = <int32_t*> self._alloc(V * K * sizeof(int32_t)) if p > 0 else NULL
             self.w.nk[p] = <int64_t*> self._alloc(K * sizeof(int64_t))
             self.w.gens[p] = <bitgen_t*> self._alloc(sizeof(bitgen_t))
+            # scratch for either kind of sweep (a sparse workspace also serves dense
+            # rounds: gibbs_sweep_rounds)
             self.w.dbuf[p] = <double*> self._alloc(
-                (3 * K if sparse else 2 * K + DPTM_CGS_NB) * sizeof(double))
+                (3 * K if 3 * K > 2 * K + DPTM_CGS_NB else 2 * K + DPTM_CGS_NB)
+                * sizeof(double))
             if sparse:
-                self.w.lists[p] = <int32_t*> self._alloc(2 * V * K * sizeof(int32_t))
+                self.w.lists[p] = <int32_t*> self._alloc(
+                    (self.loff[V] if self.loff[V] > 0 else 1) * sizeof(int32_t))
                 self.w.small[p] = <int32_t*> self._alloc((V + 2 * K) * sizeof(int32_t))
 
     cdef void* _alloc(self, size_t nbytes) except NULL:
@@ -576,6 +677,26 @@ cdef class ADLDAWorkspace:
             for i in range(self.n_raw):
                 free(self.raw[i])
             free(self.raw)
+
+    cdef check_room(self, const int32_t[:, ::1] n_wk):
+        """ValueError unless every word of ``n_wk`` has at most as many tokens as its list
+        has room for (then no sweep of these counts can overflow a list: a word's tokens
+        keep their number)."""
+        cdef Py_ssize_t w, t, V = self.n_words, K = self.n_topics, bad = -1
+        cdef int64_t tot
+        if not self.capped:
+            return
+        with nogil:
+            for w in range(V):
+                tot = 0
+                for t in range(K):
+                    tot = tot + n_wk[w, t]
+                if 2 * (tot if tot < K else K) > self.loff[w + 1] - self.loff[w]:
+                    bad = w
+                    break
+        if bad >= 0:
+            raise ValueError(f"word {bad} has more tokens than the workspace's word_counts "
+                             f"({(self.loff[bad + 1] - self.loff[bad]) // 2})")
 
     def invalidate(self):
         """Forget the state last swept: the next sweep copies the counts afresh."""
@@ -635,7 +756,7 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
             for p in range(1, P):
                 memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
     if refresh and ws.lists != NULL:
-        wl = ws.lists[0] + 2 * w * K
+        wl = ws.lists[0] + ws.loff[w]
         cnt = 0
         for t in range(K):
             if row[t] > 0:
@@ -644,8 +765,34 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
                 cnt += 1
         ws.small[0][w] = <int32_t> cnt
         for p in range(1, P):
-            memcpy(ws.lists[p] + 2 * w * K, wl, 2 * cnt * sizeof(int32_t))
+            memcpy(ws.lists[p] + ws.loff[w], wl, 2 * cnt * sizeof(int32_t))
             ws.small[p][w] = <int32_t> cnt
+
+
+cdef void _round_sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w,
+                          bint sparse) noexcept nogil:
+    """Word ``w``'s start of a rounds sweep (``_rounds_sweep``): dense, the other
+    partitions' copies set to the row of ``n_wk``; sparse, every partition's list of the
+    row's non-zero topics in increasing order (a sparse partition other than the first
+    keeps no copy, and no partition reads ``old``: neither is written)."""
+    cdef Py_ssize_t P = ws.P, K = ws.K, p, t, cnt
+    cdef const int32_t* row = n_wk + w * K
+    cdef int32_t* wl
+    if not sparse:
+        for p in range(1, P):
+            memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
+        return
+    wl = ws.lists[0] + ws.loff[w]
+    cnt = 0
+    for t in range(K):
+        if row[t] > 0:
+            wl[2 * cnt] = <int32_t> t
+            wl[2 * cnt + 1] = row[t]
+            cnt += 1
+    ws.small[0][w] = <int32_t> cnt
+    for p in range(1, P):
+        memcpy(ws.lists[p] + ws.loff[w], wl, 2 * cnt * sizeof(int32_t))
+        ws.small[p][w] = <int32_t> cnt
 
 
 cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
@@ -674,7 +821,7 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
             if sparse:
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
-                             ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p],
+                             ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p], ws.loff,
                              sm, sm + V, sm + V + K, db, db + K, db + 2 * K)
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
@@ -711,6 +858,8 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
     else:
         workspace = ADLDAWorkspace(P, V, K, sparse)
     in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 1)
+    if sparse and not in_step:
+        workspace.check_room(n_wk)
     for p in range(P):
         workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
     workspace.synced = False
@@ -749,7 +898,7 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
                 __builtin_prefetch(wkp + words[ahead] * K + z[ahead])
                 __builtin_prefetch(wkp + words[ahead] * K + zb[ahead])
             if sparse:
-                __builtin_prefetch(ws.lists[p] + 2 * words[ahead] * K)
+                __builtin_prefetch(ws.lists[p] + ws.loff[words[ahead]])
         a = zb[i]
         b = z[i]
         if a == b:
@@ -762,10 +911,9 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
         nk[a] -= 1
         nk[b] += 1
         if sparse:
-            wl = ws.lists[p] + 2 * w * K
+            wl = ws.lists[p] + ws.loff[w]
             wn = ws.small[p]
-            _list_dec(wl, wn + w, a)
-            _list_inc(wl, wn + w, b)
+            _list_move(wl, wn + w, a, b)
 
 
 cdef extern from *:
@@ -842,12 +990,14 @@ cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
 
 cdef inline int32_t* _round_counts(const Work* ws, int32_t* n_wk, Py_ssize_t p,
                                   bint sparse) noexcept nogil:
-    """The word-topic counts part ``p`` keeps in the rounds kernel: part 0 the true ones
-    (``n_wk``, in place); another part its copy, or none when sparse (its sampler reads its
-    word lists, and its copy would never be read: the next sweep starts from ``n_wk``)."""
-    if p == 0:
-        return n_wk
-    return NULL if sparse else ws.wk[p]
+    """The word-topic counts part ``p`` keeps in the rounds kernel: dense, part 0 the
+    true ones (``n_wk``, in place) and another part its copy; sparse, none (a sparse
+    sampler reads its word lists; ``n_wk`` is rewritten from part 0's lists after the
+    sweep, a sequential pass, instead of two random writes per move for part 0, which made
+    it the slowest part)."""
+    if sparse:
+        return NULL
+    return n_wk if p == 0 else ws.wk[p]
 
 
 cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t* doc_ptr,
@@ -860,9 +1010,12 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
     its parts' rounds in order; the only waits are for another part's round ``r - lag``
     (``done[8 q]``: rounds part q has finished; 8 int64 apart, a cache line each) and one
     barrier before the last rounds' moves. No deadlock for any team size: a thread in round
-    r waits only for rounds < r, which every thread in a round >= r has finished."""
-    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, p, r, rr, w, lo, hi, nthr, rank
+    r waits only for rounds < r, which every thread in a round >= r has finished. Sparse,
+    ``n_wk`` is then rewritten from part 0's word lists (exact after the last moves)."""
+    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, p, r, rr, w, lo, hi, nthr, rank, j
     cdef int32_t* wkp
+    cdef int32_t* row
+    cdef const int32_t* wl
     cdef int32_t* sm
     cdef double* db = NULL
     p = r = rr = lo = hi = nthr = rank = 0
@@ -870,7 +1023,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
     with parallel(num_threads=n_threads):
         if not in_step and (P > 1 or sparse):
             for w in prange(V, schedule="static"):
-                _sync_row(ws, n_wk, w, False, True)
+                _round_sync_row(ws, n_wk, w, sparse)
         dptm_omp_barrier()
         nthr = dptm_team_size()
         rank = dptm_team_rank()
@@ -891,7 +1044,8 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                 if sparse:
                     sm = ws.small[p]
                     _sparse_docs(doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha,
-                                 beta, ws.gens[p], ws.lists[p], sm, sm + V, sm + V + K, db,
+                                 beta, ws.gens[p], ws.lists[p], ws.loff, sm, sm + V,
+                                 sm + V + K, db,
                                  db + K, db + 2 * K)
                 else:
                     _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
@@ -907,6 +1061,14 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                 _apply_round(ws, p, wkp, sparse, doc_ptr, words, z, zb, round_ptr, S, rr,
                              done, False)
             p = p + nthr
+        if sparse:
+            dptm_omp_barrier()
+            for w in prange(V, schedule="static"):
+                row = n_wk + w * K
+                wl = ws.lists[0] + ws.loff[w]
+                memset(row, 0, K * sizeof(int32_t))
+                for j in range(ws.small[0][w]):
+                    row[wl[2 * j]] = wl[2 * j + 1]
     memcpy(n_k, ws.nk[0], K * sizeof(int64_t))
 
 
@@ -931,7 +1093,10 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     another order). There is no O(V K) pass after the first sweep of a workspace; a round
     costs its moves (each partition applies the others'). The result depends on the
     partitions, rounds, ``lag`` and streams, not on ``n_threads``. ``workspace``:
-    ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required).
+    ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required);
+    a sparse one also serves dense sweeps (the same draws: GibbsLDA's first sweep, so the
+    fit allocates and faults in one set of copies, not two). A dense sweep leaves its word
+    lists stale: the next sparse sweep rebuilds them.
 
     ``lag`` (>= 1): a partition adds the others' moves of round ``r`` at the start of its
     round ``r + lag`` (in partition order), so it lags the others by at most ``lag``
@@ -963,8 +1128,9 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
         raise ValueError(f"lag must be >= 1, got {lag}")
     if workspace is None:
         raise ValueError("gibbs_sweep_rounds needs an ADLDAWorkspace")
+    # a sparse workspace serves dense sweeps too (its copies are allocated either way)
     if (workspace.n_parts != P or workspace.n_words != V or workspace.n_topics != K
-            or workspace.sparse != sparse):
+            or (sparse and not workspace.sparse)):
         raise ValueError(
             f"workspace is for P={workspace.n_parts}, V={workspace.n_words}, "
             f"K={workspace.n_topics}, sparse={workspace.sparse}; this sweep has P={P}, "
@@ -977,7 +1143,10 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
         workspace.zb_cap = N if workspace.zb != NULL else 0
         if workspace.zb == NULL:
             raise MemoryError()
-    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2)
+    # modes 2 (sparse) and 3 (dense): in step only with a sweep of the same kind
+    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2 if sparse else 3)
+    if sparse and not in_step:
+        workspace.check_room(n_wk)
     for p in range(P):
         workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
     workspace.synced = False
@@ -994,7 +1163,7 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     finally:
         free(done)
     workspace.synced = True
-    workspace.mode = 2
+    workspace.mode = 2 if sparse else 3
     workspace.synced_wk = &n_wk[0, 0]
     workspace.synced_owner = n_wk.base
     memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))
@@ -1054,6 +1223,160 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     """
     _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
                bit_generators, n_threads, workspace)
+
+
+def gibbs_counts(const int64_t[::1] doc_ptr, const int32_t[::1] words, const int32_t[::1] z,
+                 int32_t[:, ::1] n_wk, int32_t[:, ::1] n_dk, int64_t[::1] n_k,
+                 int n_threads=1):
+    """Set ``n_wk`` (V x K), ``n_dk`` (D x K) and ``n_k`` (K) to the counts of the
+    assignments ``z`` (their previous contents are overwritten, so ``np.empty`` arrays will
+    do). The same integers for any ``n_threads``.
+
+    Every row is written first by the thread that counts into it, in parallel: on a fresh
+    array the page faults are shared by the threads (a fresh V x K array's faults cost
+    more than the counting itself at K = 1000). ``n_dk`` is counted per document; for
+    ``n_wk`` each of the ``n_threads`` threads owns a range of words and counts the tokens
+    of its words.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1, V = n_wk.shape[0], K = n_wk.shape[1]
+    cdef Py_ssize_t N = words.shape[0], d, i, j, lo, hi, nthr, rank, ahead
+    cdef int32_t w, t
+    cdef int32_t* row
+    cdef int32_t* wk
+    cdef const int32_t* zp
+    cdef const int32_t* wp
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if D < 0:
+        raise ValueError("doc_ptr must have at least one entry")
+    if n_dk.shape[0] != D or n_dk.shape[1] != K or n_k.shape[0] != K:
+        raise ValueError(f"need n_dk ({D}, {K}) and n_k ({K},) for n_wk ({V}, {K}) and "
+                         f"{D} documents")
+    if z.shape[0] != N or doc_ptr[0] != 0 or doc_ptr[D] != N:
+        raise ValueError("z and words must have one entry per token, doc_ptr from 0 to it")
+    with nogil:
+        for d in range(D):
+            if doc_ptr[d + 1] < doc_ptr[d]:
+                with gil:
+                    raise ValueError("doc_ptr must be non-decreasing")
+        for i in range(N):
+            if not (0 <= words[i] < V and 0 <= z[i] < K):
+                with gil:
+                    raise ValueError(f"token {i}: word {words[i]} or topic {z[i]} out of "
+                                     f"range (V = {V}, K = {K})")
+    if K > 0:
+        memset(&n_k[0], 0, K * sizeof(int64_t))
+    if N == 0 or K == 0:
+        if V * K > 0:
+            memset(&n_wk[0, 0], 0, V * K * sizeof(int32_t))
+        if D * K > 0:
+            memset(&n_dk[0, 0], 0, D * K * sizeof(int32_t))
+        return
+    zp = &z[0]
+    wp = &words[0]
+    wk = &n_wk[0, 0]
+    lo = hi = nthr = rank = ahead = 0
+    with nogil, parallel(num_threads=n_threads):
+        for d in prange(D, schedule="static"):
+            row = &n_dk[d, 0]
+            memset(row, 0, K * sizeof(int32_t))
+            for j in range(doc_ptr[d], doc_ptr[d + 1]):
+                row[zp[j]] += 1
+        nthr = dptm_team_size()
+        rank = dptm_team_rank()
+        lo = V * rank // nthr
+        hi = V * (rank + 1) // nthr
+        if hi > lo:
+            memset(wk + lo * K, 0, (hi - lo) * K * sizeof(int32_t))
+        for i in range(N):
+            # the row of a token some way ahead loads while this one is counted (random
+            # words: at K = 1000 each count is a cache miss otherwise)
+            ahead = i + 16
+            if ahead < N and lo <= wp[ahead] < hi:
+                __builtin_prefetch(wk + wp[ahead] * K + zp[ahead])
+            w = wp[i]
+            if lo <= w < hi:
+                wk[w * K + zp[i]] += 1
+    for i in range(N):
+        n_k[zp[i]] += 1
+
+
+cdef Py_ssize_t OUT_BLOCK = 16     # topics per block of gibbs_outputs' transpose
+
+
+def gibbs_outputs(const int32_t[:, ::1] n_wk, const int32_t[:, ::1] n_dk, double alpha,
+                  double beta, double[:, ::1] components, double[:, ::1] topic_word,
+                  double[:, ::1] doc_topic, int n_threads=1):
+    """GibbsLDA's released arrays from the final counts, in one parallel pass (every
+    output row first written, so its pages faulted in, by the thread that fills it):
+
+    - ``components[k, w] = n_wk[w, k] + beta`` (K x V);
+    - ``topic_word[k, w] = components[k, w] / (c_k + V beta)``, ``c_k = sum_w n_wk[w, k]``
+      (an exact integer sum; the row sums to 1 up to rounding);
+    - ``doc_topic[d, k] = (n_dk[d, k] + alpha) / (n_d + K alpha)``, ``n_d = sum_k
+      n_dk[d, k]``.
+
+    The outputs are overwritten (``np.empty`` arrays will do). The same bits for any
+    ``n_threads``. The transpose goes by blocks of 16 topics: a block reads 16 consecutive
+    counts of each word row and writes 16 output rows sequentially.
+    """
+    cdef Py_ssize_t V = n_wk.shape[0], K = n_wk.shape[1], D = n_dk.shape[0]
+    cdef Py_ssize_t nblk, blk, k0, k1, k, w, d
+    cdef int64_t s
+    cdef int64_t* tot
+    cdef double vb, kb, inv
+    cdef const int32_t* wk
+    cdef const int32_t* src
+    cdef const int32_t* drow
+    cdef double* comp
+    cdef double* crow
+    cdef double* trow
+    cdef double* trow_d
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if (n_dk.shape[1] != K or components.shape[0] != K or components.shape[1] != V
+            or topic_word.shape[0] != K or topic_word.shape[1] != V
+            or doc_topic.shape[0] != D or doc_topic.shape[1] != K):
+        raise ValueError(f"need components and topic_word ({K}, {V}) and doc_topic "
+                         f"({D}, {K}) for n_wk ({V}, {K}) and n_dk "
+                         f"({n_dk.shape[0]}, {n_dk.shape[1]})")
+    if K == 0:
+        return
+    nblk = (K + OUT_BLOCK - 1) // OUT_BLOCK
+    vb = V * beta
+    kb = K * alpha
+    # the topics' count totals, each entry written by the block that owns its topic
+    tot = <int64_t*> calloc(K, sizeof(int64_t))
+    if tot == NULL:
+        raise MemoryError()
+    wk = &n_wk[0, 0] if V > 0 else NULL
+    comp = &components[0, 0] if V > 0 else NULL
+    with nogil, parallel(num_threads=n_threads):
+        if V > 0:
+            for blk in prange(nblk, schedule="static"):
+                k0 = blk * OUT_BLOCK
+                k1 = k0 + OUT_BLOCK if k0 + OUT_BLOCK < K else K
+                for w in range(V):
+                    src = wk + w * K
+                    for k in range(k0, k1):
+                        tot[k] += src[k]
+                        comp[k * V + w] = src[k] + beta
+                for k in range(k0, k1):
+                    crow = comp + k * V
+                    trow = &topic_word[k, 0]
+                    inv = tot[k] + vb
+                    for w in range(V):
+                        trow[w] = crow[w] / inv
+        for d in prange(D, schedule="static"):
+            drow = &n_dk[d, 0]
+            trow_d = &doc_topic[d, 0]
+            s = 0
+            for k in range(K):
+                s = s + drow[k]
+            inv = s + kb
+            for k in range(K):
+                trow_d[k] = (drow[k] + alpha) / inv
+    free(tot)
 
 
 cdef void _fold_in_doc(const int32_t* words, Py_ssize_t n, const double* word_factor,

@@ -78,6 +78,54 @@ def test_workspace_sweeps_equal_fresh_sweeps(kind, K, parts):
                 np.testing.assert_array_equal(x, y)
 
 
+@pytest.mark.parametrize("parts", [[0, 16], [0, 7, 16]])
+def test_word_lists_sized_by_word_counts_give_the_same_draws(parts):
+    """Word lists with room for min(K, the word's tokens) pairs (``word_counts``; words
+    with one token, words with none) draw exactly as K-pair lists, merged and rounds
+    kernels, 1-2 threads; a state with more tokens of a word than its room is refused."""
+    base = ragged_corpus(seed=17)
+    words = np.random.default_rng(17).integers(1, 21, base.n_tokens).astype(np.int32)
+    words[::3] = 0                                    # 68 tokens: room for K pairs
+    words[5] = 21                                     # one token; word 22 has none
+    corpus = Corpus(base.doc_ptr, words, 23)
+    K = 40
+    parts = np.array(parts, dtype=np.int64)
+    counts = np.bincount(corpus.word_ids, minlength=corpus.n_words)
+    assert counts[0] > K and counts[21] == 1 and counts[22] == 0 and (counts[1:] < K).all()
+    rounds = round_blocks(corpus.doc_ptr, parts, 3)
+    init = GibbsState(corpus, K, np.random.default_rng(3))
+    for n_threads in (1, 2):
+        for rounds_kernel in (False, True):
+            a, b = state_copy(init), state_copy(init)
+            ga, gb = gens_for(parts, 4), gens_for(parts, 4)
+            wa = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, True)
+            wb = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, True, counts)
+            for _ in range(4):
+                for s, g, ws in ((a, ga, wa), (b, gb, wb)):
+                    if rounds_kernel:
+                        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.2,
+                                                0.05, rounds, g, n_threads, True, ws, 2)
+                    else:
+                        _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, *s, 0.2,
+                                                0.05, parts, g, n_threads, ws)
+                assert_counts_of(corpus, *b)
+                for x, y in zip(a, b):
+                    np.testing.assert_array_equal(x, y)
+    w = 1 + int(np.argmax(counts[1:]))               # a word with fewer tokens than K
+    small = counts.copy()
+    small[w] -= 1
+    ws = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, True, small)
+    s = state_copy(init)
+    with pytest.raises(ValueError, match=f"word {w} has more tokens"):
+        _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, *s, 0.2, 0.05, parts,
+                                gens_for(parts, 4), 1, ws)
+    with pytest.raises(ValueError, match=f"word {w} has more tokens"):
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.2, 0.05, rounds,
+                                gens_for(parts, 4), 1, True, ws, 2)
+    with pytest.raises(ValueError, match="word_counts must have"):
+        _cgs.ADLDAWorkspace(1, corpus.n_words, K, True, counts[1:])
+
+
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
 def test_workspace_follows_a_changed_state(kind):
     """A workspace swept with one state, then given another state (detected: another
@@ -268,7 +316,8 @@ def corpus_x():
 
 def kernel_loop(X, K, n_jobs, sweeps, sparse, seed=0):
     """GibbsLDA.fit's sweeps written out with the kernels: one thread, no workspace when
-    serial, the first sweep dense."""
+    serial, the first sweep dense (here on a dense workspace of its own; the fit runs it
+    on its sparse workspace, the same draws)."""
     corpus = Corpus.from_matrix(X)
     rng = check_random_state(seed)
     rng.integers(2**63)                                  # transform_seed_
@@ -369,6 +418,34 @@ def test_rounds_consistent_and_thread_invariant(sparse):
     for s in out[1:]:
         for x, y in zip(s, out[0]):
             np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_rounds_sparse_workspace_serves_dense_sweeps(n_threads):
+    """GibbsLDA's first sweep is dense on its sparse workspace: the same draws as on a
+    dense workspace; the sparse sweeps after it rebuild the word lists (a dense sweep
+    leaves them stale), and then equal sparse sweeps that had a dense workspace for the
+    dense ones; a dense workspace is refused for a sparse sweep."""
+    corpus = ragged_corpus(seed=21)
+    K = 9
+    parts = np.array([0, 7, 16], dtype=np.int64)
+    rounds = round_blocks(corpus.doc_ptr, parts, 3)
+    init = GibbsState(corpus, K, np.random.default_rng(2))
+    a, b = state_copy(init), state_copy(init)
+    ga, gb = gens_for(parts, 3), gens_for(parts, 3)
+    shared = _cgs.ADLDAWorkspace(2, corpus.n_words, K, True)
+    sparse_ws = _cgs.ADLDAWorkspace(2, corpus.n_words, K, True)
+    for sparse in (False, True, True, False, True):
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *a, 0.2, 0.05, rounds, ga,
+                                n_threads, sparse, shared, 2)
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *b, 0.2, 0.05, rounds, gb,
+                                n_threads, sparse, sparse_ws if sparse else
+                                _cgs.ADLDAWorkspace(2, corpus.n_words, K, False), 2)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="workspace is for"):
+        _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *a, 0.2, 0.05, rounds, ga,
+                                1, True, _cgs.ADLDAWorkspace(2, corpus.n_words, K, False), 2)
 
 
 def test_rounds_kernel_rejects_bad_rounds():

@@ -147,6 +147,94 @@ def test_sweep_keeps_counts_consistent():
     np.testing.assert_array_equal(state.n_k, n_wk.sum(axis=0))
 
 
+@pytest.mark.parametrize("K", [1, 7, 37])
+def test_counts_kernel_matches_np_add_at_for_any_threads(K):
+    # the start's counts, into arrays full of garbage (the kernel overwrites them), with
+    # empty documents and unused words, on 1-3 threads: the integers of np.add.at
+    X, _, _ = make_lda_corpus(45, 40, 3, doc_length=15, random_state=4)
+    X = np.vstack([np.zeros((1, 40), np.int64), X.toarray(), np.zeros((2, 40), np.int64)])
+    X[:, 39] = 0
+    corpus = Corpus.from_matrix(X)
+    z = np.random.default_rng(K).integers(0, K, corpus.n_tokens, dtype=np.int32)
+    doc_of_token = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
+    n_wk = np.zeros((40, K), np.int32); np.add.at(n_wk, (corpus.word_ids, z), 1)
+    n_dk = np.zeros((corpus.n_docs, K), np.int32); np.add.at(n_dk, (doc_of_token, z), 1)
+    for n_threads in (1, 2, 3):
+        wk = np.full((40, K), -7, np.int32)
+        dk = np.full((corpus.n_docs, K), -7, np.int32)
+        nk = np.full(K, -7, np.int64)
+        _cgs.gibbs_counts(corpus.doc_ptr, corpus.word_ids, z, wk, dk, nk, n_threads)
+        np.testing.assert_array_equal(wk, n_wk)
+        np.testing.assert_array_equal(dk, n_dk)
+        np.testing.assert_array_equal(nk, np.bincount(z, minlength=K))
+    # GibbsState counts the same on any number of threads, from the same z
+    a = GibbsState(corpus, K, np.random.default_rng(9))
+    b = GibbsState(corpus, K, np.random.default_rng(9), n_threads=2)
+    np.testing.assert_array_equal(a.z, b.z)
+    np.testing.assert_array_equal(a.n_wk, b.n_wk)
+    wk = np.zeros((40, K), np.int32); np.add.at(wk, (corpus.word_ids, a.z), 1)
+    np.testing.assert_array_equal(a.n_wk, wk)
+
+
+def test_counts_kernel_rejects_out_of_range_tokens():
+    doc_ptr = np.array([0, 2, 3], np.int64)
+    words = np.array([0, 1, 2], np.int32)
+    n_wk, n_dk, n_k = np.empty((3, 2), np.int32), np.empty((2, 2), np.int32), np.empty(2, np.int64)
+    with pytest.raises(ValueError, match="token 1: word 1 or topic 2 out of range"):
+        _cgs.gibbs_counts(doc_ptr, words, np.array([0, 2, 1], np.int32), n_wk, n_dk, n_k)
+    with pytest.raises(ValueError, match="token 2: word 3"):
+        _cgs.gibbs_counts(doc_ptr, np.array([0, 1, 3], np.int32), np.zeros(3, np.int32),
+                          n_wk, n_dk, n_k)
+    with pytest.raises(ValueError, match="need n_dk"):
+        _cgs.gibbs_counts(doc_ptr, words, np.zeros(3, np.int32), n_wk, n_dk[:1], n_k)
+    with pytest.raises(ValueError, match="one entry per token"):
+        _cgs.gibbs_counts(doc_ptr, words, np.zeros(2, np.int32), n_wk, n_dk, n_k)
+
+
+@pytest.mark.parametrize("K", [1, 16, 37])
+def test_outputs_kernel_is_the_closed_form_for_any_threads(K):
+    # components = n_wk.T + beta, topic_word = components / (count total + V beta),
+    # doc_topic = (n_dk + alpha) / (length + K alpha): bit for bit, for 1-3 threads,
+    # whatever the output arrays held; K not a multiple of the 16-topic block
+    rng = np.random.default_rng(K)
+    V, D, alpha, beta = 53, 11, 0.3, 0.07
+    n_wk = rng.integers(0, 9, (V, K)).astype(np.int32)
+    n_dk = rng.integers(0, 5, (D, K)).astype(np.int32)
+    n_dk[3] = 0                                            # an empty document
+    comp = n_wk.T + beta
+    topic_word = comp / (n_wk.sum(axis=0, dtype=np.int64) + V * beta)[:, None]
+    doc_topic = (n_dk + alpha) / (n_dk.sum(axis=1, dtype=np.int64) + K * alpha)[:, None]
+    for n_threads in (1, 2, 3):
+        out = [np.full((K, V), np.nan), np.full((K, V), np.nan), np.full((D, K), np.nan)]
+        _cgs.gibbs_outputs(n_wk, n_dk, alpha, beta, *out, n_threads)
+        np.testing.assert_array_equal(out[0], comp)
+        np.testing.assert_array_equal(out[1], topic_word)
+        np.testing.assert_array_equal(out[2], doc_topic)
+    np.testing.assert_allclose(out[1].sum(axis=1), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(out[2][3], 1.0 / K)
+    with pytest.raises(ValueError, match="need components and topic_word"):
+        _cgs.gibbs_outputs(n_wk, n_dk, alpha, beta, np.empty((K, V - 1)), out[1], out[2])
+
+
+@pytest.mark.filterwarnings("ignore::dptm.exceptions.TopicCountWarning")
+def test_fit_outputs_are_the_final_counts():
+    # the released arrays of a fit are the closed forms of its final state (the sweeps
+    # replayed from the same seed) for serial, AD-LDA and sparse fits
+    X, _, _ = make_lda_corpus(40, 30, 4, doc_length=20, random_state=3)
+    for K, n_jobs in ((4, 1), (4, 2), (200, 1)):
+        model = GibbsLDA(n_components=K, max_iter=3, random_state=2, n_jobs=n_jobs).fit(X)
+        alpha, beta = model.doc_topic_prior_, model.topic_word_prior_
+        n_kw = np.rint(model.components_ - beta).astype(np.int64)
+        np.testing.assert_array_equal(model.components_, n_kw + beta)
+        assert n_kw.sum() == X.sum() and (n_kw.sum(axis=0) == np.asarray(X.sum(axis=0))[0]).all()
+        np.testing.assert_array_equal(
+            model.topic_word_, model.components_ / (n_kw.sum(axis=1) + X.shape[1] * beta)[:, None])
+        n_dk = np.rint(model.doc_topic_ * (np.asarray(X.sum(axis=1)) + K * alpha) - alpha)
+        np.testing.assert_allclose(n_dk.sum(axis=1), np.asarray(X.sum(axis=1))[:, 0])
+        np.testing.assert_allclose(model.doc_topic_.sum(axis=1), 1.0)
+        assert model.components_.flags.c_contiguous and model.topic_word_.flags.c_contiguous
+
+
 def test_fold_in_matches_numpy_reference():
     rng = np.random.default_rng(0)
     K, V = 3, 4

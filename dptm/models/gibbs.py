@@ -74,22 +74,23 @@ class GibbsState:
     """Topic assignments and the three count arrays of collapsed Gibbs sampling.
 
     ``n_wk`` is word-major (V x K), ``n_dk`` is D x K, ``n_k`` the topic totals; all are
-    kept consistent with ``z`` by the kernels.
+    kept consistent with ``z`` by the kernels. The start is uniform: ``z`` is drawn from
+    ``rng`` alone, so it and the counts are the same for any ``n_threads`` (the threads
+    that count the assignments, ``_cgs.gibbs_counts``).
     """
 
-    def __init__(self, corpus, n_topics, rng):
+    def __init__(self, corpus, n_topics, rng, n_threads=1):
         self.corpus = corpus
         self.z = rng.integers(0, n_topics, size=corpus.n_tokens, dtype=np.int32)
-        doc_of_token = np.repeat(np.arange(corpus.n_docs, dtype=np.int64), corpus.doc_lengths)
-        # counts by bincount of the flat index (np.add.at was 0.07-0.17 s on KOS: a tenth
-        # of a 20-sweep fit, all of it serial)
         V, D, K = corpus.n_words, corpus.n_docs, n_topics
-        z = self.z.astype(np.int64)
-        self.n_wk = np.bincount(corpus.word_ids.astype(np.int64) * K + z,
-                                minlength=V * K).astype(np.int32).reshape(V, K)
-        self.n_dk = np.bincount(doc_of_token * K + z,
-                                minlength=D * K).astype(np.int32).reshape(D, K)
-        self.n_k = self.n_wk.sum(axis=0, dtype=np.int64)
+        # counted in place, in parallel, into uninitialised arrays: a fresh V x K array's
+        # page faults cost more than the counting at large K (numpy's bincount of a flat
+        # index took 50 ms at K = 1000 on KOS, serially, through V K int64 temporaries)
+        self.n_wk = np.empty((V, K), dtype=np.int32)
+        self.n_dk = np.empty((D, K), dtype=np.int32)
+        self.n_k = np.empty(K, dtype=np.int64)
+        _cgs.gibbs_counts(corpus.doc_ptr, corpus.word_ids, self.z, self.n_wk, self.n_dk,
+                          self.n_k, n_threads)
 
 
 class GibbsLDA(TopicModelMixin):
@@ -132,8 +133,9 @@ class GibbsLDA(TopicModelMixin):
         decomposition (Yao et al. 2009; the same conditional, sampled in O(K_w) per token,
         the non-zero topics of the word, plus O(K_d) for the document's topics when the
         draw falls in their bucket). Memory: with ``n_jobs > 1``, ``n_jobs`` more copies of
-        the V x K int32 counts; from 200 topics, 2 V K int32 of word lists per part (one
-        part when serial).
+        the V x K int32 counts; from 200 topics, word lists of at most 2 min(K, c_w) int32
+        per word w with c_w tokens (at most 2 N int32 for N tokens) per part (one part when
+        serial).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
@@ -182,7 +184,7 @@ class GibbsLDA(TopicModelMixin):
         n_threads = effective_n_jobs(self.n_jobs)
         rng = check_random_state(self.random_state)
         self.transform_seed_ = int(rng.integers(2**63))
-        state = GibbsState(corpus, self.n_components, rng)
+        state = GibbsState(corpus, self.n_components, rng, n_threads)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
         sparse = self.n_components >= _SPARSE_MIN_TOPICS
         if n_threads > 1:
@@ -194,8 +196,10 @@ class GibbsLDA(TopicModelMixin):
         # the partitions' count copies and word lists, kept between sweeps (same draws)
         workspace = None
         if sparse or n_threads > 1:
-            workspace = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words,
-                                            self.n_components, sparse)
+            # word lists with room for min(K, the word's tokens) topics
+            workspace = _cgs.ADLDAWorkspace(
+                parts.size - 1, corpus.n_words, self.n_components, sparse,
+                np.bincount(corpus.word_ids, minlength=corpus.n_words) if sparse else None)
         if n_threads > 1:
             rounds = round_blocks(corpus.doc_ptr, parts, _SYNC_ROUNDS)
         start = time.perf_counter()
@@ -209,9 +213,7 @@ class GibbsLDA(TopicModelMixin):
                 _cgs.gibbs_sweep_rounds(
                     corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk,
                     state.n_k, alpha, beta, rounds, part_gens, n_threads,
-                    sparse and not dense_first,
-                    (_cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, self.n_components,
-                                         False) if dense_first else workspace), _SYNC_LAG)
+                    sparse and not dense_first, workspace, _SYNC_LAG)
             elif sparse and not dense_first:
                 _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                         state.n_dk, state.n_k, alpha, beta, parts, part_gens,
@@ -227,10 +229,23 @@ class GibbsLDA(TopicModelMixin):
             if self.callback is not None:
                 self.callback(self, it)
         self.n_iter_ = self.max_iter
-        self._set_topics(state.n_wk.T + beta)
-        theta = state.n_dk + alpha
-        self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
+        # the workspace goes first: the outputs then take the memory it just freed (on a
+        # virtual machine, memory new to the process costs about 4 ms per MB to fault in
+        # the first time: 0.2 s for a K = 1000 x V = 6906 array, 10 ms if just freed)
+        workspace = None
+        self._set_outputs(state, alpha, beta, n_threads)
         return self
+
+    def _set_outputs(self, state, alpha, beta, n_threads):
+        """``components_``, ``topic_word_`` (what ``_set_topics(n_wk.T + beta)`` sets, the
+        normaliser the exact count total) and ``doc_topic_``, in one parallel pass."""
+        K, (D, V) = self.n_components, (state.n_dk.shape[0], state.n_wk.shape[0])
+        components = np.empty((K, V))
+        topic_word = np.empty((K, V))
+        doc_topic = np.empty((D, K))
+        _cgs.gibbs_outputs(state.n_wk, state.n_dk, alpha, beta, components, topic_word,
+                           doc_topic, n_threads)
+        self.components_, self.topic_word_, self.doc_topic_ = components, topic_word, doc_topic
 
     def _joint_log_likelihood(self, state):
         """log p(w | z) of the current state (Griffiths & Steyvers eq. 2), for progress."""
