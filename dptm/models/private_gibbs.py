@@ -685,12 +685,13 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                 self._trace_add(state, None, False)
             else:
                 if noisy:
+                    if it == T:
+                        clip_buf = None   # freed before the released snapshot is written
                     # a fresh array per snapshot when tracing (the trace keeps them all);
                     # the snapshot kernel also fills the sweep's search table
                     snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                           snap if self.trace_ is None else None, n_threads,
-                                          None, sweep.word_blocks,
-                                          clip_buf if it < T else None)
+                                          None, sweep.word_blocks, clip_buf)
                 sweep(state, snap, alpha, 1.0, _NO_TABLE)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
@@ -957,11 +958,12 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                     if self.trace_ is None and self.convergence_tol is None
                     and not self.adaptive and self.max_iter > 1 else None)
         for it in range(1, self.max_iter + 1):
+            if it == self.max_iter:
+                clip_buf = None           # freed before the released snapshot is written
             # a fresh array per snapshot when tracing (the trace keeps them all)
             snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                   snap if self.trace_ is None else None, n_threads,
-                                  None, sweep.word_blocks,
-                                  clip_buf if it < self.max_iter else None)
+                                  None, sweep.word_blocks, clip_buf)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
             sweep(state, snap, alpha, gamma, table)   # search table: from the snapshot

@@ -460,15 +460,18 @@ class PrivateBatchLDA(TopicModelMixin):
     count each distinct word of a document once (more signal per unit of sensitivity, to
     find the topics), the last one counts tokens (to estimate them). The first release,
     computed from the data-independent start, shows the topics only as a small contrast
-    around each word's mean over the topics: each word's entries are shrunk towards that
-    mean (positive-part James-Stein), so the noise gives no word a topic preference.
-    Between the later releases entries below 2 noise standard deviations are set to zero
-    (topics are sparse; pure noise would otherwise spread mass over every word). The final estimate averages the
-    last two releases, the earlier one weighted by its noise variance plus its measured
-    excess difference from the last; the released topics are the empirical-Bayes
-    posterior mean of each of its entries (a spike at zero and an exponential slab per
-    topic, fitted on the estimate itself), or with a numeric ``threshold`` the entries
-    above ``threshold`` noise sd (post-processing of the releases only).
+    around each word's mean over the topics: from target epsilon 2 on, each word's entries
+    are shrunk towards that mean (positive-part James-Stein; a word whose entries vary no
+    more than the noise gets no topic preference, the others keep their deviations in
+    proportion to how far their variance exceeds the noise). Between the later releases
+    (and after the first below epsilon 2) entries below 2 noise standard deviations are
+    set to zero (topics are sparse; pure noise would otherwise spread mass over every
+    word). The final estimate averages the last two releases, the earlier one weighted
+    by its noise variance plus its measured excess difference from the last; the released
+    topics are the empirical-Bayes posterior mean of each of its entries (a spike at zero
+    and an exponential slab per topic, fitted on the estimate itself), or with a numeric
+    ``threshold`` the entries above ``threshold`` noise sd (post-processing of the
+    releases only).
 
     Parameters
     ----------
