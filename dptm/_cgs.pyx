@@ -2445,6 +2445,19 @@ cdef extern from *:
 DEF PREFETCH_MAX_TOPICS = 128
 
 
+cdef inline Py_ssize_t _first_above(const double* sums, Py_ssize_t n, double u) noexcept nogil:
+    """The first i with sums[i] > u in non-decreasing ``sums`` (n - 1 if none), by binary
+    search: the linear scan's answer in O(log n)."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if sums[mid] > u:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                              const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                              int64_t* n_k, const float* word_factor, const double* word_mass,
@@ -2463,7 +2476,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     running sums at the end of each block of WORD_BLOCK topics: a binary search over the
     blocks, then the scan of one block from the previous block's end (the same doubles,
     so again the scan's result). Returns the number of tokens resampled."""
-    cdef Py_ssize_t d, k, w, t, j, knew, lo, hi, mid, wn, n_nz = 0
+    cdef Py_ssize_t d, k, w, t, j, knew, lo, wn, n_nz = 0
     cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK, t1
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, ip, cur, end, doc_end, sel_left = 0
@@ -2549,14 +2562,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             # first t with a running sum > u (K - 1 if none), as the linear scan finds it
             u = (u - q) / alpha
             crow = word_blk + w * nb
-            lo = 0
-            hi = nb - 1
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if crow[mid] > u:
-                    hi = mid
-                else:
-                    lo = mid + 1
+            lo = _first_above(crow, nb, u)
             acc = crow[lo - 1] if lo > 0 else 0.0
             t1 = min(lo * WORD_BLOCK + WORD_BLOCK, K)
             knew = t1 - 1
@@ -2566,18 +2572,9 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                     knew = t
                     break
         elif word_cum != NULL:
-            # first t with crow[t] > u (K - 1 if none): the scan's answer in O(log K)
+            # first t with a running sum > u (K - 1 if none), in O(log K)
             u = (u - q) / alpha
-            crow = word_cum + w * K
-            lo = 0
-            hi = K - 1
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if crow[mid] > u:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            knew = lo
+            knew = _first_above(word_cum + w * K, K, u)
         else:
             u = (u - q) / alpha
             acc = 0.0

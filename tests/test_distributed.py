@@ -320,7 +320,7 @@ def test_killed_worker_releases_nothing_or_the_same(X, monkeypatch):
 
     def kill_one(model, it):
         if it == 2 and not killed:
-            c.sync(list(cluster.workers.values())[0].kill, timeout=5)
+            c.sync(list(cluster.workers.values())[0].kill)
             killed.append(it)
 
     try:
