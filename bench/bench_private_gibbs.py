@@ -5,9 +5,9 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
    beside numpy's PCG64: ``Generator.random`` and the C API in a kernel loop.
 1. Per-sweep time of NoisyGibbsLDA (snapshot + sweep) vs GibbsLDA, same corpus and K
    (kernel level, on one burnt-in state, and end to end through ``fit``). GibbsLDA's kernel
-   is the estimator's one-thread choice (SparseLDA from K = 500); the private sweep here is
-   the single-stream kernel (linear word-bucket scan, one noise stream): section 6 times
-   the estimator's block kernels. The private
+   is the estimator's one-thread choice (SparseLDA from K = 200, after a dense first
+   sweep); the private sweep here is the single-stream kernel (linear word-bucket scan,
+   one noise stream): section 6 times the estimator's block kernels. The private
    cases draw from the secret generator with the default exact noise (discrete Laplace,
    eps_L = 1); GibbsLDA draws from PCG64 as it does. The secret token order is drawn once
    per fit (timed on its own).
@@ -25,7 +25,7 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
    thread count), one SUB-LDA iteration (discrete Gaussian snapshot,
    sigma 7.07, by inversion and by the former alias-table sampler, + the gamma 0.5 sweep),
    and a plain GibbsLDA sweep (the estimator's
-   choice: blocked dense, SparseLDA from K = 500, AD-LDA for n > 1); (b) end-to-end fits of
+   choice: blocked dense, SparseLDA from K = 200, AD-LDA for n > 1); (b) end-to-end fits of
    NoisyGibbsLDA, SubsampledGibbsLDA (gamma 0.5), GibbsLDA and tomotopy (same workers)
    with held-out perplexity. Speed-ups against each model's single thread, ratios against
    tomotopy with the same number of workers. The load average is printed.
