@@ -46,7 +46,8 @@ def spy(est, sd, eta, threshold):  # the fit's final estimate, before post-proce
 
 
 P._final_topics = spy
-P._SEARCH_EB = search_eb
+if search_eb:
+    P._search_denoise = lambda est, sd, eta, shrink=False: P._eb_denoise(est, sd, eta)
 
 
 def smooth(beta, est, sd, eta, how):

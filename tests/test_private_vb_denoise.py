@@ -129,14 +129,24 @@ def test_eb_denoise_degenerate_releases_stay_finite(kind):
         assert out.max() < 0.1 + 0.5          # nothing detected: next to the prior
 
 
-def test_search_denoise_follows_its_switch(monkeypatch):
-    rng = np.random.default_rng(5)
-    y = np.where(rng.random((3, 2000)) < 0.1, 30.0, 0.0) + rng.normal(0, 3.0, (3, 2000))
-    monkeypatch.setattr(P, "_SEARCH_EB", True)
-    np.testing.assert_array_equal(P._search_denoise(y, 3.0, 0.1), P._eb_denoise(y, 3.0, 0.1))
-    monkeypatch.setattr(P, "_SEARCH_EB", False)
-    np.testing.assert_array_equal(P._search_denoise(y, 3.0, 0.1),
-                                  P._denoise(y, 3.0, 0.1, P._SEARCH_THRESHOLD))
+def test_search_denoise_golden():
+    # K = 4, sd = 1, by hand. Word 0: mean 2.5, deviations (7.5, -2.5, -2.5, -2.5), sample
+    # variance 25, James-Stein factor 1 - 1/25 = 0.96 -> (9.7, 0.1, 0.1, 0.1); only entry 0
+    # is above 2 sd. Word 1: variance 2.5/3 < 1 (noise only): factor 0, every entry its
+    # mean 2; entries 0 and 1 are above 2 sd in the raw release (2.5 > 2), so kept at 2.
+    # Word 2: mean 3, variance 8, factor 7/8 -> (4.75, 4.75, -0.5 -> 0, 3); kept 0, 1, 3.
+    est = np.array([[10.0, 3.0, 5.0], [0.0, 2.5, 5.0], [0.0, 1.0, -1.0], [0.0, 1.5, 3.0]])
+    want = 0.1 + np.array([[9.7, 2.0, 4.75], [0.0, 2.0, 4.75], [0.0, 0.0, 0.0],
+                           [0.0, 0.0, 3.0]])
+    np.testing.assert_allclose(P._search_denoise(est, 1.0, 0.1, shrink=True), want, rtol=1e-13)
+    # units-free (the noise sd itself overflows when squared past 1e154)
+    np.testing.assert_allclose(P._search_denoise(est * 1e160, 1e160, 0.0, shrink=True),
+                               (want - 0.1) * 1e160, rtol=1e-13)
+    # without shrink (and with one topic, where there is no spread) the hard threshold
+    thresholded = 0.1 + np.where(est > 2.0, est, 0.0)
+    np.testing.assert_array_equal(P._search_denoise(est, 1.0, 0.1), thresholded)
+    np.testing.assert_array_equal(P._search_denoise(est[:1], 1.0, 0.1, shrink=True),
+                                  thresholded[:1])
 
 
 def test_shrink_to_word_means_golden():

@@ -94,7 +94,8 @@ def test_F3_fit_warnings_do_not_depend_on_the_private_document_count():
 def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, eps):
     # The topics of every E-step: the data-independent start, then exactly
     # _shrink_to_word_means(release 1, its drawn sd, eta) from epsilon 2 on (the hard
-    # threshold _search_denoise below), then _search_denoise(release i, its drawn sd, eta)
+    # threshold _search_denoise below), then _search_denoise(release i, its drawn sd, eta),
+    # its kept entries shrunk per word from _SHRINK_SEARCH_MIN_EPSILON on
     # - never the un-noised statistic, the combined estimate or the EB fit. (The
     # forced-release test of test_private_vb.py only sees the released topics, which the
     # final releases alone decide.)
@@ -114,18 +115,24 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     X = _corpus()
     firsts = []
     shrink_first = eps >= P._SHRINK_FIRST_MIN_EPSILON
+    shrink = eps >= P._SHRINK_SEARCH_MIN_EPSILON
     for data in (X, X[:-1]):
         betas.clear(), outs.clear()
         m = _fit(data, n_components=3, target_epsilon=eps)
         assert len(betas) == len(outs) == m.n_iter_ == (4 if eps < 2 else 5)
         firsts.append(betas[0])
+        eta = m.topic_word_prior_
         for i in range(1, len(betas)):
-            post = (P._shrink_to_word_means if i == 1 and shrink_first else P._search_denoise)
-            want = post(outs[i - 1][0], outs[i - 1][1], m.topic_word_prior_)
-            np.testing.assert_array_equal(betas[i], want)
-        other = (P._search_denoise if shrink_first else P._shrink_to_word_means)(
-            outs[0][0], outs[0][1], m.topic_word_prior_)
-        assert not np.array_equal(betas[1], other)    # the two tell apart on this corpus
+            est, sd = outs[i - 1]
+            if i == 1:
+                post = P._shrink_to_word_means if shrink_first else P._search_denoise
+                np.testing.assert_array_equal(betas[i], post(est, sd, eta))
+                other = (P._search_denoise if shrink_first else P._shrink_to_word_means)(
+                    est, sd, eta)
+            else:
+                np.testing.assert_array_equal(betas[i], P._search_denoise(est, sd, eta, shrink))
+                other = P._search_denoise(est, sd, eta, not shrink)
+            assert not np.array_equal(betas[i], other)    # the two tell apart here
     np.testing.assert_array_equal(firsts[0], firsts[1])   # the start ignores the data
     # from public init_topics the first release is no near-uniform contrast: every release
     # between is post-processed alike
@@ -134,7 +141,7 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     m = _fit(X, n_components=3, target_epsilon=eps, init_topics=init)
     for i in range(1, len(betas)):
         want = P._search_denoise(outs[i - 1][0], outs[i - 1][1], m.topic_word_prior_)
-        np.testing.assert_array_equal(betas[i], want)
+        np.testing.assert_array_equal(betas[i], want)     # no shrinkage (not measured)
 
 
 @pytest.mark.parametrize("presence", [False, True])

@@ -71,9 +71,6 @@ _NOISE_SMOOTHING = 0.05
 # 1.370; KOS 2.221 -> 2.115, 1.543 -> 1.506; C50 2.095 -> 2.068, 1.777 -> 1.705; 50,000-
 # document synthetic (1 seed) 1.433 -> 1.415, 1.110 -> 1.105.
 _DEFAULT_THRESHOLD = 3.0    # the combination's bias-measuring entries when threshold=None
-# The topics between releases by the EB posterior mean of every entry instead of the hard
-# threshold at _SEARCH_THRESHOLD.
-_SEARCH_EB = False
 # From this PUBLIC target epsilon on, the first release (from the data-independent start)
 # is post-processed by _shrink_to_word_means instead of the hard threshold. Paired seeded
 # fits, ratio to batch VB, hard threshold -> shrunk: at eps 4 KOS 1.484 -> 1.430 (6 seeds),
@@ -85,6 +82,14 @@ _SHRINK_FIRST_MIN_EPSILON = 2.0
 # Words whose mean over the topics is at most this many of the mean's noise sd
 # (sd / sqrt(K)) are dropped by _shrink_to_word_means (2, 3, none: 1.430, 1.438, 1.429 on KOS).
 _FIRST_MEAN_THRESHOLD = 2.0
+# From this PUBLIC target epsilon on, the search releases after the first keep the hard
+# threshold's entries (above _SEARCH_THRESHOLD sd) but with their per-word shrunk values
+# (_word_shrunk) instead of the raw ones. Paired seeded fits, ratio to batch VB, threshold ->
+# shrunk kept entries: at eps 4 KOS 1.433 -> 1.421 (6 seeds), C50 1.658 -> 1.656 (4), 17k
+# stand-ins (4 each) KOS-like 1.326 -> 1.321, C50-like 1.313 -> 1.312, synthetic 1.254 ->
+# 1.246 (2); at eps 8 KOS 1.292 -> 1.283, C50 1.510 -> 1.508, KOS-like 1.278 -> 1.272; at
+# eps 3 KOS 1.507 -> 1.497 but C50 1.709 -> 1.715, KOS-like 1.355 -> 1.357; at eps 2 no gain.
+_SHRINK_SEARCH_MIN_EPSILON = 4.0
 
 
 def _denoise(est, sigma, eta, threshold, shrink=0.0):
@@ -196,6 +201,19 @@ def _eb_denoise(est, sigma, eta, column_scale=False):
     return eta + out
 
 
+def _word_shrunk(est, sd):
+    """Every word's deviations from its mean over the K topics (rows of ``est``, noise sd
+    ``sd``) shrunk by the positive-part James-Stein factor max(0, 1 - sd^2 / s_w^2), s_w^2
+    their sample variance over the topics; clipped at 0. Needs K >= 2."""
+    K = est.shape[0]
+    mean = est.mean(axis=0)
+    dev = est - mean
+    z = dev / sd                   # in noise sd: sd^2 itself overflows for sd > 1e154
+    ratio = np.einsum("kw,kw->w", z, z) / (K - 1)          # s_w^2 / sd^2
+    keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)
+    return np.maximum(mean + keep * dev, 0.0), mean
+
+
 def _shrink_to_word_means(est, sd, eta, mean_threshold=_FIRST_MEAN_THRESHOLD):
     """The topics after the first search release ``est`` (K x V, noise sd ``sd``), computed
     from the near-uniform, data-independent start.
@@ -204,33 +222,31 @@ def _shrink_to_word_means(est, sd, eta, mean_threshold=_FIRST_MEAN_THRESHOLD):
     few percent (one power-iteration step of the word co-occurrences), below the noise for
     most words; the hard threshold turns the noise into topic preferences (a word above
     2 sd in some topics and zeroed in others) that seed the next releases. Here every
-    word's deviations from its mean over the topics are shrunk by the positive-part
-    James-Stein factor max(0, 1 - sd^2 / s_w^2), s_w^2 their sample variance over the
-    topics, so a word whose entries differ by no more than the noise gets no topic
-    preference; entries are clipped at 0, words whose mean is at most ``mean_threshold``
-    times its noise sd (sd / sqrt(K)) are set to 0, and the prior ``eta`` is added. A
-    deterministic function of the release and public parameters (free in privacy)."""
+    word's entries are ``_word_shrunk`` (James-Stein towards the word's mean over the
+    topics), so a word whose entries differ by no more than the noise gets no topic
+    preference; words whose mean is at most ``mean_threshold`` times its noise sd
+    (sd / sqrt(K)) are set to 0, and the prior ``eta`` is added. A deterministic function
+    of the release and public parameters (free in privacy)."""
     est = np.asarray(est, dtype=np.float64)
     K = est.shape[0]
     if K < 2:                       # one topic: no profile to shrink
         return _denoise(est, sd, eta, _SEARCH_THRESHOLD)
-    mean = est.mean(axis=0)
-    dev = est - mean
-    z = dev / sd                   # in noise sd: sd^2 itself overflows for sd > 1e154
-    ratio = np.einsum("kw,kw->w", z, z) / (K - 1)          # s_w^2 / sd^2
-    keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)
-    out = np.maximum(mean + keep * dev, 0.0)
+    out, mean = _word_shrunk(est, sd)
     out[:, mean <= mean_threshold * sd / math.sqrt(K)] = 0.0
     return eta + out
 
 
-def _search_denoise(est, sd, eta):
+def _search_denoise(est, sd, eta, shrink=False):
     """The topics between releases from a search release ``est`` (noise sd ``sd``): the
-    empirical-Bayes posterior mean of every entry (``_SEARCH_EB``) or the hard threshold at
-    ``_SEARCH_THRESHOLD`` sd; plus the prior ``eta``. Free in privacy (post-processing)."""
-    if _SEARCH_EB:
-        return _eb_denoise(est, sd, eta)
-    return _denoise(est, sd, eta, _SEARCH_THRESHOLD)
+    entries above ``_SEARCH_THRESHOLD`` sd, the others 0, plus the prior ``eta``. With
+    ``shrink`` (and K >= 2) the kept entries take their ``_word_shrunk`` values instead of
+    the raw ones: the threshold decides which topics use a word (the topics are sparse
+    after the first release), the shrinkage how much of its noisy spread over them to
+    trust. Free in privacy (post-processing)."""
+    est = np.asarray(est, dtype=np.float64)
+    if not shrink or est.shape[0] < 2:
+        return _denoise(est, sd, eta, _SEARCH_THRESHOLD)
+    return eta + np.where(est > _SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)
 
 
 def _final_topics(est, sd, eta, threshold):
@@ -635,7 +651,8 @@ class PrivateBatchLDA(TopicModelMixin):
             if not last and i == 0 and init is None and eps >= _SHRINK_FIRST_MIN_EPSILON:
                 beta = _shrink_to_word_means(est, sd, eta)
             elif not last:         # the released topics: _final_topics, after the loop
-                beta = _search_denoise(est, sd, eta)
+                beta = _search_denoise(est, sd, eta,
+                                       shrink=init is None and eps >= _SHRINK_SEARCH_MIN_EPSILON)
             self._progress(i + 1, total=len(schedule), unit="release")
         # the released topics from the last estimate (``est``, noise sd ``sd``; replaces
         # the loop's last hard-thresholded ``beta``)

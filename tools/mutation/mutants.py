@@ -313,8 +313,8 @@ MUTANTS += [
          new="        beta = _final_topics(stat, sd, eta, None if self.threshold is None else tau)",
          tests=_EB, what="released topics (EB posterior mean) computed from the un-noised statistic"),
     dict(id="B10", file="dptm/models/private_vb.py",
-         old="                beta = _search_denoise(est, sd, eta)",
-         new="                beta = _search_denoise(stat, sd, eta)",
+         old="                beta = _search_denoise(est, sd, eta,\n",
+         new="                beta = _search_denoise(stat, sd, eta,\n",
          tests=_EB, what="topics between releases (the next E-step's) from the un-noised statistic"),
     dict(id="B11", file="dptm/models/private_vb.py",
          old="    return slab * np.maximum(s * (u + mills), 0.0)",
@@ -357,4 +357,19 @@ MUTANTS += [
          old="            if not last and i == 0 and init is None and eps >= _SHRINK_FIRST_MIN_EPSILON:",
          new="            if not last and i == 0 and eps >= _SHRINK_FIRST_MIN_EPSILON:",
          tests=_EB, what="public init_topics' first release shrunk as a near-uniform one"),
+    # -- session 11: the later search releases' kept entries shrunk per word
+    dict(id="B20", file="dptm/models/private_vb.py",
+         old="shrink=init is None and eps >= _SHRINK_SEARCH_MIN_EPSILON)",
+         new="shrink=eps >= _SHRINK_SEARCH_MIN_EPSILON)",
+         tests=_EB, what="releases after public init_topics shrunk (not measured there)"),
+    dict(id="B21", file="dptm/models/private_vb.py",
+         old="    return eta + np.where(est > _SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
+         new="    return eta + np.where(_word_shrunk(est, sd)[0] > _SEARCH_THRESHOLD * sd,"
+             " _word_shrunk(est, sd)[0], 0.0)",
+         tests=_EB, what="the kept entries chosen on the shrunk values (noise-only words' "
+                         "spread lost) instead of the raw release"),
+    dict(id="B22", file="dptm/models/private_vb.py",
+         old="    if not shrink or est.shape[0] < 2:",
+         new="    if est.shape[0] < 2:",
+         tests=_EB, what="search releases shrunk below the epsilon where it was measured"),
 ]
