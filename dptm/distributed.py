@@ -287,10 +287,9 @@ def _gibbs_init(X, keys, n_topics, n_threads):
     from .models.private_gibbs import (_BLOCK_TOKENS, _WORD_SEARCH_MIN_TOPICS,
                                        _child_generators, _visiting_order)
     order_rng, init_rng, sweep_rng = (np.random.Generator(AESCounter(key=k)) for k in keys)
-    if X.nnz:
-        corpus = Corpus.from_matrix(X)
-    else:
-        corpus = Corpus(np.zeros(X.shape[0] + 1, dtype=np.int64), np.zeros(0, np.int32), X.shape[1])
+    # X is validated already (_as_count_block / _tokens_block, or a row slice of the matrix
+    # _partitions validated); a partition without tokens gives an empty corpus
+    corpus = Corpus._from_counts(X, name="data")
     corpus = _visiting_order(corpus, order_rng)
     state = GibbsState(corpus, n_topics, init_rng)
     part = _GibbsPart()
