@@ -296,7 +296,8 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
 
         def by_word(t):
             if t not in updates:
-                updates[t] = pg._count_update_buffers(corpus, K, t)
+                updates[t] = dict(zip(("word_ptr", "word_tokens", "thread_counts"),
+                                      pg._count_update_buffers(corpus, K, t)))
             return updates[t]
         sgens = pg._snapshot_generators(sec, corpus.n_words, K)
         sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
@@ -309,8 +310,8 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
             def sweep(t, rate):
                 _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, rate,
-                                              NO_TABLE, block_ptr, gens, t, None, *by_word(t),
-                                              word_blocks)
+                                              NO_TABLE, block_ptr, gens, t,
+                                              **by_word(t), word_blocks=word_blocks)
 
             def private(_, t=t):
                 if word_blocks is not None:
@@ -321,16 +322,16 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                 # one noisy iteration of NoisyGibbsLDA.fit: the snapshot (row blocks, one
                 # secret child stream each, t threads) with its search table (filled by the
                 # snapshot kernel, as in fit), the sweep
-                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, None, word_blocks,
-                               clip_buf)
+                noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, word_blocks=word_blocks,
+                               clipped=clip_buf)
                 sweep(t, 1.0)
 
             def sub_iteration(noise_, t):
                 # one iteration of SubsampledGibbsLDA.fit (gamma 0.5): the discrete Gaussian
                 # snapshot with its search table, then the subsampled sweep
                 def run(_):
-                    noise_.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, None, word_blocks,
-                                    clip_buf)
+                    noise_.snapshot(st.n_wk, 50.0, beta, sgens, snap, t,
+                                    word_blocks=word_blocks, clipped=clip_buf)
                     sweep(t, 0.5)
                 return run
 
@@ -369,7 +370,8 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                       # int32 clipped counts (a snapshot that is not released)
                       Case(g, "snapshot (row blocks, as fit)",
                            lambda _, t=t: noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t,
-                                                         None, word_blocks, clip_buf),
+                                                         word_blocks=word_blocks,
+                                                         clipped=clip_buf),
                            restore, work=n, unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "SUB-LDA snapshot + sweep (gamma=0.5, inversion)",
                            sub_iteration(dgau, t), restore, work=n, unit="tokens",

@@ -2052,7 +2052,7 @@ cdef extern from *:
 # The word bucket's two-level search: per word, the running sums of its word-factor row
 # at the end of each block of this many topics (a binary search over the blocks, then a
 # scan of one block's floats from the previous block's end: the linear scan's running sums,
-# so the same draws, with a V x K/16 table in place of the V x K running sums).
+# so the same draws, from a V x K/16 table).
 DEF WORD_BLOCK = 16
 
 
@@ -2088,24 +2088,21 @@ ctypedef fused snap_t:
     int32_t
 
 
-cdef void _factor_rows(const snap_t* snap, float* wf, double* wc, double* wm,
-                       const double* inv_tot, Py_ssize_t w0, Py_ssize_t w1, Py_ssize_t K,
-                       double clip, double beta, double* wb) noexcept nogil:
+cdef void _factor_rows(const snap_t* snap, float* wf, double* wm, const double* inv_tot,
+                       Py_ssize_t w0, Py_ssize_t w1, Py_ssize_t K, double clip, double beta,
+                       double* wb) noexcept nogil:
     """Rows [w0, w1) (at most 4) of ``noisy_snapshot``'s word factor pass:
     wf[w, k] = float((clamp(snap[w, k], 0, clip) + beta) * inv_tot[k]), wm[w] = the sum of
-    wf[w, :] in double, in topic order, (wc not NULL) wc[w, k] its running sums and (wb not
-    NULL) wb[w, b] the running sum at the end of topic block b (topics
-    [b WORD_BLOCK, (b + 1) WORD_BLOCK) cut at K: the same doubles as wc[w, ...])."""
+    wf[w, :] in double, in topic order, and (wb not NULL) wb[w, b] its running sum at the
+    end of topic block b (topics [b WORD_BLOCK, (b + 1) WORD_BLOCK) cut at K)."""
     cdef Py_ssize_t k, w, kb, ke, nb = (K + WORD_BLOCK - 1) // WORD_BLOCK
     cdef double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0, t
     cdef float f0, f1, f2, f3
     cdef const snap_t* s0 = snap + w0 * K
     cdef float* g0 = wf + w0 * K
-    cdef double* c0 = wc + w0 * K if wc != NULL else NULL
     cdef double* b0 = wb + w0 * nb if wb != NULL else NULL
     if w1 - w0 == 4:
-        # topic blocks: the block ends stored after each block (no per-topic branch but
-        # the running sums' loop-invariant one)
+        # topic blocks: the block ends stored after each block (no per-topic branch)
         for kb in range(nb):
             ke = min(kb * WORD_BLOCK + WORD_BLOCK, K)
             for k in range(kb * WORD_BLOCK, ke):
@@ -2125,11 +2122,6 @@ cdef void _factor_rows(const snap_t* snap, float* wf, double* wc, double* wm,
                 m1 = m1 + g0[K + k]
                 m2 = m2 + g0[2 * K + k]
                 m3 = m3 + g0[3 * K + k]
-                if c0 != NULL:
-                    c0[k] = m0
-                    c0[K + k] = m1
-                    c0[2 * K + k] = m2
-                    c0[3 * K + k] = m3
             if b0 != NULL:
                 b0[kb] = m0
                 b0[nb + kb] = m1
@@ -2146,8 +2138,6 @@ cdef void _factor_rows(const snap_t* snap, float* wf, double* wc, double* wm,
             f0 = <float> ((dptm_clamp(snap[w * K + k], clip) + beta) * inv_tot[k])
             wf[w * K + k] = f0
             m0 = m0 + wf[w * K + k]
-            if wc != NULL:
-                wc[w * K + k] = m0
             if wb != NULL and (k % WORD_BLOCK == WORD_BLOCK - 1 or k == K - 1):
                 wb[w * nb + k // WORD_BLOCK] = m0
         wm[w] = m0
@@ -2156,9 +2146,8 @@ cdef void _factor_rows(const snap_t* snap, float* wf, double* wc, double* wm,
 def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t a, uint64_t b,
                    uint64_t c, double clip, double beta, double[:, ::1] snapshot,
                    float[:, ::1] word_factor, double[::1] word_mass, object bit_generator,
-                   int n_threads=1, dict gauss_table=None, dict laplace_table=None,
-                   double[:, ::1] word_cum=None, double[:, ::1] word_blocks=None,
-                   int32_t[:, ::1] clipped=None):
+                   int n_threads=1, dict gauss_table=None, dict laplace_table=None, *,
+                   double[:, ::1] word_blocks=None, int32_t[:, ::1] clipped=None):
     """Draw a noisy snapshot of the topic-word counts, its fixed word factor and row masses.
 
     ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
@@ -2178,13 +2167,12 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
 
     (numerator clamped and clipped, topic totals from the clamped snapshot; float32 halves
     the memory the sweep streams through; ``word_mass`` is summed in topic order, for the
-    sweep's word bucket). O(V K). ``word_cum`` (V x K, optional) receives the running sums
-    of the same pass, ``word_factor.astype(np.float64).cumsum(axis=1)`` (``word_cumsum``'s
-    result, without a second pass over the word factor). ``word_blocks`` (V x
-    ceil(K / 16), optional) receives the running sums at the end of each block of 16
-    topics (``word_block_sums``'s result): the sweep's two-level word-bucket search.
+    sweep's word bucket). O(V K). ``word_blocks`` (V x ceil(K / 16), optional, keyword)
+    receives the running sums of the same pass at the end of each block of 16 topics
+    (``word_block_sums``'s result, without a second pass over the word factor): the
+    sweep's two-level word-bucket search table.
 
-    ``clipped`` (V x K int32, optional; discrete kinds 3, 4, 5 and ceil(clip) < 2^31): the
+    ``clipped`` (V x K int32, optional, keyword; discrete kinds 3, 4, 5 and ceil(clip) < 2^31): the
     snapshot is then not written (``snapshot`` is left as it was); ``clipped`` receives
     ``min(max(snapshot, 0), ceil(clip))`` instead, the only part of it the factor pass
     reads (min(that, clip) is min(max(snapshot, 0), clip)). The same draws, the same
@@ -2210,9 +2198,6 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("snapshot and word_factor must have the shape of n_wk")
     if word_mass.shape[0] != V:
         raise ValueError("word_mass must have one entry per word")
-    if word_cum is not None and (word_cum.shape[0] != V or word_cum.shape[1] != K):
-        raise ValueError("word_cum must have the shape of n_wk")
-    cdef bint with_cum = word_cum is not None
     cdef bint use_clipped = clipped is not None
     cdef int64_t cmax = 0
     cdef double cmaxd = 0.0
@@ -2263,7 +2248,6 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef const double* snap_p = &snapshot[0, 0]
     cdef int32_t* cl_p = &clipped[0, 0] if use_clipped else NULL
     cdef float* wf_p = &word_factor[0, 0]
-    cdef double* wc_p = &word_cum[0, 0] if with_cum else NULL
     cdef double* wb_p = &word_blocks[0, 0] if word_blocks is not None else NULL
     cdef double* wm_p = &word_mass[0]
     # per-block topic totals, each block's in cache lines of its own: two threads adding
@@ -2346,10 +2330,10 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
             # independent chains hide the add latency (same sums, same results)
             for g in prange((V + 3) // 4, schedule="static"):
                 if use_clipped:
-                    _factor_rows(<const int32_t*> cl_p, wf_p, wc_p, wm_p, totals, 4 * g,
+                    _factor_rows(<const int32_t*> cl_p, wf_p, wm_p, totals, 4 * g,
                                  min(4 * g + 4, V), K, clip, beta, wb_p)
                 else:
-                    _factor_rows(snap_p, wf_p, wc_p, wm_p, totals, 4 * g, min(4 * g + 4, V), K,
+                    _factor_rows(snap_p, wf_p, wm_p, totals, 4 * g, min(4 * g + 4, V), K,
                                  clip, beta, wb_p)
     finally:
         if single:
@@ -2461,7 +2445,7 @@ cdef inline Py_ssize_t _first_above(const double* sums, Py_ssize_t n, double u) 
 cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                              const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                              int64_t* n_k, const float* word_factor, const double* word_mass,
-                             const double* word_cum, const double* rate_table, Py_ssize_t K,
+                             const double* rate_table, Py_ssize_t K,
                              double alpha, int mode, double scale, bitgen_t* rng, double* cum,
                              int32_t* nz, int32_t* pos, bint shared,
                              const double* word_blk) noexcept nogil:
@@ -2470,12 +2454,11 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     ``n_k`` receives the topic-total changes (the totals themselves, or a zeroed delta
     buffer); ``shared``: other threads update ``n_wk`` concurrently (atomic adds); ``n_wk``
     NULL: not updated (the caller does it from the topics).
-    ``word_cum`` (NULL: linear scan) holds each word's running sums of its word-factor row
-    (double, topic order), so the word bucket is a binary search with the same result as
-    the scan. ``word_blk`` (NULL: not used; takes precedence over ``word_cum``) holds the
-    running sums at the end of each block of WORD_BLOCK topics: a binary search over the
-    blocks, then the scan of one block from the previous block's end (the same doubles,
-    so again the scan's result). Returns the number of tokens resampled."""
+    ``word_blk`` (NULL: linear scan for the word bucket) holds each word's running sums of
+    its word-factor row (double, topic order) at the end of each block of WORD_BLOCK
+    topics: a binary search over the blocks, then the scan of one block from the previous
+    block's end (the same doubles, so the linear scan's result). Returns the number of
+    tokens resampled."""
     cdef Py_ssize_t d, k, w, t, j, knew, lo, wn, n_nz = 0
     cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK, t1
     cdef Py_ssize_t n_sampled = 0
@@ -2571,10 +2554,6 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                 if acc > u:
                     knew = t
                     break
-        elif word_cum != NULL:
-            # first t with a running sum > u (K - 1 if none), in O(log K)
-            u = (u - q) / alpha
-            knew = _first_above(word_cum + w * K, K, u)
         else:
             u = (u - q) / alpha
             acc = 0.0
@@ -2681,7 +2660,7 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
         with bit_generator.lock, nogil:
             n_sampled = _noisy_block(&doc_ptr[0], 0, D, &words[0] if words.shape[0] else NULL,
                                      &z[0] if z.shape[0] else NULL, &n_wk[0, 0], &n_dk[0, 0],
-                                     &n_k[0], &word_factor[0, 0], &word_mass[0], NULL,
+                                     &n_k[0], &word_factor[0, 0], &word_mass[0],
                                      &rate_table[0, 0] if mode == 1 else NULL, K, alpha, mode,
                                      scale, rng, cum, nz, pos, False, NULL)
     finally:
@@ -2696,8 +2675,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                              int64_t[::1] n_k, const float[:, ::1] word_factor,
                              const double[::1] word_mass, double alpha, double rate,
                              const double[:, ::1] rate_table, const int64_t[::1] block_ptr,
-                             list bit_generators, int n_threads,
-                             const double[:, ::1] word_cum=None,
+                             list bit_generators, int n_threads, *,
                              const int64_t[::1] word_ptr=None,
                              const int64_t[::1] word_tokens=None,
                              int32_t[:, ::1] thread_counts=None,
@@ -2714,15 +2692,14 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     the sweep) are the same as well. The result depends on the blocks and their streams,
     never on ``n_threads``; with one block and one generator it is ``noisy_gibbs_sweep``'s.
 
-    ``word_cum`` (V x K, optional): ``word_factor`` rows' running sums in double, topic
-    order (``word_cumsum``); the word bucket is then found by binary search, O(log K), with
-    the linear scan's result (same sums, same comparison).
+    The optional arguments are keyword-only.
 
-    ``word_blocks`` (V x ceil(K / 16), optional, used instead of ``word_cum``): the running
-    sums at the end of each block of 16 topics (``word_block_sums``); the word bucket is a
-    binary search over the blocks, then a scan of one block's word factor continuing the
-    previous block's sum: the same doubles, so again the linear scan's result, from a table
-    16 times smaller (less for the snapshot to write, fewer cache lines per search).
+    ``word_blocks`` (V x ceil(K / 16), optional; None: the linear scan): ``word_factor``
+    rows' running sums in double, topic order, at the end of each block of 16 topics
+    (``word_block_sums``, or ``noisy_snapshot``'s factor pass); the word bucket is a binary
+    search over the blocks, then a scan of one block's word factor continuing the previous
+    block's sum: the same doubles and comparisons, so the linear scan's result, in
+    O(log K + 16) instead of O(K).
 
     ``word_ptr``, ``word_tokens`` (optional): the token positions grouped by word (word
     ``w``'s tokens are ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``). The sweep never reads
@@ -2760,8 +2737,6 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     for b in range(n_blocks):
         if block_ptr[b + 1] < block_ptr[b]:
             raise ValueError("block_ptr must be non-decreasing")
-    if word_cum is not None and (word_cum.shape[0] != V or word_cum.shape[1] != K):
-        raise ValueError("word_cum must have the shape of n_wk")
     cdef Py_ssize_t n_wblk = (K + WORD_BLOCK - 1) // WORD_BLOCK
     if word_blocks is not None and (word_blocks.shape[0] != V or word_blocks.shape[1] != n_wblk):
         raise ValueError(f"word_blocks must have shape (V, ceil(K / {WORD_BLOCK})) = "
@@ -2782,7 +2757,6 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     memset(dk, 0, n_blocks * Kp * sizeof(int64_t))
     cdef const int32_t* wp = &words[0] if words.shape[0] else NULL
     cdef int32_t* zp = &z[0] if z.shape[0] else NULL
-    cdef const double* cp = &word_cum[0, 0] if word_cum is not None else NULL
     cdef const double* bp = (&word_blocks[0, 0] if word_blocks is not None and V > 0
                              else NULL)
     cdef const double* rp = &rate_table[0, 0] if mode == 1 else NULL
@@ -2856,7 +2830,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                                * sizeof(int32_t))
                     sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp,
                                               zp, mine, &n_dk[0, 0], dk + b * Kp,
-                                              &word_factor[0, 0], &word_mass[0], cp, rp, K,
+                                              &word_factor[0, 0], &word_mass[0], rp, K,
                                               alpha, mode, scale, rngs[b], cum, nz, pos,
                                               shared, bp)
                 dptm_omp_barrier()              # every block swept before the counts move
@@ -2895,29 +2869,12 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     return n_sampled
 
 
-def word_cumsum(const float[:, ::1] word_factor, double[:, ::1] out, int n_threads=1):
-    """``out[w] = word_factor[w].astype(float64).cumsum()`` (left to right), rows in
-    parallel: the word-bucket search table of ``noisy_gibbs_sweep_blocks``. Its last column
-    is ``noisy_snapshot``'s ``word_mass`` (the same sums)."""
-    cdef Py_ssize_t V = word_factor.shape[0], K = word_factor.shape[1], w, k
-    cdef double acc
-    if out.shape[0] != V or out.shape[1] != K:
-        raise ValueError("out must have the shape of word_factor")
-    if n_threads < 1:
-        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
-    with nogil:
-        for w in prange(V, num_threads=n_threads, schedule="static"):
-            acc = 0.0
-            for k in range(K):
-                acc = acc + word_factor[w, k]
-                out[w, k] = acc
-
-
 def word_block_sums(const float[:, ::1] word_factor, double[:, ::1] out, int n_threads=1):
     """``out[w, b]`` = the running sum (double, left to right) of ``word_factor[w]`` at the
     end of topic block ``b`` (topics ``[16 b, 16 b + 16)`` cut at K), i.e. the columns
-    15, 31, ..., K - 1 of ``word_cumsum``: the two-level word-bucket table of
-    ``noisy_gibbs_sweep_blocks`` (``noisy_snapshot`` fills it in its factor pass)."""
+    15, 31, ..., K - 1 of ``word_factor.astype(np.float64).cumsum(axis=1)``: the two-level
+    word-bucket table of ``noisy_gibbs_sweep_blocks`` (``noisy_snapshot`` fills it in its
+    factor pass)."""
     cdef Py_ssize_t V = word_factor.shape[0], K = word_factor.shape[1], w, k
     cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK
     cdef double acc

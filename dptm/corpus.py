@@ -39,7 +39,16 @@ class Corpus:
     @classmethod
     def from_matrix(cls, X, name="X"):
         """Build the token arrays from a non-negative integer doc-term matrix (validated)."""
-        X = check_count_matrix(X, name=name)
+        return cls._from_counts(check_count_matrix(X, name=name), name=name)
+
+    @classmethod
+    def _from_counts(cls, X, name="X"):
+        """``from_matrix`` of a matrix ``check_count_matrix`` returned, not validated again
+        (callers that validated X themselves, e.g. with ``estimator=``); the token total is
+        still checked. A matrix without tokens gives a corpus without tokens."""
+        if not (sp.issparse(X) and X.format == "csr" and X.dtype == np.int64):
+            raise TypeError("Corpus._from_counts needs check_count_matrix's CSR int64 matrix, "
+                            f"got {type(X).__name__} of {getattr(X, 'dtype', None)}")
         check_token_total(X, name=name)  # before np.repeat allocates the token arrays
         word_ids = np.repeat(X.indices.astype(np.int32), X.data)
         doc_ptr = np.zeros(X.shape[0] + 1, dtype=np.int64)

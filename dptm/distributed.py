@@ -12,7 +12,7 @@ Nothing is approximated:
   partition sums in the fixed partition order (exact: multiples of the lattice step),
   draws the lattice-Gaussian noise once, and broadcasts the new topics;
 * noisy-snapshot Gibbs: the word factor is fixed within a sweep, so each partition sweeps
-  its own documents against the broadcast factor (``_cgs.noisy_gibbs_sweep``, the
+  its own documents against the broadcast factor (``_cgs.noisy_gibbs_sweep_blocks``, the
   single-machine kernel) and returns its V x K topic-word counts; the driver sums them
   (integers: exact) and draws the next snapshot (``private_gibbs._Noise.snapshot``). No
   AD-LDA approximation: the sweep's conditionals read only the fixed word factor and the
@@ -268,15 +268,15 @@ class _GibbsPart:
     """One partition's sampler state; lives on its worker."""
 
     __slots__ = ("doc_ptr", "words", "z", "n_wk", "n_dk", "n_k", "gens", "block_ptr",
-                 "word_cum", "word_ptr", "word_tokens", "n_threads")
+                 "word_search", "word_ptr", "word_tokens", "n_threads")
 
     def copy(self):
         new = _GibbsPart()
-        for name in ("doc_ptr", "words", "block_ptr", "word_ptr", "word_tokens", "n_threads"):
+        for name in ("doc_ptr", "words", "block_ptr", "word_search", "word_ptr", "word_tokens",
+                     "n_threads"):
             setattr(new, name, getattr(self, name))                 # read-only
         new.z, new.n_wk, new.n_dk, new.n_k = (self.z.copy(), self.n_wk.copy(),
                                               self.n_dk.copy(), self.n_k.copy())
-        new.word_cum = None if self.word_cum is None else np.empty_like(self.word_cum)
         new.gens = copy.deepcopy(self.gens)
         return new
 
@@ -287,10 +287,9 @@ def _gibbs_init(X, keys, n_topics, n_threads):
     from .models.private_gibbs import (_BLOCK_TOKENS, _WORD_SEARCH_MIN_TOPICS,
                                        _child_generators, _visiting_order)
     order_rng, init_rng, sweep_rng = (np.random.Generator(AESCounter(key=k)) for k in keys)
-    if X.nnz:
-        corpus = Corpus.from_matrix(X)
-    else:
-        corpus = Corpus(np.zeros(X.shape[0] + 1, dtype=np.int64), np.zeros(0, np.int32), X.shape[1])
+    # X is validated already (_as_count_block / _tokens_block, or a row slice of the matrix
+    # _partitions validated); a partition without tokens gives an empty corpus
+    corpus = Corpus._from_counts(X, name="data")
     corpus = _visiting_order(corpus, order_rng)
     state = GibbsState(corpus, n_topics, init_rng)
     part = _GibbsPart()
@@ -300,8 +299,9 @@ def _gibbs_init(X, keys, n_topics, n_threads):
     # document lengths), one child stream of the sweep stream per block
     part.block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
     part.gens = _child_generators(sweep_rng, part.block_ptr.size - 1)
-    part.word_cum = (np.empty((corpus.n_words, n_topics)) if n_topics >= _WORD_SEARCH_MIN_TOPICS
-                     else None)
+    # the word-bucket search table of the fit's sweep (from _WORD_SEARCH_MIN_TOPICS topics),
+    # rebuilt from each broadcast factor in _gibbs_sweep
+    part.word_search = n_topics >= _WORD_SEARCH_MIN_TOPICS
     part.n_threads = n_threads
     part.word_ptr = part.word_tokens = None
     if n_threads > 1:
@@ -316,12 +316,18 @@ def _gibbs_sweep(part, factor, mass, alpha, rate, table):
     starts from the same state and replays the same draws."""
     from . import _cgs
     new = part.copy()
-    if new.word_cum is not None:
-        _cgs.word_cumsum(factor, new.word_cum, new.n_threads)
+    word_blocks = None
+    if new.word_search:
+        # the table fit's snapshot pass fills (the same doubles: the factor's running sums
+        # at each 16-topic block end), built here from the factor rather than broadcast
+        # (V K / 2 more bytes per worker and snapshot); scratch, not kept in the state
+        word_blocks = np.empty((factor.shape[0], -(-factor.shape[1] // 16)))
+        _cgs.word_block_sums(factor, word_blocks, new.n_threads)
     _cgs.noisy_gibbs_sweep_blocks(new.doc_ptr, new.words, new.z, new.n_wk, new.n_dk, new.n_k,
                                   factor, mass, alpha, rate, table, new.block_ptr,
                                   [g.bit_generator for g in new.gens], new.n_threads,
-                                  new.word_cum, new.word_ptr, new.word_tokens)
+                                  word_ptr=new.word_ptr, word_tokens=new.word_tokens,
+                                  word_blocks=word_blocks)
     return new
 
 

@@ -367,3 +367,34 @@ def test_threads_and_word_search_path_match_fit(X):
     single = NoisyGibbsLDA(64, n_jobs=1, **kw).fit(X)
     dist = fit_distributed(NoisyGibbsLDA(64, n_jobs=2, **kw), X, "serial", n_partitions=1)
     assert_same_fit(single, dist)
+
+
+@pytest.mark.filterwarnings("ignore::dptm.exceptions.TopicCountWarning")
+@pytest.mark.parametrize("cls,kw", [
+    (NoisyGibbsLDA, dict(clip=20, max_iter=3)),
+    (SubsampledGibbsLDA, dict(max_iter=3, sample_rate=0.5, clip=30))])
+def test_worker_search_table_is_the_current_factor(X, cls, kw, monkeypatch):
+    """With the word-bucket search on (_WORD_SEARCH_MIN_TOPICS lowered to 1; K = 40, three
+    16-topic blocks), every worker sweep gets the two-level table of the factor it was
+    sent (its rows' running sums at the block ends: never a stale table), and the model
+    is the linear scan's (threshold above K), bit for bit."""
+    from dptm import _cgs
+    from dptm.models import private_gibbs
+
+    def fit():
+        return fit_distributed(cls(40, random_state=3, **kw), X, "serial", n_partitions=2)
+    monkeypatch.setattr(private_gibbs, "_WORD_SEARCH_MIN_TOPICS", 10 ** 9)
+    scan = fit()
+    seen = []
+    real = _cgs.noisy_gibbs_sweep_blocks
+
+    def spy(*args, word_blocks=None, **kwargs):
+        cum = np.cumsum(np.asarray(args[6], dtype=np.float64), axis=1)
+        np.testing.assert_array_equal(word_blocks, cum[:, [15, 31, 39]])
+        seen.append(word_blocks.shape)
+        return real(*args, word_blocks=word_blocks, **kwargs)
+    monkeypatch.setattr(private_gibbs, "_WORD_SEARCH_MIN_TOPICS", 1)
+    monkeypatch.setattr(_cgs, "noisy_gibbs_sweep_blocks", spy)
+    search = fit()
+    assert seen == [(X.shape[1], 3)] * (2 * kw["max_iter"])
+    assert_same_fit(scan, search)

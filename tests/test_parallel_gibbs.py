@@ -38,6 +38,14 @@ def ragged_corpus(seed=0, V=23):
     return Corpus(doc_ptr, words, V)
 
 
+def block_ends(F):
+    """The two-level word-bucket table of ``F`` in NumPy: each row's running sums (double,
+    topic order) at topics 15, 31, ... and K - 1."""
+    K = F.shape[1]
+    cum = np.cumsum(F.astype(np.float64), axis=1)
+    return np.ascontiguousarray(cum[:, np.minimum(np.arange(15, K + 15, 16), K - 1)])
+
+
 def state_copy(state):
     return [a.copy() for a in (state.z, state.n_wk, state.n_dk, state.n_k)]
 
@@ -79,23 +87,21 @@ def test_block_sweep_is_the_reference_per_block(K, rate, use_table):
         lo, hi = block_ptr[b], block_ptr[b + 1]
         n_ref += reference_noisy_sweep(corpus.doc_ptr[lo:hi + 1], corpus.word_ids, z, n_wk,
                                        n_dk[lo:hi], n_k, F, alpha, rate, table, ref_gens[b])
-    word_cum = np.cumsum(F.astype(np.float64), axis=1)
     # the two-level table: the running sums at the end of each block of 16 topics
-    blocks = np.ascontiguousarray(word_cum[:, np.minimum(np.arange(15, K + 15, 16), K - 1)])
+    blocks = block_ends(F)
     # token positions grouped by word: n_wk updated after the sweep instead of atomically
     word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
     word_ptr = np.concatenate(([0], np.cumsum(np.bincount(corpus.word_ids, minlength=V))))
     for n_threads in (1, 2, 3):
-        for cum, blk, by_word in ((None, None, None), (word_cum, None, None),
-                                  (None, blocks, None), (None, None, True),
-                                  (word_cum, None, True), (None, blocks, True)):
+        for blk, by_word in ((None, False), (blocks, False), (None, True), (blocks, True)):
             got = state_copy(init)
             gens = [np.random.default_rng([5, b]) for b in range(n_blocks)]
-            extra = (word_ptr.astype(np.int64), word_tokens) if by_word else (None, None)
+            extra = (dict(word_ptr=word_ptr.astype(np.int64), word_tokens=word_tokens)
+                     if by_word else {})
             n = _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *got, F, mass,
                                               alpha, rate, table, block_ptr,
-                                              [g.bit_generator for g in gens], n_threads, cum,
-                                              *extra, None, blk)
+                                              [g.bit_generator for g in gens], n_threads,
+                                              word_blocks=blk, **extra)
             assert n == n_ref
             for a, b in zip(got, (z, n_wk, n_dk, n_k)):
                 np.testing.assert_array_equal(a, b)
@@ -126,8 +132,8 @@ def test_block_sweep_with_thread_counts_is_the_serial_sweep(K, n_threads):
         n_ref = _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *ref, F, mass,
                                               0.5, 1.0, NO_TABLE, block_ptr, ref_gens, 1)
         n = _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *got, F, mass, 0.5,
-                                          1.0, NO_TABLE, block_ptr, gens, n_threads, None,
-                                          None, None, tc)
+                                          1.0, NO_TABLE, block_ptr, gens, n_threads,
+                                          thread_counts=tc)
         assert n == n_ref
         for a, b in zip(got, ref):
             np.testing.assert_array_equal(a, b)
@@ -136,8 +142,8 @@ def test_block_sweep_with_thread_counts_is_the_serial_sweep(K, n_threads):
     assert [g.state for g in gens] == [g.state for g in ref_gens]
     with pytest.raises(ValueError, match="thread_counts must be"):
         _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *got, F, mass, 0.5,
-                                      1.0, NO_TABLE, block_ptr, gens, n_threads + 1, None,
-                                      None, None, tc)
+                                      1.0, NO_TABLE, block_ptr, gens, n_threads + 1,
+                                      thread_counts=tc)
 
 
 @pytest.mark.parametrize("K", [4, 70])
@@ -164,11 +170,12 @@ def test_block_sweep_counts_move_after_every_block(K):
         st = state_copy(init)
         gens = [np.random.default_rng([9, b]).bit_generator for b in range(n_blocks)]
         tc = np.zeros((max(n_threads - 1, 1), V * K), dtype=np.int32)
-        extra = {"plain": (), "by_word": (None, word_ptr.astype(np.int64), word_tokens),
-                 "buffers": (None, None, None, tc)}[mode]
+        extra = {"plain": {},
+                 "by_word": dict(word_ptr=word_ptr.astype(np.int64), word_tokens=word_tokens),
+                 "buffers": dict(thread_counts=tc)}[mode]
         for _ in range(3):
             _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *st, F, mass, 0.5,
-                                          1.0, NO_TABLE, block_ptr, gens, n_threads, *extra)
+                                          1.0, NO_TABLE, block_ptr, gens, n_threads, **extra)
             assert not tc.any()
             assert_counts_of(corpus, *st)
         return st
@@ -214,14 +221,15 @@ def test_one_block_is_the_serial_sweep():
 
 def test_word_search_draw_is_the_exact_conditional():
     """K = 80 with a large alpha (the word bucket, found by binary search in the running
-    sums, is drawn about half the time): one token's new topic against
+    sums at the 16-topic block ends, is drawn about half the time): one token's new topic
+    against
     p_t ∝ F[w, t] (n_dk^-[t] + alpha), chi-square over 40000 draws (false alarm 1e-6)."""
     K, alpha, R = 80, 2.0, 40000
     words = np.array([0, 1, 0, 2], dtype=np.int32)
     z0 = np.array([5, 5, 17, 63], dtype=np.int32)
     doc_ptr = np.array([0, 4], dtype=np.int64)
     F = np.random.default_rng(0).random((3, K)).astype(np.float32) ** 3
-    cum = np.cumsum(F.astype(np.float64), axis=1)
+    blocks = block_ends(F)
     table = np.zeros((3, K))
     table[2, 63] = 1.0                      # only token 3 is resampled
     gen = np.random.default_rng(11)
@@ -232,9 +240,9 @@ def test_word_search_draw_is_the_exact_conditional():
         np.add.at(n_wk, (words, z), 1)
         n_dk = np.bincount(z, minlength=K).astype(np.int32)[None, :].copy()
         n_k = n_wk.sum(axis=0).astype(np.int64)
-        _cgs.noisy_gibbs_sweep_blocks(doc_ptr, words, z, n_wk, n_dk, n_k, F, cum[:, -1].copy(),
+        _cgs.noisy_gibbs_sweep_blocks(doc_ptr, words, z, n_wk, n_dk, n_k, F, word_mass(F),
                                       alpha, 1.0, table, np.array([0, 1], dtype=np.int64),
-                                      [gen.bit_generator], 1, cum)
+                                      [gen.bit_generator], 1, word_blocks=blocks)
         counts[z[3]] += 1
     p = F[2].astype(np.float64) * (np.bincount(z0[:3], minlength=K) + alpha)
     expected = p / p.sum() * R
@@ -333,19 +341,10 @@ def test_dyadic_snapshot_noise_is_fill_discrete_laplace_dyadic():
             np.testing.assert_array_equal(got.ravel(), ref)
 
 
-def test_word_cumsum_is_numpy_cumsum():
-    F = np.random.default_rng(0).random((37, 91)).astype(np.float32)
-    out = np.empty(F.shape)
-    for n in (1, 2):
-        _cgs.word_cumsum(F, out, n)
-        np.testing.assert_array_equal(out, np.cumsum(F.astype(np.float64), axis=1))
-    with pytest.raises(ValueError, match="shape"):
-        _cgs.word_cumsum(F, np.empty((37, 90)))
-
-
 @pytest.mark.parametrize("K", [1, 15, 16, 17, 91])
 def test_word_block_sums_are_cumsum_columns(K):
-    """The two-level table is word_cumsum at topics 15, 31, ... and K - 1, bit for bit."""
+    """The two-level table is the rows' running sums (double, topic order) at topics 15,
+    31, ... and K - 1, bit for bit, on 1 or 2 threads; a wrong shape is refused."""
     F = np.random.default_rng(K).random((37, K)).astype(np.float32)
     cols = np.minimum(np.arange(15, K + 15, 16), K - 1)
     for n in (1, 2):
@@ -370,34 +369,28 @@ def test_block_sweep_word_blocks_refused_with_wrong_shape():
 
 
 def test_snapshot_fills_the_search_table():
-    """noisy_snapshot's optional running sums are word_cumsum of its word factor, bit for
-    bit, on 1 or 2 threads; a wrong shape is refused."""
+    """noisy_snapshot's optional two-level table is word_block_sums of its word factor (the
+    rows' running sums at the 16-topic block ends), bit for bit, on 1 or 2 threads, and
+    the snapshot, factor and masses are those drawn without it; a wrong shape is refused."""
     V, K = 29, 70
     n_wk = np.random.default_rng(0).integers(0, 9, (V, K)).astype(np.int32)
     for t in (1, 2):
         out = (np.empty((V, K)), np.empty((V, K), np.float32), np.empty(V))
-        cum = np.empty((V, K))
         _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out,
+                            [np.random.default_rng([3, j]).bit_generator for j in range(3)], t)
+        out2 = (np.empty((V, K)), np.empty((V, K), np.float32), np.empty(V))
+        blk = np.empty((V, 5))
+        _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out2,
                             [np.random.default_rng([3, j]).bit_generator for j in range(3)], t,
-                            word_cum=cum)
-        ref = np.empty((V, K))
-        _cgs.word_cumsum(out[1], ref)
-        np.testing.assert_array_equal(cum, ref)
+                            word_blocks=blk)
+        for a, b in zip(out2, out):
+            np.testing.assert_array_equal(a, b)
+        cum = np.cumsum(out[1].astype(np.float64), axis=1)
+        np.testing.assert_array_equal(blk, cum[:, [15, 31, 47, 63, 69]])
         np.testing.assert_array_equal(cum[:, -1], out[2])
-        # the two-level table, alone (the blocked factor pass) or with the running sums
-        for with_cum in (False, True):
-            out2 = (np.empty((V, K)), np.empty((V, K), np.float32), np.empty(V))
-            blk = np.empty((V, 5))
-            _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out2,
-                                [np.random.default_rng([3, j]).bit_generator for j in range(3)],
-                                t, word_cum=np.empty((V, K)) if with_cum else None,
-                                word_blocks=blk)
-            for a, b in zip(out2, out):
-                np.testing.assert_array_equal(a, b)
-            np.testing.assert_array_equal(blk, ref[:, [15, 31, 47, 63, 69]])
-    with pytest.raises(ValueError, match="word_cum"):
-        _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out,
-                            np.random.default_rng(0).bit_generator, word_cum=np.empty((V, K - 1)))
+        ref = np.empty((V, 5))
+        _cgs.word_block_sums(out[1], ref, t)
+        np.testing.assert_array_equal(blk, ref)
     with pytest.raises(ValueError, match="word_blocks"):
         _cgs.noisy_snapshot(n_wk, 5, 2.0, 1633000, 0, 0, 6.0, 0.1, *out,
                             np.random.default_rng(0).bit_generator, word_blocks=np.empty((V, 4)))

@@ -180,7 +180,8 @@ class GibbsLDA(TopicModelMixin):
     def fit(self, X, y=None):
         """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words)."""
         self._check_common_params()
-        corpus = Corpus.from_matrix(check_count_matrix(X, estimator=self))
+        # validated once (n_features_in_ set with it); the corpus is built without a second pass
+        corpus = Corpus._from_counts(check_count_matrix(X, estimator=self))
         n_threads = effective_n_jobs(self.n_jobs)
         rng = check_random_state(self.random_state)
         self.transform_seed_ = int(rng.integers(2**63))

@@ -162,17 +162,17 @@ class _Noise:
     def sigma(self):
         return self.scale
 
-    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, word_cum=None,
+    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, *,
                  word_blocks=None, clipped=None):
         """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
         ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
-        or a list (one per block of rows, see ``_snapshot_generators``). ``word_cum``
-        (optional, V x K): filled with the word factor's running sums (a search table) in
-        the same pass; ``word_blocks`` (optional, V x ceil(K / 16)) with those sums at the
-        end of each block of 16 topics (the sweep's two-level search table). ``clipped``
-        (optional, from ``clipped_buffer``): the snapshot is then not written (``out[0]``
-        keeps its old contents); the kernel keeps the clamped, clipped noisy counts there
-        instead, for a snapshot that is not released (same draws, same factor)."""
+        or a list (one per block of rows, see ``_snapshot_generators``). ``word_blocks``
+        (optional, V x ceil(K / 16)): filled in the same pass with the word factor's
+        running sums at the end of each block of 16 topics (the sweep's two-level search
+        table). ``clipped`` (optional, from ``clipped_buffer``): the snapshot is then not
+        written (``out[0]`` keeps its old contents); the kernel keeps the clamped, clipped
+        noisy counts there instead, for a snapshot that is not released (same draws, same
+        factor)."""
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
@@ -182,8 +182,8 @@ class _Noise:
                           else _discrete_gaussian_table(self.a, self.b))
         gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator, n_threads, gauss, laplace, word_cum,
-                            word_blocks, clipped)
+                            *out, bit_generator, n_threads, gauss, laplace,
+                            word_blocks=word_blocks, clipped=clipped)
         return out
 
     def clipped_buffer(self, shape, clip):
@@ -332,8 +332,9 @@ class _SnapshotGibbsBase(TopicModelMixin):
         def sweep(state, snap, alpha, rate, table):
             return _cgs.noisy_gibbs_sweep_blocks(
                 corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
-                snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads, None,
-                word_ptr, word_tokens, thread_counts, word_blocks)
+                snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads,
+                word_ptr=word_ptr, word_tokens=word_tokens, thread_counts=thread_counts,
+                word_blocks=word_blocks)
         sweep.word_blocks = word_blocks
         return sweep
 
@@ -691,7 +692,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                     # the snapshot kernel also fills the sweep's search table
                     snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                           snap if self.trace_ is None else None, n_threads,
-                                          None, sweep.word_blocks, clip_buf)
+                                          word_blocks=sweep.word_blocks, clipped=clip_buf)
                 sweep(state, snap, alpha, 1.0, _NO_TABLE)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
@@ -963,7 +964,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
             # a fresh array per snapshot when tracing (the trace keeps them all)
             snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                   snap if self.trace_ is None else None, n_threads,
-                                  None, sweep.word_blocks, clip_buf)
+                                  word_blocks=sweep.word_blocks, clipped=clip_buf)
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
             sweep(state, snap, alpha, gamma, table)   # search table: from the snapshot
