@@ -85,7 +85,7 @@ _FIRST_MEAN_THRESHOLD = 2.0
 # From this PUBLIC target epsilon on, the search releases after the first keep the hard
 # threshold's entries (above _SEARCH_THRESHOLD sd) but with their per-word shrunk values
 # (_word_shrunk) instead of the raw ones. Paired seeded fits, ratio to batch VB, threshold ->
-# shrunk kept entries: at eps 4 KOS 1.433 -> 1.421 (6 seeds), C50 1.658 -> 1.656 (4), 17k
+# shrunk kept entries: at eps 4 KOS 1.430 -> 1.421 (6 seeds; 1.430 -> 1.432 on session 10's), C50 1.658 -> 1.656 (4), 17k
 # stand-ins (4 each) KOS-like 1.326 -> 1.321, C50-like 1.313 -> 1.312, synthetic 1.254 ->
 # 1.246 (2); at eps 8 KOS 1.292 -> 1.283, C50 1.510 -> 1.508, KOS-like 1.278 -> 1.272; at
 # eps 3 KOS 1.507 -> 1.497 but C50 1.709 -> 1.715, KOS-like 1.355 -> 1.357; at eps 2 no gain.
@@ -482,7 +482,8 @@ class PrivateBatchLDA(TopicModelMixin):
     proportion to how far their variance exceeds the noise). Between the later releases
     (and after the first below epsilon 2) entries below 2 noise standard deviations are
     set to zero (topics are sparse; pure noise would otherwise spread mass over every
-    word). The final estimate averages the last two releases, the earlier one weighted
+    word); from target epsilon 4 on, the entries kept take their per-word shrunk values.
+    The final estimate averages the last two releases, the earlier one weighted
     by its noise variance plus its measured excess difference from the last; the released
     topics are the empirical-Bayes posterior mean of each of its entries (a spike at zero
     and an exponential slab per topic, fitted on the estimate itself), or with a numeric
