@@ -315,13 +315,14 @@ def _gibbs_sweep(part, factor, mass, alpha, rate, table):
     """A new state after one sweep; the input state is left as it was, so a retried task
     starts from the same state and replays the same draws."""
     from . import _cgs
+    from .models.private_gibbs import _WORD_BLOCK
     new = part.copy()
     word_blocks = None
     if new.word_search:
         # the table a single-process fit's snapshot pass fills (the same doubles: the
         # factor's running sums at each 16-topic block end), built here from the factor
         # rather than broadcast (V K / 2 more bytes per worker and snapshot); scratch
-        word_blocks = np.empty((factor.shape[0], -(-factor.shape[1] // 16)))
+        word_blocks = np.empty((factor.shape[0], -(-factor.shape[1] // _WORD_BLOCK)))
         _cgs.word_block_sums(factor, word_blocks, new.n_threads)
     _cgs.noisy_gibbs_sweep_blocks(new.doc_ptr, new.words, new.z, new.n_wk, new.n_dk, new.n_k,
                                   factor, mass, alpha, rate, table, new.block_ptr,

@@ -76,6 +76,7 @@ _BLOCK_TOKENS = 4096
 # search in per-word running sums at the end of each block of 16 topics, built once per
 # snapshot, then a scan of one block (same draws as the linear scan; measured on KOS).
 _WORD_SEARCH_MIN_TOPICS = 64
+_WORD_BLOCK = 16        # topics per block of that table (_cgs.pyx's WORD_BLOCK)
 # Above this many topics a one-thread sweep also updates the true topic-word counts after
 # the sweep, word by word (a count row is then too long to prefetch per token; measured on
 # KOS: 0.70x -> 0.54x of a GibbsLDA sweep at K = 500, worse at K = 50). Same counts.
@@ -325,7 +326,7 @@ class _SnapshotGibbsBase(TopicModelMixin):
         block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
         gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
         K = self.n_components
-        word_blocks = (np.empty((corpus.n_words, -(-K // 16)))
+        word_blocks = (np.empty((corpus.n_words, -(-K // _WORD_BLOCK)))
                        if K >= _WORD_SEARCH_MIN_TOPICS else None)
         word_ptr, word_tokens, thread_counts = _count_update_buffers(corpus, K, n_threads)
 

@@ -116,12 +116,6 @@ MUTANTS = [
          old='    if table.get("p") != p or table.get("q") != q or "guide" not in table:',
          new='    if "guide" not in table:', tests=GINV,
          what="inversion Gaussian: a table of another variance accepted"),
-    dict(id="GI06", file="dptm/_cgs.pyx",
-         old="                    _dyadic_row(rng, &lanes[blk], &LT, &n_wk[w, 0], &snapshot[w, 0],",
-         new="                    _dyadic_row(rng, &lanes[0], &LT, &n_wk[w, 0], &snapshot[w, 0],",
-         tests=GINV + ["tests/test_laplace_table.py", "tests/test_parallel_gibbs.py"],
-         what="snapshot lanes shared across row blocks (bits of one block's word used by "
-              "another: output depends on the threads)"),
     dict(id="GI07", file="dptm/_gauss_inversion.py", old="            ts.append(t_lo)",
          new="            ts.append(t_lo + (t_lo > 0))", tests=GINV,
          what="inversion Gaussian: thresholds one unit in 2^-76 too high"),
