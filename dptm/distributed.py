@@ -176,7 +176,14 @@ def _tokens_block(docs, vocab, n_words):
         if isinstance(doc, (str, bytes)):
             raise TypeError("each document of a dask.bag must be a sequence of tokens, got a string")
         if vocab is None:
-            ids = np.asarray(list(doc), dtype=np.int64)
+            toks = list(doc)
+            bad = next((t for t in toks if isinstance(t, (bool, np.bool_))
+                        or not isinstance(t, numbers.Integral)), None)
+            if bad is not None:
+                # never cast: 1.7 -> 1, True -> 1, '3' -> 3 would be silent wrong answers
+                raise TypeError(f"integer tokens (vocabulary={n_words}) must be integers, "
+                                f"got {bad!r} in document {d} of a partition")
+            ids = np.asarray(toks, dtype=np.int64)
             if ids.size and (ids.min() < 0 or ids.max() >= n_words):
                 raise ValueError(f"integer tokens must lie in [0, vocabulary={n_words})")
         else:
@@ -317,6 +324,8 @@ def _gibbs_sweep(part, factor, mass, alpha, rate, table):
     from . import _cgs
     from .models.private_gibbs import _WORD_BLOCK
     new = part.copy()
+    if new.block_ptr.size < 2:      # a partition without documents: nothing to sweep
+        return new
     word_blocks = None
     if new.word_search:
         # the table a single-process fit's snapshot pass fills (the same doubles: the

@@ -398,3 +398,26 @@ def test_worker_search_table_is_the_current_factor(X, cls, kw, monkeypatch):
     search = fit()
     assert seen == [(X.shape[1], 3)] * (2 * kw["max_iter"])
     assert_same_fit(scan, search)
+
+
+@pytest.mark.parametrize("n_topics", [3, 70])
+def test_partition_without_documents(X, n_topics):
+    """More partitions than documents leaves one without any (review s11 F1: the sweep
+    kernel refused its empty block list); the fit is the one without that partition, bit
+    for bit (K = 70: the word-bucket table path too)."""
+    def fit(n):
+        return fit_distributed(NoisyGibbsLDA(n_topics, clip=20, max_iter=3, random_state=1),
+                               X[:2], "serial", n_partitions=n)
+    assert_same_fit(fit(2), fit(3))
+
+
+def test_integer_tokens_are_never_cast():
+    """Integer-token bags (vocabulary=V) refuse floats, booleans and strings instead of
+    casting them (1.7 -> 1, True -> 1, '3' -> 3: a silent wrong answer)."""
+    db = pytest.importorskip("dask.bag")
+    for bad in (1.7, True, "3"):
+        bag = db.from_sequence([[0, 1, 2], [bad, 0]], npartitions=1)
+        with pytest.raises(TypeError, match="must be integers"):
+            fit_distributed(make("noisy_every"), bag, "serial", vocabulary=25)
+    ok = db.from_sequence([[0, 1, 2], [], [np.int32(4), 0]], npartitions=1)
+    assert fit_distributed(make("noisy_every"), ok, "serial", vocabulary=25).components_.shape == (K, 25)

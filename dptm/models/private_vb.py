@@ -85,10 +85,12 @@ _FIRST_MEAN_THRESHOLD = 2.0
 # From this PUBLIC target epsilon on, the search releases after the first keep the hard
 # threshold's entries (above _SEARCH_THRESHOLD sd) but with their per-word shrunk values
 # (_word_shrunk) instead of the raw ones. Paired seeded fits, ratio to batch VB, threshold ->
-# shrunk kept entries: at eps 4 KOS 1.430 -> 1.421 (6 seeds; 1.430 -> 1.432 on session 10's), C50 1.658 -> 1.656 (4), 17k
-# stand-ins (4 each) KOS-like 1.326 -> 1.321, C50-like 1.313 -> 1.312, synthetic 1.254 ->
-# 1.246 (2); at eps 8 KOS 1.292 -> 1.283, C50 1.510 -> 1.508, KOS-like 1.278 -> 1.272; at
-# eps 3 KOS 1.507 -> 1.497 but C50 1.709 -> 1.715, KOS-like 1.355 -> 1.357; at eps 2 no gain.
+# shrunk kept entries, at eps 4 (two runs of different seeds where two are given): KOS
+# 1.430 -> 1.421 (6 seeds) / 1.430 -> 1.432 (6), C50 1.658 -> 1.656 / 1.658 -> 1.642 (4),
+# KOS-like 17k 1.326 -> 1.322 / 1.329 -> 1.320 (2), C50-like 1.298 -> 1.299 / 1.328 -> 1.297,
+# synthetic 17k 1.254 -> 1.246 / 1.187 -> 1.187, synthetic 50k 1.124 -> 1.120; at eps 8 KOS
+# 1.292 -> 1.283, C50 1.510 -> 1.508, KOS-like 1.278 -> 1.272; at eps 3 KOS 1.507 -> 1.497
+# but C50 1.709 -> 1.715, KOS-like 1.355 -> 1.357; at eps 2 no gain.
 _SHRINK_SEARCH_MIN_EPSILON = 4.0
 
 
@@ -476,7 +478,8 @@ class PrivateBatchLDA(TopicModelMixin):
     count each distinct word of a document once (more signal per unit of sensitivity, to
     find the topics), the last one counts tokens (to estimate them). The first release,
     computed from the data-independent start, shows the topics only as a small contrast
-    around each word's mean over the topics: from target epsilon 2 on, each word's entries
+    around each word's mean over the topics: from target epsilon 2 on (without
+    ``init_topics``, as the shrinkage of the later releases below), each word's entries
     are shrunk towards that mean (positive-part James-Stein; a word whose entries vary no
     more than the noise gets no topic preference, the others keep their deviations in
     proportion to how far their variance exceeds the noise). Between the later releases
@@ -523,7 +526,8 @@ class PrivateBatchLDA(TopicModelMixin):
     init_topics : array of shape (K, V), optional
         PUBLIC initial topic-word weights (e.g. from a public corpus); accounted as
         public, so they must not be derived from the private documents. Default: a
-        data-independent random start.
+        data-independent random start. With them every search release is hard-thresholded
+        (the per-word shrinkage is measured only from the random start).
     doc_topic_prior, topic_word_prior : float, optional
         Default 1 / K.
     transform_max_iter : int, default=50
