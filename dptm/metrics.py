@@ -61,7 +61,12 @@ def log_likelihood(X, doc_topic, topic_word):
     -------
     float (<= 0)
     """
-    X = check_count_matrix(X)
+    return _log_likelihood_counts(check_count_matrix(X), doc_topic, topic_word)
+
+
+def _log_likelihood_counts(X, doc_topic, topic_word):
+    """``log_likelihood`` of a matrix ``check_count_matrix`` returned (not validated again;
+    theta and phi are)."""
     theta = _check_matrix(doc_topic, "doc_topic", shape=(X.shape[0], None), stochastic=True)
     phi = _check_matrix(topic_word, "topic_word", shape=(theta.shape[1], X.shape[1]),
                         stochastic=True)
@@ -94,8 +99,12 @@ def perplexity(X, doc_topic, topic_word):
     -------
     float (>= 1)
     """
-    X = check_count_matrix(X)
-    return float(np.exp(-log_likelihood(X, doc_topic, topic_word) / X.sum()))
+    return _perplexity_counts(check_count_matrix(X), doc_topic, topic_word)
+
+
+def _perplexity_counts(X, doc_topic, topic_word):
+    """``perplexity`` of a matrix ``check_count_matrix`` returned (not validated again)."""
+    return float(np.exp(-_log_likelihood_counts(X, doc_topic, topic_word) / X.sum()))
 
 
 def _top_words(topic_word, top_n):

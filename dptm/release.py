@@ -143,17 +143,21 @@ class Release:
         """Document-topic distributions of new documents, topics fixed (fold-in Gibbs;
         each document draws from a stream seeded by ``transform_seed`` and its content, so
         a document's theta does not depend on the others in ``X``)."""
-        X = check_count_matrix(X)
+        return self._transform_counts(check_count_matrix(X))
+
+    def _transform_counts(self, X):
+        """``transform`` of a matrix ``check_count_matrix`` returned (not validated again)."""
         if X.shape[1] != self.topic_word.shape[1]:
             raise ValueError(f"X has {X.shape[1]} columns but the release has "
                              f"{self.topic_word.shape[1]} words")
-        return fold_in(self.topic_word, X, self.doc_topic_prior, self.transform_max_iter,
-                       self.transform_seed)
+        return _fold_in_counts(self.topic_word, X, self.doc_topic_prior,
+                               self.transform_max_iter, self.transform_seed)
 
     def perplexity(self, X):
         """Held-out perplexity of ``X`` (``dptm.metrics.perplexity``, theta by ``transform``)."""
-        from .metrics import perplexity
-        return perplexity(X, self.transform(X), self.topic_word)
+        from .metrics import _perplexity_counts
+        X = check_count_matrix(X)
+        return _perplexity_counts(X, self._transform_counts(X), self.topic_word)
 
     # -- files -----------------------------------------------------------------------------
     def save(self, path):
@@ -224,11 +228,17 @@ class Release:
 
 
 def fold_in(topic_word, X, doc_topic_prior, n_iter, seed, n_threads=1):
-    """theta of each row of the (validated CSR) ``X`` with ``topic_word`` fixed: fold-in
-    Gibbs sampling (papers/zhao2021 VII-A), ``n_iter`` sweeps, the second half averaged.
-    Each document's stream is keyed by ``seed`` and the document's content (so the result
-    is the same for any ``n_threads``)."""
-    corpus = Corpus.from_matrix(X)
+    """theta of each row of the doc-term count matrix ``X`` with ``topic_word`` fixed:
+    fold-in Gibbs sampling (papers/zhao2021 VII-A), ``n_iter`` sweeps, the second half
+    averaged. Each document's stream is keyed by ``seed`` and the document's content (so
+    the result is the same for any ``n_threads``)."""
+    return _fold_in_counts(topic_word, check_count_matrix(X), doc_topic_prior, n_iter, seed,
+                           n_threads)
+
+
+def _fold_in_counts(topic_word, X, doc_topic_prior, n_iter, seed, n_threads=1):
+    """``fold_in`` of a matrix ``check_count_matrix`` returned (not validated again)."""
+    corpus = Corpus._from_counts(X)
     rngs = [np.random.Generator(np.random.PCG64(
         [seed, zlib.crc32(X.indices[X.indptr[d]:X.indptr[d + 1]].tobytes()),
          zlib.crc32(X.data[X.indptr[d]:X.indptr[d + 1]].tobytes())])).bit_generator

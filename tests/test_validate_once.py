@@ -110,3 +110,37 @@ def test_from_counts_needs_the_validated_matrix():
         Corpus._from_counts(sp.csr_matrix(np.array([[INT32_MAX, 1]], dtype=np.int64)))
     empty = Corpus._from_counts(sp.csr_matrix((2, 3), dtype=np.int64))
     assert (empty.n_docs, empty.n_tokens, empty.n_words) == (2, 0, 3)
+
+
+def test_transform_perplexity_score_validate_once(X, monkeypatch):
+    """``transform``, ``perplexity`` and ``score`` of a model and of its ``Release``, and
+    ``dptm.metrics.perplexity`` / ``release.fold_in``, validate X once (they validated it
+    2-4 times: ``SubsampledGibbsLDA``'s stopping rule calls ``perplexity`` every iteration),
+    with the same results."""
+    import dptm.metrics as metrics_mod
+    import dptm.models._base as base_mod
+    import dptm.release as release_mod
+    m = GibbsLDA(3, max_iter=3, random_state=0).fit(X)
+    rel = m.release()
+    ref = [m.transform(X), m.perplexity(X), m.score(X), rel.transform(X), rel.perplexity(X),
+           metrics_mod.perplexity(X, m.transform(X), m.topic_word_),
+           release_mod.fold_in(m.topic_word_, X, 0.5, 10, 3)]
+    calls = count_validations(monkeypatch, corpus_mod, metrics_mod, base_mod, release_mod,
+                              gibbs_mod)
+    got = []
+    for f in (lambda: m.transform(X), lambda: m.perplexity(X), lambda: m.score(X),
+              lambda: rel.transform(X), lambda: rel.perplexity(X),
+              lambda: metrics_mod.perplexity(X, ref[0], m.topic_word_),
+              lambda: release_mod.fold_in(m.topic_word_, X, 0.5, 10, 3)):
+        calls.clear()
+        got.append(f())
+        assert calls == [X.shape]
+    for a, b in zip(ref, got):
+        np.testing.assert_array_equal(a, b)
+    # bad input still refused with the parameter named, through each entry point
+    bad = X.toarray().astype(float)
+    bad[0, 0] = 0.5
+    for f in (m.transform, m.perplexity, m.score, rel.transform, rel.perplexity,
+              lambda Y: release_mod.fold_in(m.topic_word_, Y, 0.5, 10, 3)):
+        with pytest.raises(ValueError, match="X"):
+            f(bad)

@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _progress
 from .._utils import check_count_matrix, check_int, check_positive
-from ..release import Release, fold_in, public_params
+from ..release import Release, _fold_in_counts, public_params
 
 _SCOPED_METHODS = ("fit", "fit_transform", "partial_fit")
 
@@ -147,21 +147,27 @@ class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         -------
         ndarray of shape (n_docs, n_components); rows sum to 1.
         """
-        X = self._check_transform_input(X)
+        return self._transform_counts(self._check_transform_input(X))
+
+    def _transform_counts(self, X):
+        """``transform`` of a matrix ``_check_transform_input`` returned."""
         from .._threads import effective_n_jobs   # estimators with n_jobs: fold-in threads
-        return fold_in(self.topic_word_, X, self.doc_topic_prior_, self.transform_max_iter,
-                       self.transform_seed_, effective_n_jobs(getattr(self, "n_jobs", None)))
+        return _fold_in_counts(self.topic_word_, X, self.doc_topic_prior_,
+                               self.transform_max_iter, self.transform_seed_,
+                               effective_n_jobs(getattr(self, "n_jobs", None)))
 
     def perplexity(self, X):
         """Held-out perplexity ``exp(-log p(X) / n_tokens)`` with theta from ``transform``
         (see ``dptm.metrics.perplexity``; natural log, per token). Lower is better."""
-        from ..metrics import perplexity
-        return perplexity(X, self.transform(X), self.topic_word_)
+        from ..metrics import _perplexity_counts
+        X = self._check_transform_input(X)       # validated once for both steps
+        return _perplexity_counts(X, self._transform_counts(X), self.topic_word_)
 
     def score(self, X, y=None):
         """Log-likelihood of ``X`` under the model (theta from ``transform``); higher is better."""
-        from ..metrics import log_likelihood
-        return log_likelihood(X, self.transform(X), self.topic_word_)
+        from ..metrics import _log_likelihood_counts
+        X = self._check_transform_input(X)
+        return _log_likelihood_counts(X, self._transform_counts(X), self.topic_word_)
 
     def _progress(self, iteration, start=None, extra="", total=None, unit="iteration"):
         """Progress of iteration ``iteration`` of ``total`` (default ``max_iter``): a log
