@@ -90,12 +90,13 @@ def test_F3_fit_warnings_do_not_depend_on_the_private_document_count():
 
 
 # --------------------------------------------------- checked properties (no bug found)
-@pytest.mark.parametrize("eps", [1.0, 4.0])
+@pytest.mark.parametrize("eps", [1.0, 3.5, 4.0])
 def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, eps):
     # The topics of every E-step: the data-independent start, then exactly
     # _shrink_to_word_means(release 1, its drawn sd, eta) from epsilon 2 on (the hard
     # threshold _search_denoise below), then _search_denoise(release i, its drawn sd, eta),
-    # its kept entries shrunk per word from _SHRINK_SEARCH_MIN_EPSILON on
+    # its kept entries shrunk per word from _SHRINK_SEARCH_MIN_EPSILON on; below that, from
+    # _COMBINE_SEARCH_MIN_EPSILON, releases 3 on averaged with the one before first
     # - never the un-noised statistic, the combined estimate or the EB fit. (The
     # forced-release test of test_private_vb.py only sees the released topics, which the
     # final releases alone decide.)
@@ -116,6 +117,7 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     firsts = []
     shrink_first = eps >= P._SHRINK_FIRST_MIN_EPSILON
     shrink = eps >= P._SHRINK_SEARCH_MIN_EPSILON
+    combine = P._COMBINE_SEARCH_MIN_EPSILON <= eps < P._SHRINK_SEARCH_MIN_EPSILON
     for data in (X, X[:-1]):
         betas.clear(), outs.clear()
         m = _fit(data, n_components=3, target_epsilon=eps)
@@ -129,6 +131,10 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
                 np.testing.assert_array_equal(betas[i], post(est, sd, eta))
                 other = (P._search_denoise if shrink_first else P._shrink_to_word_means)(
                     est, sd, eta)
+            elif i >= 3 and combine:
+                est, sd = P._combine_releases(outs[i - 2:i], P._DEFAULT_THRESHOLD)
+                np.testing.assert_array_equal(betas[i], P._search_denoise(est, sd, eta))
+                other = P._search_denoise(*outs[i - 1], eta)
             else:
                 np.testing.assert_array_equal(betas[i], P._search_denoise(est, sd, eta, shrink))
                 other = P._search_denoise(est, sd, eta, not shrink)

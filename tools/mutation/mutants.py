@@ -366,4 +366,14 @@ MUTANTS += [
          old="    if not shrink or est.shape[0] < 2:",
          new="    if est.shape[0] < 2:",
          tests=_EB, what="search releases shrunk below the epsilon where it was measured"),
+    dict(id="B23", file="dptm/models/private_vb.py",
+         old="                    and _COMBINE_SEARCH_MIN_EPSILON <= eps < _SHRINK_SEARCH_MIN_EPSILON):",
+         new="                    and _COMBINE_SEARCH_MIN_EPSILON <= eps):",
+         tests=_EB, what="search releases combined from epsilon 4 on too (not the measured "
+                         "default there)"),
+    dict(id="B24", file="dptm/models/private_vb.py",
+         old="                est, sd = _combine_releases(releases[-2:], _DEFAULT_THRESHOLD)",
+         new="                est, sd = _combine_releases(releases[-2:-1] + [(stat, sd)],"
+             " _DEFAULT_THRESHOLD)",
+         tests=_EB, what="a combined search release reads the un-noised statistic"),
 ]
