@@ -96,7 +96,8 @@ _SHRINK_SEARCH_MIN_EPSILON = 4.0
 # the third on is averaged with the one before (_combine_releases: independent noise, the
 # earlier one weighted by its noise variance plus its measured excess difference) before
 # the threshold. Paired seeded fits, ratio to batch VB, threshold -> combined: at eps 2 KOS
-# 1.680 -> 1.657 (4 seeds), C50 1.815 -> 1.801 (4), KOS-like 17k 1.396 -> 1.392 (2); at eps
+# 1.680 -> 1.657 (4 seeds), C50 1.815 -> 1.801 (4), KOS-like 17k 1.396 -> 1.392 (2), C50-like
+# 1.439 -> 1.438 (2), synthetic 17k 1.424 -> 1.422 (2), synthetic 50k 1.167 -> 1.169 (2); at eps
 # 3 KOS 1.507 -> 1.494 (6), C50 1.709 -> 1.707 (4). From eps 4, with the shrunk kept
 # entries, it gained on KOS (1.421 -> 1.408) but lost 0.1-0.2% on the 17k stand-ins.
 _COMBINE_SEARCH_MIN_EPSILON = 2.0
