@@ -2054,6 +2054,7 @@ cdef extern from *:
 # scan of one block's floats from the previous block's end: the linear scan's running sums,
 # so the same draws, from a V x K/16 table).
 DEF WORD_BLOCK = 16
+WORD_BLOCK_TOPICS = WORD_BLOCK    # the same, for Python (table shapes)
 
 
 cdef void _dyadic_row(bitgen_t* rng, Lanes* lanes, const LaplaceTable* T,

@@ -76,7 +76,7 @@ _BLOCK_TOKENS = 4096
 # search in per-word running sums at the end of each block of 16 topics, built once per
 # snapshot, then a scan of one block (same draws as the linear scan; measured on KOS).
 _WORD_SEARCH_MIN_TOPICS = 64
-_WORD_BLOCK = 16        # topics per block of that table (_cgs.pyx's WORD_BLOCK)
+_WORD_BLOCK = _cgs.WORD_BLOCK_TOPICS    # topics per block of that table
 # Above this many topics a one-thread sweep also updates the true topic-word counts after
 # the sweep, word by word (a count row is then too long to prefetch per token; measured on
 # KOS: 0.70x -> 0.54x of a GibbsLDA sweep at K = 500, worse at K = 50). Same counts.

@@ -653,6 +653,13 @@ class PrivateBatchLDA(TopicModelMixin):
             beta = 1.0 + 0.1 * gen.random((K, V))    # data-independent start
         else:
             beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
+        # post-processing between releases, by PUBLIC epsilon (measured from the random
+        # start only, so a public init_topics keeps the hard threshold throughout)
+        random_start = init is None
+        shrink_first = random_start and eps >= _SHRINK_FIRST_MIN_EPSILON
+        shrink_search = random_start and eps >= _SHRINK_SEARCH_MIN_EPSILON
+        combine_search = (random_start
+                          and _COMBINE_SEARCH_MIN_EPSILON <= eps < _SHRINK_SEARCH_MIN_EPSILON)
         releases, drawn = [], []
         for i, ((presence, _), sigma) in enumerate(zip(schedule, sigmas)):
             g = _granularity(sigma)
@@ -664,14 +671,11 @@ class PrivateBatchLDA(TopicModelMixin):
             est = noisy
             if last and len(releases) > 1:
                 est, sd = _combine_releases(releases[-_COMBINED_RELEASES:], tau)
-            if (not last and i >= 2 and init is None
-                    and _COMBINE_SEARCH_MIN_EPSILON <= eps < _SHRINK_SEARCH_MIN_EPSILON):
+            elif combine_search and i >= 2:
                 est, sd = _combine_releases(releases[-2:], _DEFAULT_THRESHOLD)
-            if not last and i == 0 and init is None and eps >= _SHRINK_FIRST_MIN_EPSILON:
-                beta = _shrink_to_word_means(est, sd, eta)
-            elif not last:         # the released topics: _final_topics, after the loop
-                beta = _search_denoise(est, sd, eta,
-                                       shrink=init is None and eps >= _SHRINK_SEARCH_MIN_EPSILON)
+            if not last:           # the released topics: _final_topics, after the loop
+                beta = (_shrink_to_word_means(est, sd, eta) if i == 0 and shrink_first
+                        else _search_denoise(est, sd, eta, shrink=shrink_search))
             self._progress(i + 1, total=len(schedule), unit="release")
         # the released topics from the last estimate (``est``, noise sd ``sd``; replaces
         # the loop's last hard-thresholded ``beta``)
