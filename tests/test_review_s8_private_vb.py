@@ -95,8 +95,8 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     # The topics of every E-step: the data-independent start, then exactly
     # _shrink_to_word_means(release 1, its drawn sd, eta) from epsilon 2 on (the hard
     # threshold _search_denoise below), then _search_denoise(release i, its drawn sd, eta),
-    # its kept entries shrunk per word from _SHRINK_SEARCH_MIN_EPSILON on; below that, from
-    # _COMBINE_SEARCH_MIN_EPSILON, releases 3 on averaged with the one before first
+    # its kept entries shrunk per word from _SHRINK_SEARCH_MIN_EPSILON on; below that,
+    # releases 3 on averaged with the one before first
     # - never the un-noised statistic, the combined estimate or the EB fit. (The
     # forced-release test of test_private_vb.py only sees the released topics, which the
     # final releases alone decide.)
@@ -117,7 +117,7 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     firsts = []
     shrink_first = eps >= P._SHRINK_FIRST_MIN_EPSILON
     shrink = eps >= P._SHRINK_SEARCH_MIN_EPSILON
-    combine = P._COMBINE_SEARCH_MIN_EPSILON <= eps < P._SHRINK_SEARCH_MIN_EPSILON
+    combine = eps < P._SHRINK_SEARCH_MIN_EPSILON
     for data in (X, X[:-1]):
         betas.clear(), outs.clear()
         m = _fit(data, n_components=3, target_epsilon=eps)

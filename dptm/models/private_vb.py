@@ -92,15 +92,20 @@ _FIRST_MEAN_THRESHOLD = 2.0
 # 1.292 -> 1.283, C50 1.510 -> 1.508, KOS-like 1.278 -> 1.272; at eps 3 KOS 1.507 -> 1.497
 # but C50 1.709 -> 1.715, KOS-like 1.355 -> 1.357; at eps 2 no gain.
 _SHRINK_SEARCH_MIN_EPSILON = 4.0
-# From this PUBLIC target epsilon up to _SHRINK_SEARCH_MIN_EPSILON, each search release from
+# Below _SHRINK_SEARCH_MIN_EPSILON (without public init_topics), each search release from
 # the third on is averaged with the one before (_combine_releases: independent noise, the
 # earlier one weighted by its noise variance plus its measured excess difference) before
 # the threshold. Paired seeded fits, ratio to batch VB, threshold -> combined: at eps 2 KOS
 # 1.680 -> 1.657 (4 seeds), C50 1.815 -> 1.801 (4), KOS-like 17k 1.396 -> 1.392 (2), C50-like
 # 1.439 -> 1.438 (2), synthetic 17k 1.424 -> 1.422 (2), synthetic 50k 1.167 -> 1.169 (2); at eps
-# 3 KOS 1.507 -> 1.494 (6), C50 1.709 -> 1.707 (4). From eps 4, with the shrunk kept
-# entries, it gained on KOS (1.421 -> 1.408) but lost 0.1-0.2% on the 17k stand-ins.
-_COMBINE_SEARCH_MIN_EPSILON = 2.0
+# 3 KOS 1.507 -> 1.494 (6), C50 1.709 -> 1.707 (4); at eps 1 (session 12; the third of three
+# search releases) KOS 2.048 -> 2.033 (16), C50 2.032 -> 2.011 (16), KOS-like 1.587 -> 1.583
+# (12), C50-like 1.635 -> 1.642 (8), synthetic 17k 2.284 -> 2.294 (2), synthetic 50k 1.474 ->
+# 1.477 (2); at eps 0.5 KOS 2.420 -> 2.429 (16), C50 2.353 -> 2.325 (16), KOS-like 1.817 ->
+# 1.790 (6), C50-like 1.767 -> 1.757 (6), synthetic 50k 1.858 -> 1.864 (2): real corpora gain
+# 0.7-1.4% but for KOS at 0.5, model-drawn ones -1.5% to +0.4%. From eps 4, with the shrunk
+# kept entries, it gained on KOS (1.420 -> 1.410, 16 seeds) but lost on C50 at eps 8 (1.507
+# -> 1.511, 16) and 0.1-0.2% on the 17k stand-ins.
 
 
 def _denoise(est, sigma, eta, threshold, shrink=0.0):
@@ -495,8 +500,8 @@ class PrivateBatchLDA(TopicModelMixin):
     (and after the first below epsilon 2) entries below 2 noise standard deviations are
     set to zero (topics are sparse; pure noise would otherwise spread mass over every
     word); from target epsilon 4 on, the entries kept take their per-word shrunk values;
-    from 2 to 4, each search release from the third on is first averaged with the one
-    before (as the final estimate below).
+    below 4, each search release from the third on is first averaged with the one before
+    (as the final estimate below).
     The final estimate averages the last two releases, the earlier one weighted
     by its noise variance plus its measured excess difference from the last; the released
     topics are the empirical-Bayes posterior mean of each of its entries (a spike at zero
@@ -658,8 +663,7 @@ class PrivateBatchLDA(TopicModelMixin):
         random_start = init is None
         shrink_first = random_start and eps >= _SHRINK_FIRST_MIN_EPSILON
         shrink_search = random_start and eps >= _SHRINK_SEARCH_MIN_EPSILON
-        combine_search = (random_start
-                          and _COMBINE_SEARCH_MIN_EPSILON <= eps < _SHRINK_SEARCH_MIN_EPSILON)
+        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON
         releases, drawn = [], []
         for i, ((presence, _), sigma) in enumerate(zip(schedule, sigmas)):
             g = _granularity(sigma)

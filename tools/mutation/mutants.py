@@ -367,8 +367,8 @@ MUTANTS += [
          new="    if est.shape[0] < 2:",
          tests=_EB, what="search releases shrunk below the epsilon where it was measured"),
     dict(id="B23", file="dptm/models/private_vb.py",
-         old="                          and _COMBINE_SEARCH_MIN_EPSILON <= eps < _SHRINK_SEARCH_MIN_EPSILON)",
-         new="                          and _COMBINE_SEARCH_MIN_EPSILON <= eps)",
+         old="        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON",
+         new="        combine_search = random_start",
          tests=_EB, what="search releases combined from epsilon 4 on too (not the measured "
                          "default there)"),
     dict(id="B24", file="dptm/models/private_vb.py",
@@ -376,4 +376,10 @@ MUTANTS += [
          new="                est, sd = _combine_releases(releases[-2:-1] + [(stat, sd)],"
              " _DEFAULT_THRESHOLD)",
          tests=_EB, what="a combined search release reads the un-noised statistic"),
+    # -- session 12: search releases averaged at every epsilon below 4
+    dict(id="B25", file="dptm/models/private_vb.py",
+         old="        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON",
+         new="        combine_search = eps < _SHRINK_SEARCH_MIN_EPSILON",
+         tests=_EB, what="search releases after public init_topics averaged (not measured "
+                         "there)"),
 ]
