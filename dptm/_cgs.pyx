@@ -119,13 +119,17 @@ cdef extern from *:
 cdef Py_ssize_t BLOCKED_MIN_TOPICS = 32
 
 
-cdef void _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
-                      const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* n_wk,
-                      int32_t* n_dk, int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha,
-                      double beta, bitgen_t* rng, double* c, double* cum) noexcept nogil:
+cdef Py_ssize_t _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                            const int32_t* words, Py_ssize_t n_tokens, int32_t* z,
+                            int32_t* n_wk, int32_t* n_dk, int64_t* n_k, Py_ssize_t V,
+                            Py_ssize_t K, double alpha, double beta, bitgen_t* rng, double* c,
+                            double* cum, int32_t* rec) noexcept nogil:
     """The sweep of ``gibbs_sweep`` over documents [d_lo, d_hi) with the counts given
-    (``c``: K doubles, ``cum``: K + NB doubles of scratch)."""
-    cdef Py_ssize_t d, i, k, w, t
+    (``c``: K doubles, ``cum``: K + NB doubles of scratch). ``rec`` (NULL: none): the
+    moves, (word, old topic, new topic) int32 triples in token order, tokens whose topic
+    did not change left out; room for one triple per token. Returns their number."""
+    cdef Py_ssize_t d, i, k, w, t, n_rec = 0
+    cdef int32_t k_old
     cdef double beta_sum = V * beta, total
     cdef int32_t* wrow
     cdef int32_t* drow
@@ -143,6 +147,7 @@ cdef void _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
             k = z[i]
+            k_old = <int32_t> k
             wrow = n_wk + w * K
             wrow[k] -= 1
             drow[k] -= 1
@@ -168,6 +173,15 @@ cdef void _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
             else:
                 c[k] = 1.0 / (n_k[k] + beta_sum)
+            if rec != NULL:
+                # written for every token, kept (n_rec advanced) only if it moved: no
+                # branch on the draw (a move is a coin flip for the predictor); last, so
+                # no count is reloaded after these stores
+                rec[3 * n_rec] = <int32_t> w
+                rec[3 * n_rec + 1] = k_old
+                rec[3 * n_rec + 2] = <int32_t> k
+                n_rec += k != k_old
+    return n_rec
 
 
 def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
@@ -219,7 +233,7 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
     try:
         with bit_generator.lock, nogil:
             _gibbs_docs(&doc_ptr[0], 0, D, &words[0], words.shape[0], &z[0], &n_wk[0, 0],
-                        &n_dk[0, 0], &n_k[0], V, K, alpha, beta, rng, c, cum)
+                        &n_dk[0, 0], &n_k[0], V, K, alpha, beta, rng, c, cum, NULL)
     finally:
         free(c)
         free(cum)
@@ -357,14 +371,15 @@ cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
     return (a0 + a1) + (a2 + a3)
 
 
-cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
-                       const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
-                       int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
-                       bitgen_t* rng, int32_t* wnz, const int64_t* loff, int32_t* wn,
-                       int32_t* dnz,
-                       int32_t* dpos, double* inv, double* c, double* cumq) noexcept nogil:
+cdef Py_ssize_t _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                             const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
+                             int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha,
+                             double beta, bitgen_t* rng, int32_t* wnz, const int64_t* loff,
+                             int32_t* wn, int32_t* dnz, int32_t* dpos, double* inv, double* c,
+                             double* cumq, int32_t* rec) noexcept nogil:
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
     (the sampler reads them, not ``n_wk``; ``n_wk`` NULL: only the lists are kept).
+    ``rec``: the moves, as ``_gibbs_docs`` records them (returns their number).
 
     Kept exact through the call (each recomputed when its topic's counts change):
     ``inv[t] = 1 / (n_k[t] + V beta)`` and ``c[t] = (n_dk[d, t] + alpha) inv[t]`` (``alpha
@@ -373,7 +388,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     sums, recomputed exactly per document: the smoothing mass ``s = sum_t inv[t]`` and the
     document mass ``r = sum_t n_dk[d, t] inv[t]``, so only the word bucket is summed per
     token; the document bucket's running sum is taken only when the uniform falls in it."""
-    cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
+    cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w, n_rec = 0
+    cdef int32_t k_old
     cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
     cdef bint in_list
     cdef int32_t* pend = NULL
@@ -420,6 +436,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                     __builtin_prefetch(wl + j)
             w = words[i]
             k = z[i]
+            k_old = <int32_t> k
             wrow = n_wk + w * K
             wl = wnz + loff[w]
             # remove the token
@@ -496,12 +513,18 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 dpos[k] = <int32_t> n_d
                 dnz[n_d] = <int32_t> k
                 n_d += 1
+            if rec != NULL:
+                rec[3 * n_rec] = <int32_t> w
+                rec[3 * n_rec + 1] = k_old
+                rec[3 * n_rec + 2] = <int32_t> k
+                n_rec += k != k_old
         # leave the document: its topics' c back to alpha inv
         for j in range(n_d):
             t = dnz[j]
             c[t] = alpha * inv[t]
     if pend != NULL:
         pend[0] += 1
+    return n_rec
 
 
 
@@ -604,8 +627,8 @@ cdef class ADLDAWorkspace:
     cdef Py_ssize_t n_raw, cap_raw
     cdef bint synced
     cdef int mode                  # kernel that last swept: 1 merged, 2 sparse rounds, 3 dense rounds
-    cdef int32_t* zb               # rounds: topics of the start of a round (one per token)
-    cdef Py_ssize_t zb_cap
+    cdef int32_t* rec              # rounds, P > 1: the moves (3 int32 per token of the corpus)
+    cdef Py_ssize_t rec_cap
     cdef const int32_t* synced_wk
     cdef object synced_owner       # keeps the swept n_wk alive: its address is not reused
     cdef int64_t* synced_nk
@@ -672,7 +695,7 @@ cdef class ADLDAWorkspace:
 
     def __dealloc__(self):
         cdef Py_ssize_t i
-        free(self.zb)
+        free(self.rec)
         if self.raw != NULL:
             for i in range(self.n_raw):
                 free(self.raw[i])
@@ -822,10 +845,10 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
                              ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p], ws.loff,
-                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K)
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K, NULL)
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
-                            n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)
+                            n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K, NULL)
         dptm_omp_barrier()
         if rows and (P > 1 or keep):
             for w in prange(V, schedule="static"):
@@ -877,33 +900,31 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
 
 
 cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
-                       const int32_t* words, const int32_t* z, const int32_t* zb,
-                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+                       const int32_t* rec, Py_ssize_t n) noexcept nogil:
     """Partition ``p``'s counts (``wkp`` unless NULL, ``ws.nk[p]``, its word lists) take the
-    moves of tokens [lo, hi): token i from topic ``zb[i]`` to ``z[i]`` (list edits as in the
-    sweep)."""
-    cdef Py_ssize_t i, K = ws.K
+    ``n`` moves of ``rec`` in order: (word, from topic, to topic) triples, as the sampler
+    recorded them (list edits as in the sweep). Only the moves are read: the tokens that
+    kept their topic (about half after a few sweeps) cost nothing here."""
+    cdef Py_ssize_t j, K = ws.K
     cdef int32_t a, b, w
     cdef int32_t* row
     cdef int32_t* wl
     cdef int32_t* wn
     cdef int64_t* nk = ws.nk[p]
-    cdef Py_ssize_t ahead
-    for i in range(lo, hi):
-        # the rows of tokens a few ahead load while this one is applied (random words:
+    cdef const int32_t* ahead
+    for j in range(n):
+        # the rows of moves a few ahead load while this one is applied (random words:
         # without it each move waits for its row; about a sixth of a 2-part sweep at K = 50)
-        ahead = i + 12
-        if ahead < hi:
+        if j + 12 < n:
+            ahead = rec + 3 * (j + 12)
             if wkp != NULL:
-                __builtin_prefetch(wkp + words[ahead] * K + z[ahead])
-                __builtin_prefetch(wkp + words[ahead] * K + zb[ahead])
+                __builtin_prefetch(wkp + ahead[0] * K + ahead[1])
+                __builtin_prefetch(wkp + ahead[0] * K + ahead[2])
             if sparse:
-                __builtin_prefetch(ws.lists[p] + ws.loff[words[ahead]])
-        a = zb[i]
-        b = z[i]
-        if a == b:
-            continue
-        w = words[i]
+                __builtin_prefetch(ws.lists[p] + ws.loff[ahead[0]])
+        w = rec[3 * j]
+        a = rec[3 * j + 1]
+        b = rec[3 * j + 2]
         if wkp != NULL:
             row = wkp + w * K
             row[a] -= 1
@@ -920,7 +941,7 @@ cdef extern from *:
     """
     /* Point-to-point progress flags of the rounds kernel: a part publishes "my round r is
        done" with a release store and another part waits for it with acquire loads, so the
-       waiting part sees that round's topics (z, zb). No barrier, no OpenMP construct. */
+       waiting part sees that round's moves (rec, n_rec). No barrier, no OpenMP construct. */
     static inline int64_t dptm_load_acquire(const int64_t *p) {
     #if defined(__GNUC__)
         return __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -973,19 +994,19 @@ cdef extern from *:
 
 
 cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
-                       const int64_t* doc_ptr, const int32_t* words, const int32_t* z,
-                       const int32_t* zb, const int64_t* round_ptr, Py_ssize_t S,
-                       Py_ssize_t r, int64_t* done, bint wait) noexcept nogil:
+                       const int64_t* doc_ptr, const int32_t* rec, const int64_t* n_rec,
+                       const int64_t* round_ptr, Py_ssize_t S, Py_ssize_t r, int64_t* done,
+                       bint wait) noexcept nogil:
     """Part ``p``'s copy takes every other part's moves of round ``r``, in part order
-    (waiting for each part's round to be done first if ``wait``)."""
-    cdef Py_ssize_t q, lo, hi
+    (waiting for each part's round to be done first if ``wait``). Part q's moves of round
+    r are ``n_rec[q S + r]`` triples at ``rec + 3 t``, t the round's first token."""
+    cdef Py_ssize_t q
     for q in range(ws.P):
         if q != p:
             if wait:
                 dptm_wait_at_least(done + 8 * q, r + 1)
-            lo = round_ptr[q * (S + 1) + r]
-            hi = round_ptr[q * (S + 1) + r + 1]
-            _apply_moves(ws, p, wkp, sparse, words, z, zb, doc_ptr[lo], doc_ptr[hi])
+            _apply_moves(ws, p, wkp, sparse, rec + 3 * doc_ptr[round_ptr[q * (S + 1) + r]],
+                         n_rec[q * S + r])
 
 
 cdef inline int32_t* _round_counts(const Work* ws, int32_t* n_wk, Py_ssize_t p,
@@ -1001,9 +1022,9 @@ cdef inline int32_t* _round_counts(const Work* ws, int32_t* n_wk, Py_ssize_t p,
 
 
 cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t* doc_ptr,
-                        const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* zb,
-                        int32_t* n_wk, int32_t* n_dk, int64_t* n_k, const int64_t* round_ptr,
-                        Py_ssize_t S, Py_ssize_t lag, int64_t* done,
+                        const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* rec,
+                        int64_t* n_rec, int32_t* n_wk, int32_t* n_dk, int64_t* n_k,
+                        const int64_t* round_ptr, Py_ssize_t S, Py_ssize_t lag, int64_t* done,
                         double alpha, double beta, int n_threads) noexcept nogil:
     """``gibbs_sweep_rounds`` after its checks, in one parallel region. Parts are dealt
     to the team's threads round-robin (thread t: parts t, t + n, ...), every thread running
@@ -1011,7 +1032,10 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
     (``done[8 q]``: rounds part q has finished; 8 int64 apart, a cache line each) and one
     barrier before the last rounds' moves. No deadlock for any team size: a thread in round
     r waits only for rounds < r, which every thread in a round >= r has finished. Sparse,
-    ``n_wk`` is then rewritten from part 0's word lists (exact after the last moves)."""
+    ``n_wk`` is then rewritten from part 0's word lists (exact after the last moves).
+    Each part's sampler records its moves of a round (``rec`` at 3 int32 per token of the
+    round, ``n_rec[p S + r]`` of them, published by the round's release store): the other
+    parts read those triples only, not every token's old and new topic."""
     cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, p, r, rr, w, lo, hi, nthr, rank, j
     cdef int32_t* wkp
     cdef int32_t* row
@@ -1034,22 +1058,21 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                 if r == 0:
                     memcpy(ws.nk[p], n_k, K * sizeof(int64_t))
                 elif r >= lag:
-                    _apply_round(ws, p, wkp, sparse, doc_ptr, words, z, zb, round_ptr, S,
+                    _apply_round(ws, p, wkp, sparse, doc_ptr, rec, n_rec, round_ptr, S,
                                  r - lag, done, True)
                 lo = round_ptr[p * (S + 1) + r]
                 hi = round_ptr[p * (S + 1) + r + 1]
-                memcpy(zb + doc_ptr[lo], z + doc_ptr[lo],
-                       (doc_ptr[hi] - doc_ptr[lo]) * sizeof(int32_t))
                 db = ws.dbuf[p]
                 if sparse:
                     sm = ws.small[p]
-                    _sparse_docs(doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha,
-                                 beta, ws.gens[p], ws.lists[p], ws.loff, sm, sm + V,
-                                 sm + V + K, db,
-                                 db + K, db + 2 * K)
+                    n_rec[p * S + r] = _sparse_docs(
+                        doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha, beta,
+                        ws.gens[p], ws.lists[p], ws.loff, sm, sm + V, sm + V + K, db, db + K,
+                        db + 2 * K, rec + 3 * doc_ptr[lo] if P > 1 else NULL)
                 else:
-                    _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
-                                K, alpha, beta, ws.gens[p], db, db + K)
+                    n_rec[p * S + r] = _gibbs_docs(
+                        doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V, K, alpha,
+                        beta, ws.gens[p], db, db + K, rec + 3 * doc_ptr[lo] if P > 1 else NULL)
                 dptm_store_release(done + 8 * p, r + 1)
                 p = p + nthr
         dptm_omp_barrier()
@@ -1058,7 +1081,7 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
         while p < P:
             wkp = _round_counts(ws, n_wk, p, sparse)
             for rr in range(S - lag if S > lag else 0, S):
-                _apply_round(ws, p, wkp, sparse, doc_ptr, words, z, zb, round_ptr, S, rr,
+                _apply_round(ws, p, wkp, sparse, doc_ptr, rec, n_rec, round_ptr, S, rr,
                              done, False)
             p = p + nthr
         if sparse:
@@ -1091,7 +1114,8 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     ``S = 1`` it is ``gibbs_sweep_parallel`` / ``gibbs_sweep_sparse``'s semantics (not
     their draws: the word lists are never rebuilt here, and partition 0's are edited in
     another order). There is no O(V K) pass after the first sweep of a workspace; a round
-    costs its moves (each partition applies the others'). The result depends on the
+    costs its moves (each partition applies the others', recorded by their samplers as
+    (word, from, to) triples: 3 N int32 in the workspace). The result depends on the
     partitions, rounds, ``lag`` and streams, not on ``n_threads``. ``workspace``:
     ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required);
     a sparse one also serves dense sweeps (the same draws: GibbsLDA's first sweep, so the
@@ -1137,11 +1161,11 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
             f"V={V}, K={K}, sparse={sparse}")
     if D <= 0 or K <= 0 or N == 0:
         return
-    if workspace.zb_cap < N:
-        free(workspace.zb)
-        workspace.zb = <int32_t*> malloc(N * sizeof(int32_t))
-        workspace.zb_cap = N if workspace.zb != NULL else 0
-        if workspace.zb == NULL:
+    if P > 1 and workspace.rec_cap < 3 * N:
+        free(workspace.rec)
+        workspace.rec = <int32_t*> malloc(3 * N * sizeof(int32_t))
+        workspace.rec_cap = 3 * N if workspace.rec != NULL else 0
+        if workspace.rec == NULL:
             raise MemoryError()
     # modes 2 (sparse) and 3 (dense): in step only with a sweep of the same kind
     in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2 if sparse else 3)
@@ -1151,15 +1175,16 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
         workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
     workspace.synced = False
     workspace.synced_owner = None
-    # rounds done per part, one cache line each (written by one thread, read by the others)
-    cdef int64_t* done = <int64_t*> calloc(8 * P + 8, sizeof(int64_t))
+    # rounds done per part, one cache line each (written by one thread, read by the
+    # others), then the moves recorded per part and round
+    cdef int64_t* done = <int64_t*> calloc(8 * P + 8 + P * S, sizeof(int64_t))
     if done == NULL:
         raise MemoryError()
     try:
         with nogil:
             _rounds_sweep(&workspace.w, sparse, in_step, &doc_ptr[0], &words[0], N, &z[0],
-                          workspace.zb, &n_wk[0, 0], &n_dk[0, 0], &n_k[0], &round_ptr[0, 0],
-                          S, lag, done, alpha, beta, n_threads)
+                          workspace.rec, done + 8 * P + 8, &n_wk[0, 0], &n_dk[0, 0], &n_k[0],
+                          &round_ptr[0, 0], S, lag, done, alpha, beta, n_threads)
     finally:
         free(done)
     workspace.synced = True
