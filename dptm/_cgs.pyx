@@ -119,17 +119,13 @@ cdef extern from *:
 cdef Py_ssize_t BLOCKED_MIN_TOPICS = 32
 
 
-cdef Py_ssize_t _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
-                            const int32_t* words, Py_ssize_t n_tokens, int32_t* z,
-                            int32_t* n_wk, int32_t* n_dk, int64_t* n_k, Py_ssize_t V,
-                            Py_ssize_t K, double alpha, double beta, bitgen_t* rng, double* c,
-                            double* cum, int32_t* rec) noexcept nogil:
+cdef void _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                      const int32_t* words, Py_ssize_t n_tokens, int32_t* z, int32_t* n_wk,
+                      int32_t* n_dk, int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha,
+                      double beta, bitgen_t* rng, double* c, double* cum) noexcept nogil:
     """The sweep of ``gibbs_sweep`` over documents [d_lo, d_hi) with the counts given
-    (``c``: K doubles, ``cum``: K + NB doubles of scratch). ``rec`` (NULL: none): the
-    moves, (word, old topic, new topic) int32 triples in token order, tokens whose topic
-    did not change left out; room for one triple per token. Returns their number."""
-    cdef Py_ssize_t d, i, k, w, t, n_rec = 0
-    cdef int32_t k_old
+    (``c``: K doubles, ``cum``: K + NB doubles of scratch)."""
+    cdef Py_ssize_t d, i, k, w, t
     cdef double beta_sum = V * beta, total
     cdef int32_t* wrow
     cdef int32_t* drow
@@ -147,7 +143,6 @@ cdef Py_ssize_t _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t 
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
             k = z[i]
-            k_old = <int32_t> k
             wrow = n_wk + w * K
             wrow[k] -= 1
             drow[k] -= 1
@@ -173,15 +168,6 @@ cdef Py_ssize_t _gibbs_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t 
                 c[k] = (drow[k] + alpha) / (n_k[k] + beta_sum)
             else:
                 c[k] = 1.0 / (n_k[k] + beta_sum)
-            if rec != NULL:
-                # written for every token, kept (n_rec advanced) only if it moved: no
-                # branch on the draw (a move is a coin flip for the predictor); last, so
-                # no count is reloaded after these stores
-                rec[3 * n_rec] = <int32_t> w
-                rec[3 * n_rec + 1] = k_old
-                rec[3 * n_rec + 2] = <int32_t> k
-                n_rec += k != k_old
-    return n_rec
 
 
 def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::1] z,
@@ -233,7 +219,7 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
     try:
         with bit_generator.lock, nogil:
             _gibbs_docs(&doc_ptr[0], 0, D, &words[0], words.shape[0], &z[0], &n_wk[0, 0],
-                        &n_dk[0, 0], &n_k[0], V, K, alpha, beta, rng, c, cum, NULL)
+                        &n_dk[0, 0], &n_k[0], V, K, alpha, beta, rng, c, cum)
     finally:
         free(c)
         free(cum)
@@ -371,15 +357,14 @@ cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
     return (a0 + a1) + (a2 + a3)
 
 
-cdef Py_ssize_t _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
-                             const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
-                             int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha,
-                             double beta, bitgen_t* rng, int32_t* wnz, const int64_t* loff,
-                             int32_t* wn, int32_t* dnz, int32_t* dpos, double* inv, double* c,
-                             double* cumq, int32_t* rec) noexcept nogil:
+cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
+                       const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
+                       int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
+                       bitgen_t* rng, int32_t* wnz, const int64_t* loff, int32_t* wn,
+                       int32_t* dnz,
+                       int32_t* dpos, double* inv, double* c, double* cumq) noexcept nogil:
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
     (the sampler reads them, not ``n_wk``; ``n_wk`` NULL: only the lists are kept).
-    ``rec``: the moves, as ``_gibbs_docs`` records them (returns their number).
 
     Kept exact through the call (each recomputed when its topic's counts change):
     ``inv[t] = 1 / (n_k[t] + V beta)`` and ``c[t] = (n_dk[d, t] + alpha) inv[t]`` (``alpha
@@ -388,8 +373,7 @@ cdef Py_ssize_t _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     sums, recomputed exactly per document: the smoothing mass ``s = sum_t inv[t]`` and the
     document mass ``r = sum_t n_dk[d, t] inv[t]``, so only the word bucket is summed per
     token; the document bucket's running sum is taken only when the uniform falls in it."""
-    cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w, n_rec = 0
-    cdef int32_t k_old
+    cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
     cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
     cdef bint in_list
     cdef int32_t* pend = NULL
@@ -436,7 +420,6 @@ cdef Py_ssize_t _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                     __builtin_prefetch(wl + j)
             w = words[i]
             k = z[i]
-            k_old = <int32_t> k
             wrow = n_wk + w * K
             wl = wnz + loff[w]
             # remove the token
@@ -513,18 +496,12 @@ cdef Py_ssize_t _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                 dpos[k] = <int32_t> n_d
                 dnz[n_d] = <int32_t> k
                 n_d += 1
-            if rec != NULL:
-                rec[3 * n_rec] = <int32_t> w
-                rec[3 * n_rec + 1] = k_old
-                rec[3 * n_rec + 2] = <int32_t> k
-                n_rec += k != k_old
         # leave the document: its topics' c back to alpha inv
         for j in range(n_d):
             t = dnz[j]
             c[t] = alpha * inv[t]
     if pend != NULL:
         pend[0] += 1
-    return n_rec
 
 
 
@@ -845,10 +822,10 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
                              ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p], ws.loff,
-                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K, NULL)
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K)
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
-                            n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K, NULL)
+                            n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)
         dptm_omp_barrier()
         if rows and (P > 1 or keep):
             for w in prange(V, schedule="static"):
@@ -899,11 +876,32 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
         memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))
 
 
+cdef Py_ssize_t _record_moves(const int32_t* words, const int32_t* z, int32_t* rec,
+                              Py_ssize_t n) noexcept nogil:
+    """The moves of a round of ``n`` tokens (``words``, new topics ``z``; their start topics
+    in ``rec[2 n:3 n]``) as (word, from, to) triples from ``rec[0]`` in token order, tokens
+    that kept their topic left out; returns their number. In place: triple j <= i ends at
+    ``rec[3 i + 2]``, before ``rec[2 n + i + 1]``, the next start topic still to read. A
+    triple is written for every token and kept only if it moved: no branch on a move,
+    a coin flip for the predictor (the former per-token test of the applying part
+    mispredicted about half the time)."""
+    cdef Py_ssize_t i, m = 0
+    cdef int32_t a, b
+    for i in range(n):
+        a = rec[2 * n + i]
+        b = z[i]
+        rec[3 * m] = words[i]
+        rec[3 * m + 1] = a
+        rec[3 * m + 2] = b
+        m += a != b
+    return m
+
+
 cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
                        const int32_t* rec, Py_ssize_t n) noexcept nogil:
     """Partition ``p``'s counts (``wkp`` unless NULL, ``ws.nk[p]``, its word lists) take the
-    ``n`` moves of ``rec`` in order: (word, from topic, to topic) triples, as the sampler
-    recorded them (list edits as in the sweep). Only the moves are read: the tokens that
+    ``n`` moves of ``rec`` in order: (word, from topic, to topic) triples from
+    ``_record_moves`` (list edits as in the sweep). Only the moves are read: the tokens that
     kept their topic (about half after a few sweeps) cost nothing here."""
     cdef Py_ssize_t j, K = ws.K
     cdef int32_t a, b, w
@@ -1033,16 +1031,16 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
     barrier before the last rounds' moves. No deadlock for any team size: a thread in round
     r waits only for rounds < r, which every thread in a round >= r has finished. Sparse,
     ``n_wk`` is then rewritten from part 0's word lists (exact after the last moves).
-    Each part's sampler records its moves of a round (``rec`` at 3 int32 per token of the
-    round, ``n_rec[p S + r]`` of them, published by the round's release store): the other
-    parts read those triples only, not every token's old and new topic."""
-    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, p, r, rr, w, lo, hi, nthr, rank, j
+    After each round a part lists its moves (``_record_moves``: ``rec`` at 3 int32 per
+    token of the round, ``n_rec[p S + r]`` of them, published by the round's release
+    store): the other parts read those triples only, not every token's old and new topic."""
+    cdef Py_ssize_t P = ws.P, V = ws.V, K = ws.K, p, r, rr, w, lo, hi, nthr, rank, j, t0, nt
     cdef int32_t* wkp
     cdef int32_t* row
     cdef const int32_t* wl
     cdef int32_t* sm
     cdef double* db = NULL
-    p = r = rr = lo = hi = nthr = rank = 0
+    p = r = rr = lo = hi = nthr = rank = t0 = nt = 0
     wkp = sm = NULL
     with parallel(num_threads=n_threads):
         if not in_step and (P > 1 or sparse):
@@ -1062,17 +1060,23 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                                  r - lag, done, True)
                 lo = round_ptr[p * (S + 1) + r]
                 hi = round_ptr[p * (S + 1) + r + 1]
+                t0 = doc_ptr[lo]
+                nt = doc_ptr[hi] - t0
+                if P > 1:
+                    # the round's start topics, in the last third of its moves' room
+                    memcpy(rec + 3 * t0 + 2 * nt, z + t0, nt * sizeof(int32_t))
                 db = ws.dbuf[p]
                 if sparse:
                     sm = ws.small[p]
-                    n_rec[p * S + r] = _sparse_docs(
-                        doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha, beta,
-                        ws.gens[p], ws.lists[p], ws.loff, sm, sm + V, sm + V + K, db, db + K,
-                        db + 2 * K, rec + 3 * doc_ptr[lo] if P > 1 else NULL)
+                    _sparse_docs(doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha,
+                                 beta, ws.gens[p], ws.lists[p], ws.loff, sm, sm + V,
+                                 sm + V + K, db,
+                                 db + K, db + 2 * K)
                 else:
-                    n_rec[p * S + r] = _gibbs_docs(
-                        doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V, K, alpha,
-                        beta, ws.gens[p], db, db + K, rec + 3 * doc_ptr[lo] if P > 1 else NULL)
+                    _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
+                                K, alpha, beta, ws.gens[p], db, db + K)
+                if P > 1:
+                    n_rec[p * S + r] = _record_moves(words + t0, z + t0, rec + 3 * t0, nt)
                 dptm_store_release(done + 8 * p, r + 1)
                 p = p + nthr
         dptm_omp_barrier()
