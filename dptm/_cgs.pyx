@@ -2598,14 +2598,18 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             pos[knew] = <int32_t> n_nz
             nz[n_nz] = <int32_t> knew
             n_nz += 1
-        if knew != k:
-            z[cur] = <int32_t> knew
-            if n_wk == NULL:
-                pass                            # updated by the caller after the sweep
-            elif shared:
+        if shared and n_wk != NULL:
+            if knew != k:
+                z[cur] = <int32_t> knew
                 dptm_atomic_add_i32(n_wk + w * K + k, -1)
                 dptm_atomic_add_i32(n_wk + w * K + knew, 1)
-            else:
+                n_k[k] -= 1
+                n_k[knew] += 1
+        else:
+            # without a branch on whether the topic changed (a coin flip for the
+            # predictor): a token that kept it takes 1 off and adds it back
+            z[cur] = <int32_t> knew
+            if n_wk != NULL:                    # else updated by the caller after the sweep
                 n_wk[w * K + k] -= 1
                 n_wk[w * K + knew] += 1
             n_k[k] -= 1
@@ -2872,12 +2876,13 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                     # by one thread, so the counts are the same
                     for w in prange(V, schedule="dynamic", chunksize=16):
                         for j in range(word_ptr[w], word_ptr[w + 1]):
+                            # no branch on a move (a token that kept its topic takes 1
+                            # off and adds it back: the same counts)
                             tok = word_tokens[j]
                             k_old = z_old[tok]
                             k_new = zp[tok]
-                            if k_old != k_new:
-                                n_wk[w, k_old] -= 1
-                                n_wk[w, k_new] += 1
+                            n_wk[w, k_old] -= 1
+                            n_wk[w, k_new] += 1
                 if per_thread:
                     # every thread's changes into n_wk, the buffers zeroed for the next sweep
                     for w in prange(V, schedule="static"):
