@@ -133,7 +133,8 @@ class GibbsLDA(TopicModelMixin):
         decomposition (Yao et al. 2009; the same conditional, sampled in O(K_w) per token,
         the non-zero topics of the word, plus O(K_d) for the document's topics when the
         draw falls in their bucket). Memory: with ``n_jobs > 1``, ``n_jobs`` more copies of
-        the V x K int32 counts; from 200 topics, word lists of at most 2 min(K, c_w) int32
+        the V x K int32 counts and 3 int32 per token (the parts' moves of a round); from
+        200 topics, word lists of at most 2 min(K, c_w) int32
         per word w with c_w tokens (at most 2 N int32 for N tokens) per part (one part when
         serial).
     verbose : int, default=0
