@@ -1152,7 +1152,7 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     ``S = 1`` it is ``gibbs_sweep_parallel`` / ``gibbs_sweep_sparse``'s semantics (not
     their draws: the word lists are never rebuilt here, and partition 0's are edited in
     another order). There is no O(V K) pass after the first sweep of a workspace; a round
-    costs its moves (each partition applies the others', recorded by their samplers as
+    costs its moves (each partition applies the others', listed after each round as
     (word, from, to) triples: 3 N int32 in the workspace). The result depends on the
     partitions, rounds, ``lag`` and streams, not on ``n_threads``. ``workspace``:
     ``ADLDAWorkspace(P, V, K, sparse)``, reused across the sweeps of one state (required);
