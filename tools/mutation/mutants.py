@@ -206,6 +206,17 @@ MUTANTS = [
         ("                             default_delta=delta, seeded=self._seeded,\n                             assumed_public=self._assumed_public(clipped))\n\n    # ---",
          "                             default_delta=delta, seeded=False,\n                             assumed_public=self._assumed_public(clipped))\n\n    # ---")],
          tests=GIBBS, what="a seeded NoisyGibbsLDA's report not marked TEST MODE"),
+    # -- session 12: the branch-free true-count updates of private sweeps (review s12)
+    dict(id="G09", file="dptm/_cgs.pyx",
+         old="                            n_wk[w, k_old] -= 1",
+         new="                            n_wk[w, k_old] -= 0",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="by-word pass after a private sweep (K > 128, large buffers, distributed) "
+              "never takes a token off its old topic: true counts grow, sensitivity unbounded"),
+    dict(id="G10", file="dptm/_cgs.pyx",
+         old="                n_wk[w * K + k] -= 1",
+         new="                n_wk[w * K + k] -= 0",
+         tests=GIBBS, what="in-sweep true-count update never takes a token off its old topic"),
     # -- PrivateOnlineLDA (VIPS): noise against the ledger, secrets, release -------------
     dict(id="V01", file="dptm/models/svi.py",
          old="lattice_gaussian(stat, self._sigma_draw_, rng,",
