@@ -308,8 +308,14 @@ cdef extern from *:
 cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k,
                            int32_t* prow) noexcept nogil:
     """Decrement topic ``k``'s count (k is in the list), dropping it at zero. ``prow``
-    (unless NULL): the word's positions (``_list_move_at``), kept for the pair moved."""
-    cdef Py_ssize_t j = dptm_find_topic(wl, wn_w[0], k), last
+    (unless NULL): the word's positions (``_list_move_at``), read instead of searching
+    the list (the search was 14% of a 2-part sweep at K = 500) and kept for the pair
+    moved."""
+    cdef Py_ssize_t j, last
+    if prow != NULL:
+        j = prow[k]
+    else:
+        j = dptm_find_topic(wl, wn_w[0], k)
     wl[2 * j + 1] -= 1
     if wl[2 * j + 1] == 0:
         last = wn_w[0] - 1
@@ -500,6 +506,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 w = words[i + 2]
                 __builtin_prefetch(wnz + loff[w])
                 __builtin_prefetch(wn + w)
+                if pos != NULL:
+                    __builtin_prefetch(pos + w * K + z[i + 2])
             if i + 1 < i_end:
                 w = words[i + 1]
                 wl = wnz + loff[w]

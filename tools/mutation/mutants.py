@@ -393,4 +393,26 @@ MUTANTS += [
          new="        combine_search = eps < _SHRINK_SEARCH_MIN_EPSILON",
          tests=_EB, what="search releases after public init_topics averaged (not measured "
                          "there)"),
+    # -- session 13: GibbsLDA's sparse AD-LDA rounds edit word lists through positions (not
+    # privacy code: a wrong list is a wrong non-private fit, caught by the same tests)
+    dict(id="W01", file="dptm/_cgs.pyx", old="        prow[t] = <int32_t> ja\n",
+         new="        pass\n", tests=["tests/test_adlda.py"],
+         what="a move that empties a topic moves the list's last pair without its position"),
+    dict(id="W02", file="dptm/_cgs.pyx", old="    if jb >= n or wl[2 * jb] != b:",
+         new="    if jb >= n:", tests=["tests/test_adlda.py"],
+         what="an absent topic taken as present wherever its stale position points"),
+    dict(id="W03", file="dptm/_cgs.pyx",
+         old="        if prow != NULL:\n            prow[k] = <int32_t> n\n",
+         new="", tests=["tests/test_adlda.py"],
+         what="the sampler appends a topic to a list without its position"),
+    dict(id="W04", file="dptm/_cgs.pyx",
+         old="        if prow != NULL:\n            prow[wl[2 * j]] = <int32_t> j\n",
+         new="", tests=["tests/test_adlda.py"],
+         what="the sampler empties a topic, moving the last pair without its position"),
+    dict(id="W05", file="dptm/_cgs.pyx", old="                prow[wl[2 * t]] = <int32_t> t",
+         new="                prow[wl[2 * t]] = <int32_t> 0", tests=["tests/test_adlda.py"],
+         what="the positions of freshly built word lists not written"),
+    dict(id="W06", file="dptm/_cgs.pyx", old="    return ws.old if p == 0 else ws.wk[p]",
+         new="    return ws.wk[1]", tests=["tests/test_adlda.py"],
+         what="two parts share one positions array"),
 ]
