@@ -415,4 +415,8 @@ MUTANTS += [
     dict(id="W06", file="dptm/_cgs.pyx", old="    return ws.old if p == 0 else ws.wk[p]",
          new="    return ws.wk[1]", tests=["tests/test_adlda.py"],
          what="two parts share one positions array"),
+    dict(id="W07", file="dptm/_cgs.pyx", old="                o[wl[2 * t]] = <int32_t> t",
+         new="                o[wl[2 * t]] = <int32_t> 0",
+         tests=["tests/test_adlda.py", "tests/test_gibbs.py"],
+         what="the serial sparse sweep's positions of its rebuilt word lists not written"),
 ]
