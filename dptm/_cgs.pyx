@@ -1417,8 +1417,10 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     in parallel over words, fused with the merge when ``workspace``, an
     ``ADLDAWorkspace(P, V, K, True)``, is reused across the sweeps of one state; the draws
     do not depend on it); within the sweep a topic whose count drops to zero is replaced by
-    the list's last and a new one is appended. Memory: P copies of ``n_wk`` and 2 P V K
-    int32 for the lists.
+    the list's last and a new one is appended (with one partition the sampler finds a
+    token's old topic in its list by a V x K array of positions, rebuilt with the lists,
+    instead of searching it: the same index). Memory: P copies of ``n_wk`` (one partition:
+    the positions) and 2 P V K int32 for the lists.
     """
     _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
                bit_generators, n_threads, workspace)
