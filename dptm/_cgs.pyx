@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from libc.math cimport ceil, exp, log, log1p
-from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport abort, calloc, malloc, free
 from libc.string cimport memcpy, memset
 from cython.parallel cimport parallel, prange, threadid
@@ -305,19 +305,31 @@ cdef extern from *:
                           Py_ssize_t* ja, Py_ssize_t* jb) noexcept nogil
 
 
-cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
-    """Decrement topic ``k``'s count (k is in the list), dropping it at zero."""
-    cdef Py_ssize_t j = dptm_find_topic(wl, wn_w[0], k), last
+cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k,
+                           int32_t* prow) noexcept nogil:
+    """Decrement topic ``k``'s count (k is in the list), dropping it at zero. ``prow``
+    (unless NULL): the word's positions (``_list_move_at``), read instead of searching
+    the list (the search was 14% of a 2-part sweep at K = 500) and kept for the pair
+    moved."""
+    cdef Py_ssize_t j, last
+    if prow != NULL:
+        j = prow[k]
+    else:
+        j = dptm_find_topic(wl, wn_w[0], k)
     wl[2 * j + 1] -= 1
     if wl[2 * j + 1] == 0:
         last = wn_w[0] - 1
         wl[2 * j] = wl[2 * last]
         wl[2 * j + 1] = wl[2 * last + 1]
         wn_w[0] = <int32_t> last
+        if prow != NULL:
+            prow[wl[2 * j]] = <int32_t> j
 
 
-cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil:
-    """Increment topic ``k``'s count, appending it with count 1 if absent."""
+cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k,
+                           int32_t* prow) noexcept nogil:
+    """Increment topic ``k``'s count, appending it with count 1 if absent (and its
+    position in ``prow`` unless NULL)."""
     cdef Py_ssize_t n = wn_w[0], j = dptm_find_topic(wl, n, k)
     if j < n:
         wl[2 * j + 1] += 1
@@ -325,6 +337,8 @@ cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k) noexcept nogil
         wl[2 * n] = k
         wl[2 * n + 1] = 1
         wn_w[0] = <int32_t> (n + 1)
+        if prow != NULL:
+            prow[k] = <int32_t> n
 
 
 cdef inline void _list_move(int32_t* wl, int32_t* wn_w, int32_t a, int32_t b) noexcept nogil:
@@ -351,6 +365,73 @@ cdef inline void _list_move(int32_t* wl, int32_t* wn_w, int32_t a, int32_t b) no
     wn_w[0] = <int32_t> n
 
 
+cdef inline void _list_move_at(int32_t* wl, int32_t* wn_w, int32_t* prow, int32_t a,
+                               int32_t b) noexcept nogil:
+    """``_list_move`` without a search: ``prow[t]`` is topic t's index in the list for every
+    topic t in it (any value for the others: t is in the list iff ``prow[t] < n`` and that
+    pair holds t), kept so here. O(1) a move instead of two scans of a list that holds up
+    to K topics in the early sweeps (at K = 500 the scans were a third of a 2-part
+    sweep's instructions)."""
+    cdef Py_ssize_t n = wn_w[0], ja = prow[a], jb = <uint32_t> prow[b], last
+    cdef int32_t t
+    if jb >= n or wl[2 * jb] != b:
+        jb = n
+    wl[2 * ja + 1] -= 1
+    if wl[2 * ja + 1] == 0:
+        last = n - 1
+        t = wl[2 * last]
+        wl[2 * ja] = t
+        wl[2 * ja + 1] = wl[2 * last + 1]
+        prow[t] = <int32_t> ja
+        if jb == last:
+            jb = ja
+        elif jb == n:
+            jb = last
+        n = last
+    if jb < n:
+        wl[2 * jb + 1] += 1
+    else:
+        wl[2 * n] = b
+        wl[2 * n + 1] = 1
+        prow[b] = <int32_t> n
+        n += 1
+    wn_w[0] = <int32_t> n
+
+
+def _list_edits(const int32_t[::1] pairs, const int32_t[:, ::1] ops, Py_ssize_t K,
+                const int32_t[::1] pos_fill):
+    """For tests: a word list (``pairs``: (topic, count) pairs, topics < K) edited by ``ops``
+    rows (kind, a, b): kind 0 moves a token a -> b, 1 takes one off a, 2 adds one to a.
+    Once with the searches (``_list_move`` / ``_list_dec`` / ``_list_inc`` without
+    positions) and once through positions (``_list_move_at`` and the others with them),
+    the positions starting as ``pos_fill`` (K values: what memory held) but for the list's
+    topics. Returns both lists and the final positions."""
+    cdef Py_ssize_t n0 = pairs.shape[0] // 2, i, j
+    cdef int32_t na = <int32_t> n0, nb = <int32_t> n0
+    if pos_fill.shape[0] != K or 2 * n0 != pairs.shape[0] or ops.shape[1] != 3:
+        raise ValueError("pairs must hold (topic, count) pairs, pos_fill K values, ops 3 columns")
+    la = np.zeros(2 * K, dtype=np.int32)
+    lb = np.zeros(2 * K, dtype=np.int32)
+    pos = np.array(pos_fill, dtype=np.int32)
+    cdef int32_t[::1] wa = la, wb = lb, pp = pos
+    for j in range(2 * n0):
+        wa[j] = pairs[j]
+        wb[j] = pairs[j]
+    for j in range(n0):
+        pp[pairs[2 * j]] = <int32_t> j
+    for i in range(ops.shape[0]):
+        if ops[i, 0] == 0:
+            _list_move(&wa[0], &na, ops[i, 1], ops[i, 2])
+            _list_move_at(&wb[0], &nb, &pp[0], ops[i, 1], ops[i, 2])
+        elif ops[i, 0] == 1:
+            _list_dec(&wa[0], &na, ops[i, 1], NULL)
+            _list_dec(&wb[0], &nb, ops[i, 1], &pp[0])
+        else:
+            _list_inc(&wa[0], &na, ops[i, 1], NULL)
+            _list_inc(&wb[0], &nb, ops[i, 1], &pp[0])
+    return la[:2 * na].reshape(-1, 2), lb[:2 * nb].reshape(-1, 2), pos
+
+
 cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
     """sum of x[0:n] in 4 interleaved partial sums (a quarter of the serial additions)."""
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
@@ -372,9 +453,12 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        int64_t* n_k, Py_ssize_t V, Py_ssize_t K, double alpha, double beta,
                        bitgen_t* rng, int32_t* wnz, const int64_t* loff, int32_t* wn,
                        int32_t* dnz,
-                       int32_t* dpos, double* inv, double* c, double* cumq) noexcept nogil:
+                       int32_t* dpos, double* inv, double* c, double* cumq,
+                       int32_t* pos) noexcept nogil:
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
     (the sampler reads them, not ``n_wk``; ``n_wk`` NULL: only the lists are kept).
+    ``pos`` (unless NULL): V x K positions of the topics in their word's list, kept for
+    ``_list_move_at`` (``_rounds_sweep``).
 
     Kept exact through the call (each recomputed when its topic's counts change):
     ``inv[t] = 1 / (n_k[t] + V beta)`` and ``c[t] = (n_dk[d, t] + alpha) inv[t]`` (``alpha
@@ -391,6 +475,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     cdef int32_t* wrow
     cdef int32_t* drow
     cdef int32_t* wl
+    cdef int32_t* prow = NULL
     cdef Py_ssize_t i_end = doc_ptr[d_hi]
     # n_k may have changed since the last call (another partition's moves)
     for t in range(K):
@@ -421,6 +506,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 w = words[i + 2]
                 __builtin_prefetch(wnz + loff[w])
                 __builtin_prefetch(wn + w)
+                if pos != NULL:
+                    __builtin_prefetch(pos + w * K + z[i + 2])
             if i + 1 < i_end:
                 w = words[i + 1]
                 wl = wnz + loff[w]
@@ -432,6 +519,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             k = z[i]
             wrow = n_wk + w * K
             wl = wnz + loff[w]
+            if pos != NULL:
+                prow = pos + w * K
             # remove the token
             s -= inv[k]
             r -= drow[k] * inv[k]
@@ -443,7 +532,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             r += drow[k] * inv[k]
-            _list_dec(wl, wn + w, <int32_t> k)
+            _list_dec(wl, wn + w, <int32_t> k, prow)
             if drow[k] == 0:
                 n_d -= 1
                 j = dpos[k]
@@ -501,7 +590,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             if in_list:
                 wl[2 * j + 1] += 1
             else:
-                _list_inc(wl, wn + w, <int32_t> k)
+                _list_inc(wl, wn + w, <int32_t> k, prow)
             if drow[k] == 1:
                 dpos[k] = <int32_t> n_d
                 dnz[n_d] = <int32_t> k
@@ -589,7 +678,8 @@ cdef class ADLDAWorkspace:
     way. The workspace is in step with the state it last swept; a sweep of another state,
     or of the same state after ``n_wk`` or ``n_k`` changed otherwise, must follow
     ``invalidate()`` (another ``n_wk`` array or changed ``n_k`` are detected; a change of
-    ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1]) V K`` int32 for the copies and, if
+    ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1 or sparse]) V K`` int32 for the copies
+    (or the positions of the topics in the word lists) and, if
     sparse, ``2 P sum_w min(K, c_w)`` int32 for the lists ((topic, count) pairs; ``c_w =
     word_counts[w]``, else K: a word's tokens have at most that many distinct topics).
     Buffers from 4 MB sit at 2 MB boundaries, advised to use transparent huge pages.
@@ -643,7 +733,9 @@ cdef class ADLDAWorkspace:
         self.w.dbuf = <double**> self._alloc(P * sizeof(double*))
         self.w.gens = <bitgen_t**> self._alloc(P * sizeof(bitgen_t*))
         self.synced_nk = <int64_t*> self._alloc(K * sizeof(int64_t))
-        if P > 1:
+        if P > 1 or sparse:
+            # P > 1: the counts of the start of a sweep (or a sparse rounds part 0's
+            # positions); P = 1 sparse: the positions of the topics in the word lists
             self.w.old = <int32_t*> self._alloc(V * K * sizeof(int32_t))
         if sparse:
             self.w.lists = <int32_t**> self._alloc(P * sizeof(int32_t*))
@@ -688,25 +780,33 @@ cdef class ADLDAWorkspace:
                 free(self.raw[i])
             free(self.raw)
 
-    cdef check_room(self, const int32_t[:, ::1] n_wk):
+    cdef check_room(self, const int32_t[:, ::1] n_wk, int n_threads):
         """ValueError unless every word of ``n_wk`` has at most as many tokens as its list
         has room for (then no sweep of these counts can overflow a list: a word's tokens
-        keep their number)."""
-        cdef Py_ssize_t w, t, V = self.n_words, K = self.n_topics, bad = -1
+        keep their number). On ``n_threads`` threads: a V x K pass before the first sparse
+        sweep, 3% of a 2-part one at K = 1000 when serial."""
+        cdef Py_ssize_t w, t, V = self.n_words, K = self.n_topics, bad = -1, n_bad = 0
         cdef int64_t tot
         if not self.capped:
             return
         with nogil:
-            for w in range(V):
+            for w in prange(V, schedule="static", num_threads=n_threads):
                 tot = 0
                 for t in range(K):
                     tot = tot + n_wk[w, t]
                 if 2 * (tot if tot < K else K) > self.loff[w + 1] - self.loff[w]:
-                    bad = w
-                    break
-        if bad >= 0:
-            raise ValueError(f"word {bad} has more tokens than the workspace's word_counts "
-                             f"({(self.loff[bad + 1] - self.loff[bad]) // 2})")
+                    n_bad += 1
+        if n_bad == 0:
+            return
+        for w in range(V):
+            tot = 0
+            for t in range(K):
+                tot = tot + n_wk[w, t]
+            if 2 * (tot if tot < K else K) > self.loff[w + 1] - self.loff[w]:
+                bad = w
+                break
+        raise ValueError(f"word {bad} has more tokens than the workspace's word_counts "
+                         f"({(self.loff[bad + 1] - self.loff[bad]) // 2})")
 
     def invalidate(self):
         """Forget the state last swept: the next sweep copies the counts afresh."""
@@ -777,17 +877,45 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
         for p in range(1, P):
             memcpy(ws.lists[p] + ws.loff[w], wl, 2 * cnt * sizeof(int32_t))
             ws.small[p][w] = <int32_t> cnt
+        if P == 1:
+            # the serial sampler's positions of the list's topics (_merged_pos)
+            o = ws.old + w * K
+            for t in range(cnt):
+                o[wl[2 * t]] = <int32_t> t
+
+
+cdef inline int32_t* _merged_pos(const Work* ws, bint sparse) noexcept nogil:
+    """The positions of the topics in the word lists (``_list_dec``) of a serial sparse
+    sweep (one partition: ``old``, else unused), else NULL (with several partitions
+    ``old`` holds the counts of the start of the sweep)."""
+    if sparse and ws.P == 1:
+        return ws.old
+    return NULL
+
+
+cdef inline int32_t* _round_pos(const Work* ws, int32_t* n_wk, Py_ssize_t p,
+                                bint sparse) noexcept nogil:
+    """Sparse rounds with P > 1: part ``p``'s V x K positions of the topics in its word
+    lists (``_list_move_at``), else NULL. In memory the sparse rounds leave unused: part 0
+    ``old``, part p > 0 its dense copy (already touched by a fit's first, dense, sweep).
+    Kept from one sweep to the next with the lists (only the positions of topics in a
+    list are ever read)."""
+    if not sparse or ws.P == 1:
+        return NULL
+    return ws.old if p == 0 else ws.wk[p]
 
 
 cdef void _round_sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w,
                           bint sparse) noexcept nogil:
     """Word ``w``'s start of a rounds sweep (``_rounds_sweep``): dense, the other
     partitions' copies set to the row of ``n_wk``; sparse, every partition's list of the
-    row's non-zero topics in increasing order (a sparse partition other than the first
-    keeps no copy, and no partition reads ``old``: neither is written)."""
+    row's non-zero topics in increasing order, and with ``P > 1`` each part's positions
+    of them (``_round_pos``; a sparse partition keeps no copy of the counts, and no
+    partition reads ``old``)."""
     cdef Py_ssize_t P = ws.P, K = ws.K, p, t, cnt
     cdef const int32_t* row = n_wk + w * K
     cdef int32_t* wl
+    cdef int32_t* prow
     if not sparse:
         for p in range(1, P):
             memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
@@ -803,6 +931,12 @@ cdef void _round_sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w,
     for p in range(1, P):
         memcpy(ws.lists[p] + ws.loff[w], wl, 2 * cnt * sizeof(int32_t))
         ws.small[p][w] = <int32_t> cnt
+    if P > 1:
+        # every part's positions of the list's topics
+        for p in range(P):
+            prow = _round_pos(ws, n_wk, p, True) + w * K
+            for t in range(cnt):
+                prow[wl[2 * t]] = <int32_t> t
 
 
 cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
@@ -832,7 +966,8 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
                              ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p], ws.loff,
-                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K)
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K,
+                             _merged_pos(ws, sparse))
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
                             n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)
@@ -869,7 +1004,7 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
         workspace = ADLDAWorkspace(P, V, K, sparse)
     in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 1)
     if sparse and not in_step:
-        workspace.check_room(n_wk)
+        workspace.check_room(n_wk, n_threads)
     for p in range(P):
         workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
     workspace.synced = False
@@ -928,47 +1063,44 @@ cdef inline void _apply_dense(int32_t* wk, int64_t* nk, Py_ssize_t K, const int3
         nk[m[2]] += 1
 
 
-cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
+cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, int32_t* pos,
                        const int32_t* rec, Py_ssize_t n) noexcept nogil:
-    """Partition ``p``'s counts (``wkp`` unless NULL, ``ws.nk[p]``, its word lists) take the
-    ``n`` moves of ``rec`` in order: (word, from topic, to topic) triples from
-    ``_record_moves`` (list edits as in the sweep). Only the moves are read: the tokens that
-    kept their topic (about half after a few sweeps) cost nothing here. Dense counts
-    without lists: a loop of their own, with no test per move (about 20 instructions a
-    move instead of 37 in the shared loop at K = 50)."""
+    """Partition ``p``'s counts take the ``n`` moves of ``rec`` in order: (word, from topic,
+    to topic) triples from ``_record_moves``. Only the moves are read: the tokens that
+    kept their topic (about half after a few sweeps) cost nothing here. Dense (``pos``
+    NULL): the counts ``wkp`` and ``ws.nk[p]``, in a loop with no test per move. Sparse:
+    ``ws.nk[p]`` and the word lists, edited as ``_list_move`` would (the same lists, pair
+    for pair) through the positions ``pos`` (``_round_pos``), without searching them."""
     cdef Py_ssize_t j, K = ws.K
     cdef int32_t a, b, w
-    cdef int32_t* row
-    cdef int32_t* wl
+    cdef int32_t* wl0
     cdef int32_t* wn
+    cdef const int64_t* loff = ws.loff
     cdef int64_t* nk = ws.nk[p]
     cdef const int32_t* ahead
-    if not sparse and wkp != NULL:
+    if pos == NULL:
         _apply_dense(wkp, nk, K, rec, 0, n - 12 if n > 12 else 0, True)
         _apply_dense(wkp, nk, K, rec, n - 12 if n > 12 else 0, n, False)
         return
+    wl0 = ws.lists[p]
+    wn = ws.small[p]
     for j in range(n):
-        # the rows (lists) of moves a few ahead load while this one is applied
-        if j + 12 < n:
-            ahead = rec + 3 * (j + 12)
-            if wkp != NULL:
-                __builtin_prefetch(wkp + ahead[0] * K + ahead[1])
-                __builtin_prefetch(wkp + ahead[0] * K + ahead[2])
-            if sparse:
-                __builtin_prefetch(ws.lists[p] + ws.loff[ahead[0]])
+        # random words: the positions and list length of the move 16 ahead, then the
+        # pair of its old topic 8 ahead, load while this one is applied (hints only)
+        if j + 16 < n:
+            ahead = rec + 3 * (j + 16)
+            __builtin_prefetch(pos + ahead[0] * K + ahead[1])
+            __builtin_prefetch(pos + ahead[0] * K + ahead[2])
+            __builtin_prefetch(wn + ahead[0])
+        if j + 8 < n:
+            ahead = rec + 3 * (j + 8)
+            __builtin_prefetch(wl0 + loff[ahead[0]] + 2 * pos[ahead[0] * K + ahead[1]])
         w = rec[3 * j]
         a = rec[3 * j + 1]
         b = rec[3 * j + 2]
-        if wkp != NULL:
-            row = wkp + w * K
-            row[a] -= 1
-            row[b] += 1
         nk[a] -= 1
         nk[b] += 1
-        if sparse:
-            wl = ws.lists[p] + ws.loff[w]
-            wn = ws.small[p]
-            _list_move(wl, wn + w, a, b)
+        _list_move_at(wl0 + loff[w], wn + w, pos + w * K, a, b)
 
 
 cdef extern from *:
@@ -1027,7 +1159,7 @@ cdef extern from *:
     int dptm_team_rank() noexcept nogil
 
 
-cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
+cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, int32_t* pos,
                        const int64_t* doc_ptr, const int32_t* rec, const int64_t* n_rec,
                        const int64_t* round_ptr, Py_ssize_t S, Py_ssize_t r, int64_t* done,
                        bint wait) noexcept nogil:
@@ -1039,7 +1171,7 @@ cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, bint sparse,
         if q != p:
             if wait:
                 dptm_wait_at_least(done + 8 * q, r + 1)
-            _apply_moves(ws, p, wkp, sparse, rec + 3 * doc_ptr[round_ptr[q * (S + 1) + r]],
+            _apply_moves(ws, p, wkp, pos, rec + 3 * doc_ptr[round_ptr[q * (S + 1) + r]],
                          n_rec[q * S + r])
 
 
@@ -1092,7 +1224,8 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                 if r == 0:
                     memcpy(ws.nk[p], n_k, K * sizeof(int64_t))
                 elif r >= lag:
-                    _apply_round(ws, p, wkp, sparse, doc_ptr, rec, n_rec, round_ptr, S,
+                    _apply_round(ws, p, wkp, _round_pos(ws, n_wk, p, sparse), doc_ptr,
+                                 rec, n_rec, round_ptr, S,
                                  r - lag, done, True)
                 lo = round_ptr[p * (S + 1) + r]
                 hi = round_ptr[p * (S + 1) + r + 1]
@@ -1106,8 +1239,8 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
                     sm = ws.small[p]
                     _sparse_docs(doc_ptr, lo, hi, words, z, wkp, n_dk, ws.nk[p], V, K, alpha,
                                  beta, ws.gens[p], ws.lists[p], ws.loff, sm, sm + V,
-                                 sm + V + K, db,
-                                 db + K, db + 2 * K)
+                                 sm + V + K, db, db + K, db + 2 * K,
+                                 _round_pos(ws, n_wk, p, sparse))
                 else:
                     _gibbs_docs(doc_ptr, lo, hi, words, n_tokens, z, wkp, n_dk, ws.nk[p], V,
                                 K, alpha, beta, ws.gens[p], db, db + K)
@@ -1121,7 +1254,8 @@ cdef void _rounds_sweep(const Work* ws, bint sparse, bint in_step, const int64_t
         while p < P:
             wkp = _round_counts(ws, n_wk, p, sparse)
             for rr in range(S - lag if S > lag else 0, S):
-                _apply_round(ws, p, wkp, sparse, doc_ptr, rec, n_rec, round_ptr, S, rr,
+                _apply_round(ws, p, wkp, _round_pos(ws, n_wk, p, sparse), doc_ptr, rec,
+                             n_rec, round_ptr, S, rr,
                              done, False)
             p = p + nthr
         if sparse:
@@ -1210,7 +1344,7 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     # modes 2 (sparse) and 3 (dense): in step only with a sweep of the same kind
     in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2 if sparse else 3)
     if sparse and not in_step:
-        workspace.check_room(n_wk)
+        workspace.check_room(n_wk, n_threads)
     for p in range(P):
         workspace.w.gens[p][0] = get_bitgen(bit_generators[p])[0]
     workspace.synced = False
@@ -1283,8 +1417,10 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     in parallel over words, fused with the merge when ``workspace``, an
     ``ADLDAWorkspace(P, V, K, True)``, is reused across the sweeps of one state; the draws
     do not depend on it); within the sweep a topic whose count drops to zero is replaced by
-    the list's last and a new one is appended. Memory: P copies of ``n_wk`` and 2 P V K
-    int32 for the lists.
+    the list's last and a new one is appended (with one partition the sampler finds a
+    token's old topic in its list by a V x K array of positions, rebuilt with the lists,
+    instead of searching it: the same index). Memory: P copies of ``n_wk`` (one partition:
+    the positions) and 2 P V K int32 for the lists.
     """
     _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
                bit_generators, n_threads, workspace)

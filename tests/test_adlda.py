@@ -609,3 +609,80 @@ def test_round_blocks_cut_each_part():
     r = round_blocks(doc_ptr, parts, 5)                 # fewer documents than rounds
     assert r.shape == (2, 6) and np.all(np.diff(r, axis=1) >= 0)
     assert r[0, 0] == 0 and r[0, -1] == 4 and r[1, 0] == 4 and r[1, -1] == 7
+
+
+# ------------------------------------------- word lists edited through positions (#16)
+def _random_list_edits(rng, K, n_start, n_ops):
+    """A word list of ``n_start`` distinct topics (random counts, random order) and ``n_ops``
+    random edits of it (moves, removals, additions) that keep every count >= 0, biased
+    towards emptying and refilling topics (where the pair order changes)."""
+    topics = rng.permutation(K)[:n_start]
+    counts = np.zeros(K, dtype=np.int64)
+    counts[topics] = rng.integers(1, 4, size=n_start)
+    pairs = np.column_stack([topics, counts[topics]]).astype(np.int32).ravel()
+    ops = []
+    for _ in range(n_ops):
+        kind = rng.integers(3)
+        present = np.flatnonzero(counts)
+        if kind < 2 and present.size == 0:
+            kind = 2
+        if kind == 2:
+            a = rng.integers(K)
+            counts[a] += 1
+            ops.append((2, a, 0))
+            continue
+        a = rng.choice(present)
+        counts[a] -= 1
+        if kind == 1:
+            ops.append((1, a, 0))
+            continue
+        b = rng.choice([t for t in range(K) if t != a])
+        counts[b] += 1
+        ops.append((0, a, b))
+    return pairs, np.array(ops, dtype=np.int32).reshape(-1, 3), counts
+
+
+@pytest.mark.parametrize("K", [2, 3, 7, 40])
+def test_list_edits_through_positions_are_the_searched_edits(K):
+    """The 2-part sparse rounds edit their word lists through each topic's position
+    (``_list_move_at``, and the sampler's ``_list_dec`` / ``_list_inc`` keeping them)
+    instead of searching the list: the same list, pair for pair (the sampler draws by a
+    running sum in list order), whatever the positions of absent topics hold; and the
+    positions stay those of the list."""
+    rng = np.random.default_rng(K)
+    for trial in range(300):
+        n_start = int(rng.integers(0, K + 1))
+        pairs, ops, counts = _random_list_edits(rng, K, n_start, int(rng.integers(1, 60)))
+        # what memory held: garbage, often indices inside the list, or the true ones
+        fill = rng.integers(-2, K + 2, size=K).astype(np.int32)
+        searched, positioned, pos = _cgs._list_edits(pairs, ops, K, fill)
+        np.testing.assert_array_equal(positioned, searched)
+        assert (positioned[:, 1] > 0).all()
+        back = np.zeros(K, dtype=np.int64)
+        back[positioned[:, 0]] = positioned[:, 1]
+        np.testing.assert_array_equal(back, counts)
+        np.testing.assert_array_equal(pos[positioned[:, 0]], np.arange(len(positioned)))
+
+
+@pytest.mark.parametrize("n_parts,lag", [(2, 1), (2, 2), (3, 1), (3, 2)])
+def test_sparse_rounds_lists_are_the_counts_every_sweep(n_parts, lag):
+    """Sparse rounds sweeps in step (no list rebuilt between them, the moves applied
+    through positions kept from sweep to sweep): every sweep ends with the counts of
+    ``z``, on 1 and 3 threads alike, dense sweeps in between included."""
+    corpus = ragged_corpus(seed=21)
+    K = 9
+    parts = token_blocks(corpus.doc_ptr, n_parts=n_parts)
+    rounds = round_blocks(corpus.doc_ptr, parts, 3)
+    init = GibbsState(corpus, K, np.random.default_rng(3))
+    out = []
+    for n_threads in (1, 3):
+        s, g = state_copy(init), gens_for(parts, 11)
+        ws = _cgs.ADLDAWorkspace(parts.size - 1, corpus.n_words, K, True,
+                                 np.bincount(corpus.word_ids, minlength=corpus.n_words))
+        for sparse in (False, True, True, True, False, True, True):
+            _cgs.gibbs_sweep_rounds(corpus.doc_ptr, corpus.word_ids, *s, 0.3, 0.1, rounds, g,
+                                    n_threads, sparse, ws, lag)
+            assert_counts_of(corpus, *s)
+        out.append(s)
+    for x, y in zip(out[1], out[0]):
+        np.testing.assert_array_equal(x, y)
