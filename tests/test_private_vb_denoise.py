@@ -130,14 +130,16 @@ def test_eb_denoise_degenerate_releases_stay_finite(kind):
 
 
 def test_search_denoise_golden():
-    # K = 4, sd = 1, by hand. Word 0: mean 2.5, deviations (7.5, -2.5, -2.5, -2.5), sample
-    # variance 25, James-Stein factor 1 - 1/25 = 0.96 -> (9.7, 0.1, 0.1, 0.1); only entry 0
-    # is above 2 sd. Word 1: variance 2.5/3 < 1 (noise only): factor 0, every entry its
-    # mean 2; entries 0 and 1 are above 2 sd in the raw release (2.5 > 2), so kept at 2.
+    # K = 4, sd = 1, by hand; shrink keeps the entries above 1.25 sd. Word 0: mean 2.5,
+    # deviations (7.5, -2.5, -2.5, -2.5), sample variance 25, James-Stein factor 1 - 1/25 =
+    # 0.96 -> (9.7, 0.1, 0.1, 0.1); only entry 0 is above 1.25 sd. Word 1: variance 2.5/3 < 1
+    # (noise only): factor 0, every entry its mean 2; entries 0, 1 and 3 are above 1.25 sd in
+    # the raw release (1.5 > 1.25, but not above the hard threshold's 2), so kept at 2.
     # Word 2: mean 3, variance 8, factor 7/8 -> (4.75, 4.75, -0.5 -> 0, 3); kept 0, 1, 3.
+    assert P._SHRUNK_SEARCH_THRESHOLD == 1.25 and P._SEARCH_THRESHOLD == 2.0
     est = np.array([[10.0, 3.0, 5.0], [0.0, 2.5, 5.0], [0.0, 1.0, -1.0], [0.0, 1.5, 3.0]])
     want = 0.1 + np.array([[9.7, 2.0, 4.75], [0.0, 2.0, 4.75], [0.0, 0.0, 0.0],
-                           [0.0, 0.0, 3.0]])
+                           [0.0, 2.0, 3.0]])
     np.testing.assert_allclose(P._search_denoise(est, 1.0, 0.1, shrink=True), want, rtol=1e-13)
     # units-free (the noise sd itself overflows when squared past 1e154)
     np.testing.assert_allclose(P._search_denoise(est * 1e160, 1e160, 0.0, shrink=True),
