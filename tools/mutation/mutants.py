@@ -368,8 +368,8 @@ MUTANTS += [
          new="        shrink_search = eps >= _SHRINK_SEARCH_MIN_EPSILON",
          tests=_EB, what="releases after public init_topics shrunk (not measured there)"),
     dict(id="B21", file="dptm/models/private_vb.py",
-         old="    return eta + np.where(est > _SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
-         new="    return eta + np.where(_word_shrunk(est, sd)[0] > _SEARCH_THRESHOLD * sd,"
+         old="    return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
+         new="    return eta + np.where(_word_shrunk(est, sd)[0] > _SHRUNK_SEARCH_THRESHOLD * sd,"
              " _word_shrunk(est, sd)[0], 0.0)",
          tests=_EB, what="the kept entries chosen on the shrunk values (noise-only words' "
                          "spread lost) instead of the raw release"),
@@ -377,6 +377,11 @@ MUTANTS += [
          old="    if not shrink or est.shape[0] < 2:",
          new="    if est.shape[0] < 2:",
          tests=_EB, what="search releases shrunk below the epsilon where it was measured"),
+    # -- session 13: the shrunk search releases' lower cut
+    dict(id="B26", file="dptm/models/private_vb.py",
+         old="    return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
+         new="    return eta + np.where(est > _SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
+         tests=_EB, what="the shrunk search releases cut at the hard threshold's 2 sd"),
     dict(id="B23", file="dptm/models/private_vb.py",
          old="        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON",
          new="        combine_search = random_start",
