@@ -125,9 +125,15 @@ def debian_descriptions():
             seen.add(key)
             docs.append(" ".join(desc))
     for path in paths:
-        # apt-helper reads every compression apt writes (lz4, gz, xz, none)
-        text = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", path], check=True,
-                              capture_output=True).stdout.decode("utf-8", "replace")
+        # apt-helper reads every compression apt writes (lz4, gz, xz, none); the lists
+        # change with every `apt-get update`: name them and their date in the output
+        try:
+            text = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", path], check=True,
+                                  capture_output=True).stdout.decode("utf-8", "replace")
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise CorpusUnavailable(f"cannot read {path}: {exc}") from None
+        day = time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(path)))
+        print(f"  {os.path.basename(path)} of {day}", flush=True)
         for line in text.splitlines():
             if line.startswith("Description-en:"):
                 keep(current)
