@@ -217,6 +217,32 @@ MUTANTS = [
          old="                n_wk[w * K + k] -= 1",
          new="                n_wk[w * K + k] -= 0",
          tests=GIBBS, what="in-sweep true-count update never takes a token off its old topic"),
+    # -- session 13: GibbsLDA's SparseLDA word bucket in 4 lanes (not privacy: exactness) --
+    dict(id="W01", file="dptm/_cgs.pyx",
+         old="        last -= (nb + 4 * last == jk) & (wl[2 * jk + 1] == 1);\n", new="",
+         tests=["tests/test_parallel_gibbs.py::test_sparse_word_bucket_lanes"],
+         what="word search clamped past a lane's end (rounding) can pick the old topic's pair "
+              "of weight 0 (count 1)"),
+    dict(id="W02", file="dptm/_cgs.pyx",
+         old="            cv = _mm_add_epi32(cv, e);                              /* e = -1: count - 1 */",
+         new="", tests=["tests/test_parallel_gibbs.py", "tests/test_adlda.py"],
+         what="word bucket's full rows count the token being resampled (its old topic not "
+              "discounted)"),
+    dict(id="W03", file="dptm/_cgs.pyx",
+         old="            cv = _mm_and_si128(_mm_add_epi32(cv, e), in);",
+         new="            cv = _mm_add_epi32(cv, e);",
+         tests=["tests/test_parallel_gibbs.py::test_sparse_word_bucket_lanes"],
+         what="word bucket's last row weighs the pairs past the list (the next word's)"),
+    dict(id="W04", file="dptm/_cgs.pyx",
+         old="(cum[1] <= u) + (cum[2] <= u);", new="(cum[1] <= u) + (cum[2] < u);",
+         tests=["tests/test_parallel_gibbs.py::test_sparse_word_bucket_lanes"],
+         what="word search: u at lane 3's start searched in lane 2"),
+    dict(id="W05", file="dptm/_cgs.pyx",
+         old="        wl[2 * ja] = wl[2 * (gone ? n - 1 : ja)];\n        wl[2 * ja + 1] = wl[2 * (gone ? n - 1 : ja) + 1];",
+         new="        wl[2 * ja] = wl[2 * ja];\n        wl[2 * ja + 1] = wl[2 * ja + 1];",
+         tests=["tests/test_parallel_gibbs.py", "tests/test_adlda.py"],
+         what="a word list's emptied pair not replaced by the last (a zero pair kept, the last "
+              "pair lost)"),
     # -- PrivateOnlineLDA (VIPS): noise against the ledger, secrets, release -------------
     dict(id="V01", file="dptm/models/svi.py",
          old="lattice_gaussian(stat, self._sigma_draw_, rng,",
