@@ -603,12 +603,12 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
         # afresh: no drift carried across documents
         n_d = 0
         for t in range(K):
-            dpos[t] = <int32_t> n_d
             dnz[n_d] = <int32_t> t
             n_d += drow[t] > 0
         r = 0.0
         for j in range(n_d):
             t = dnz[j]
+            dpos[t] = <int32_t> j      # read for the document's topics only
             c[t] = (drow[t] + alpha) * inv[t]
             r += drow[t] * inv[t]
         s = _sum_doubles(inv, K)
