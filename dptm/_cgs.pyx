@@ -897,8 +897,8 @@ cdef class ADLDAWorkspace:
     way. The workspace is in step with the state it last swept; a sweep of another state,
     or of the same state after ``n_wk`` or ``n_k`` changed otherwise, must follow
     ``invalidate()`` (another ``n_wk`` array or changed ``n_k`` are detected; a change of
-    ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1 or sparse]) V K`` int32 for the copies
-    (or the positions of the topics in the word lists) and, if
+    ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1]) V K`` int32 for the copies (a
+    sparse part's room for the positions of the topics in its word lists) and, if
     sparse, ``2 P sum_w min(K, c_w)`` int32 for the lists ((topic, count) pairs; ``c_w =
     word_counts[w]``, else K: a word's tokens have at most that many distinct topics).
     Buffers from 4 MB sit at 2 MB boundaries, advised to use transparent huge pages.
@@ -952,9 +952,8 @@ cdef class ADLDAWorkspace:
         self.w.dbuf = <double**> self._alloc(P * sizeof(double*))
         self.w.gens = <bitgen_t**> self._alloc(P * sizeof(bitgen_t*))
         self.synced_nk = <int64_t*> self._alloc(K * sizeof(int64_t))
-        if P > 1 or sparse:
-            # P > 1: the counts of the start of a sweep (or a sparse rounds part 0's
-            # positions); P = 1 sparse: the positions of the topics in the word lists
+        if P > 1:
+            # the counts of the start of a sweep (or a sparse rounds part 0's positions)
             self.w.old = <int32_t*> self._alloc(V * K * sizeof(int32_t))
         if sparse:
             self.w.lists = <int32_t**> self._alloc(P * sizeof(int32_t*))
@@ -1091,20 +1090,6 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
         for p in range(1, P):
             memcpy(ws.lists[p] + ws.loff[w], wl, 2 * cnt * sizeof(int32_t))
             ws.small[p][w] = <int32_t> cnt
-        if P == 1:
-            # the serial sampler's positions of the list's topics (_merged_pos)
-            o = ws.old + w * K
-            for t in range(cnt):
-                o[wl[2 * t]] = <int32_t> t
-
-
-cdef inline int32_t* _merged_pos(const Work* ws, bint sparse) noexcept nogil:
-    """The positions of the topics in the word lists (``_list_dec``) of a serial sparse
-    sweep (one partition: ``old``, else unused), else NULL (with several partitions
-    ``old`` holds the counts of the start of the sweep)."""
-    if sparse and ws.P == 1:
-        return ws.old
-    return NULL
 
 
 cdef inline int32_t* _round_pos(const Work* ws, int32_t* n_wk, Py_ssize_t p,
@@ -1175,8 +1160,7 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
                              ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p], ws.loff,
-                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K,
-                             _merged_pos(ws, sparse))
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K, NULL)
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
                             n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)

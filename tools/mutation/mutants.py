@@ -441,11 +441,7 @@ MUTANTS += [
     dict(id="W06", file="dptm/_cgs.pyx", old="    return ws.old if p == 0 else ws.wk[p]",
          new="    return ws.wk[1]", tests=["tests/test_adlda.py"],
          what="two parts share one positions array"),
-    dict(id="W07", file="dptm/_cgs.pyx", old="                o[wl[2 * t]] = <int32_t> t",
-         new="                o[wl[2 * t]] = <int32_t> 0",
-         tests=["tests/test_adlda.py", "tests/test_gibbs.py"],
-         what="the serial sparse sweep's positions of its rebuilt word lists not written"),
-    dict(id="W08", file="dptm/_cgs.pyx", old="if (jb >= n || wl[2 * jb] != b) jb = n;",
+    dict(id="W07", file="dptm/_cgs.pyx", old="if (jb >= n || wl[2 * jb] != b) jb = n;",
          new="if (jb >= n) jb = n;", tests=["tests/test_adlda.py"],
          what="the sampler takes a topic new to the word (document or smoothing bucket) as "
               "in its list wherever its stale position points"),
