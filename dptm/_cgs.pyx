@@ -299,8 +299,237 @@ cdef extern from *:
         *ja = fa;
         *jb = fb;
     }
+    /* The word bucket of the token being resampled, over the n >= 1 pairs of its word's
+       list, which still counts the token (its old topic kold is in the list, at the index
+       stored in *jk, and weighs count - 1 here): x_j = (count_j - [topic_j == kold])
+       c[topic_j]. Four lanes, pair j in lane j % 4, so the serial additions per token are
+       about n / 4 + 2 instead of n: P[j] = the sum of lane j % 4's x up to j (left to
+       right), for j < 4 ceil(n / 4) (the pairs past n weigh 0: P repeats the lane's total
+       there); cum[b] the cumulative lane totals (lanes 2 and 3 added first: two levels),
+       non-decreasing; returns q = cum[3]. The last row's pairs past n are masked, not
+       branched on: they read up to 3 pairs past the list (lists have that slack), topic 0
+       and weight 0 in their place. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    static inline DPTM_CGS_FP double dptm_word_bucket(const int32_t *__restrict wl,
+            Py_ssize_t n, const double *__restrict c, int32_t kold, double *__restrict P,
+            double *__restrict cum, Py_ssize_t *jk) {
+        Py_ssize_t j, end = 4 * ((n + 3) >> 2);
+        double a[4];
+    #if defined(__SSE2__)
+        /* (SSE2 by hand: GCC's own vectorisation of the scalar loop below is poor) */
+        __m128d a01 = _mm_setzero_pd(), a23 = _mm_setzero_pd();
+        __m128i f = _mm_setzero_si128(), k4 = _mm_set1_epi32(kold);
+        __m128i idx = _mm_setr_epi32(0, 1, 2, 3), four = _mm_set1_epi32(4);
+        /* the full rows: the topics read again as scalars to index c (fewer instructions
+           than taking them out of the vector) */
+        for (j = 0; j < end - 4; j += 4) {
+            __m128 v0 = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *) (wl + 2 * j)));
+            __m128 v1 = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *) (wl + 2 * j + 4)));
+            __m128i tv = _mm_castps_si128(_mm_shuffle_ps(v0, v1, 0x88));
+            __m128i cv = _mm_castps_si128(_mm_shuffle_ps(v0, v1, 0xdd));
+            __m128i e = _mm_cmpeq_epi32(tv, k4);
+            f = _mm_or_si128(f, _mm_and_si128(e, idx));
+            cv = _mm_add_epi32(cv, e);                              /* e = -1: count - 1 */
+            a01 = _mm_add_pd(a01, _mm_mul_pd(_mm_cvtepi32_pd(cv),
+                                             _mm_setr_pd(c[wl[2 * j]], c[wl[2 * j + 2]])));
+            a23 = _mm_add_pd(a23, _mm_mul_pd(_mm_cvtepi32_pd(_mm_shuffle_epi32(cv, 0xee)),
+                                             _mm_setr_pd(c[wl[2 * j + 4]], c[wl[2 * j + 6]])));
+            _mm_storeu_pd(P + j, a01);
+            _mm_storeu_pd(P + j + 2, a23);
+            idx = _mm_add_epi32(idx, four);
+        }
+        {   /* the last row (n > 0), its pairs past n masked: topic 0, weight 0 */
+            int32_t t[4] __attribute__((aligned(16)));
+            __m128 v0 = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *) (wl + 2 * j)));
+            __m128 v1 = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *) (wl + 2 * j + 4)));
+            __m128i in = _mm_cmpgt_epi32(_mm_set1_epi32((int32_t) n), idx);
+            __m128i tv = _mm_and_si128(_mm_castps_si128(_mm_shuffle_ps(v0, v1, 0x88)), in);
+            __m128i cv = _mm_castps_si128(_mm_shuffle_ps(v0, v1, 0xdd));
+            __m128i e = _mm_and_si128(_mm_cmpeq_epi32(tv, k4), in);
+            f = _mm_or_si128(f, _mm_and_si128(e, idx));
+            cv = _mm_and_si128(_mm_add_epi32(cv, e), in);
+            _mm_store_si128((__m128i *) t, tv);
+            a01 = _mm_add_pd(a01, _mm_mul_pd(_mm_cvtepi32_pd(cv),
+                                             _mm_setr_pd(c[t[0]], c[t[1]])));
+            a23 = _mm_add_pd(a23, _mm_mul_pd(_mm_cvtepi32_pd(_mm_shuffle_epi32(cv, 0xee)),
+                                             _mm_setr_pd(c[t[2]], c[t[3]])));
+            _mm_storeu_pd(P + j, a01);
+            _mm_storeu_pd(P + j + 2, a23);
+        }
+        _mm_storeu_pd(a, a01);
+        _mm_storeu_pd(a + 2, a23);
+        f = _mm_or_si128(f, _mm_shuffle_epi32(f, 0x4e));
+        f = _mm_or_si128(f, _mm_shuffle_epi32(f, 0xb1));
+        *jk = _mm_cvtsi128_si32(f);
+    #else
+        Py_ssize_t b;
+        int32_t f = 0;
+        a[0] = a[1] = a[2] = a[3] = 0.0;
+        for (j = 0; j < end; j += 4) {
+            for (b = 0; b < 4; b++) {
+                int32_t in = -(int32_t) (j + b < n);
+                int32_t t = wl[2 * (j + b)] & in, e = -(int32_t) (t == kold) & in;
+                f |= e & (int32_t) (j + b);
+                a[b] += (double) ((wl[2 * (j + b) + 1] + e) & in) * c[t];
+                P[j + b] = a[b];
+            }
+        }
+        *jk = f;
+    #endif
+        cum[0] = a[0];
+        cum[1] = a[0] + a[1];
+        cum[2] = cum[1] + a[2];
+        cum[3] = cum[1] + (a[2] + a[3]);
+        return cum[3];
+    }
+    /* The pair whose interval of [0, q) holds u (u < q = cum[3]), given P, cum and jk from
+       dptm_word_bucket: the lane by cum, then the row within the lane by its prefixes
+       (branch-free but for the rows loop). The lane holds u, so its total is positive and
+       it has a pair of positive weight; a row past the lane's interval by rounding is
+       clamped to the lane's last pair of positive weight (the old topic's pair weighs 0
+       if its count is 1). */
+    static inline DPTM_CGS_SCALAR Py_ssize_t dptm_word_search(const int32_t *__restrict wl,
+            Py_ssize_t n, const double *__restrict P, const double *__restrict cum,
+            Py_ssize_t jk, double u) {
+        Py_ssize_t nb = (cum[0] <= u) + (cum[1] <= u) + (cum[2] <= u);
+        Py_ssize_t rows = (n + 3) >> 2, row = 0, r, last = (n - 1 - nb) >> 2;
+        double rem = nb > 0 ? u - cum[nb - 1] : u;
+        for (r = 0; r < rows; r++) row += P[4 * r + nb] <= rem;
+        last -= (nb + 4 * last == jk) & (wl[2 * jk + 1] == 1);
+        row = row < last ? row : last;
+        return nb + 4 * row;
+    }
+    /* The token's pair at ja (topic a) loses a count, topic b (b != a) gains one, at jb
+       if jb < *wn (then wl[2 jb] == b) else found: a pair emptied is replaced by the
+       list's last (branch-free), a topic new to the list appended. prow (unless NULL):
+       the word's positions of its topics (_list_move_at), kept exact (stored only when
+       a pair moves or is appended: the sweep's rounds apply the other parts' moves
+       through them) and read instead of searching for b. */
+    static inline void dptm_list_move_at(int32_t *wl, int32_t *wn, Py_ssize_t ja,
+                                         int32_t b, Py_ssize_t jb, int32_t *prow) {
+        Py_ssize_t n = *wn, last;
+        int32_t gone;
+        if (jb < n) {
+            wl[2 * jb + 1] += 1;          /* first: the last pair may be the one moved */
+        }
+        wl[2 * ja + 1] -= 1;
+        gone = wl[2 * ja + 1] == 0;
+        last = n - gone;                  /* the emptied pair takes the last's place */
+        wl[2 * ja] = wl[2 * (gone ? n - 1 : ja)];
+        wl[2 * ja + 1] = wl[2 * (gone ? n - 1 : ja) + 1];
+        if (prow != NULL && gone) {
+            prow[wl[2 * ja]] = (int32_t) ja;
+        }
+        n = last;
+        if (jb >= *wn) {
+            if (prow != NULL) {
+                /* b is in the list iff its position points at a pair holding b */
+                jb = (Py_ssize_t) (uint32_t) prow[b];
+                if (jb >= n || wl[2 * jb] != b) jb = n;
+            } else {
+                jb = dptm_find_topic(wl, n, b);
+            }
+            if (jb < n) {
+                wl[2 * jb + 1] += 1;
+            } else {
+                wl[2 * n] = b;
+                wl[2 * n + 1] = 1;
+                if (prow != NULL) {
+                    prow[b] = (int32_t) n;
+                }
+                n += 1;
+            }
+        }
+        *wn = (int32_t) n;
+    }
+    /* A word's list from its row of counts: the (topic, count) pairs of the row's positive
+       entries in increasing topic order; returns their number. Four entries a test (SSE2),
+       so a row's zeros cost about a quarter of an instruction each: the list rebuild at
+       every sweep's end scans V K entries, most of them zero. */
+    static inline Py_ssize_t dptm_row_list(const int32_t *__restrict row, Py_ssize_t K,
+                                           int32_t *__restrict wl) {
+        Py_ssize_t t = 0, cnt = 0;
+    #if defined(__SSE2__)
+        const __m128i zero = _mm_setzero_si128();
+        for (; t + 4 <= K; t += 4) {
+            unsigned m = (unsigned) _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(
+                _mm_loadu_si128((const __m128i *) (row + t)), zero)));
+            while (m) {
+                Py_ssize_t b = __builtin_ctz(m);
+                m &= m - 1;
+                wl[2 * cnt] = (int32_t) (t + b);
+                wl[2 * cnt + 1] = row[t + b];
+                cnt++;
+            }
+        }
+    #endif
+        for (; t < K; t++) {
+            if (row[t] > 0) {
+                wl[2 * cnt] = (int32_t) t;
+                wl[2 * cnt + 1] = row[t];
+                cnt++;
+            }
+        }
+        return cnt;
+    }
+    /* The smoothing bucket's topic: the smallest t with x[0] + ... + x[t] > u (x > 0),
+       the sum taken by groups of 8 (a group's sum, a tree, added to the running sum: an
+       eighth of the serial additions), then one by one inside the group that passes u;
+       that group's last topic if its one-by-one sum falls short by rounding, K - 1 if no
+       group passes u. */
+    static inline DPTM_CGS_FP Py_ssize_t dptm_scan_smooth(const double *__restrict x,
+                                                          Py_ssize_t K, double u) {
+        double acc = 0.0, g;
+        Py_ssize_t t = 0, e;
+        for (; t + 8 <= K; t += 8) {
+            g = ((x[t] + x[t + 1]) + (x[t + 2] + x[t + 3]))
+                + ((x[t + 4] + x[t + 5]) + (x[t + 6] + x[t + 7]));
+            if (acc + g > u) break;
+            acc += g;
+        }
+        e = t + 8 < K ? t + 8 : K;
+        for (; t < e; t++) {
+            acc += x[t];
+            if (acc > u) return t;
+        }
+        return e - 1;
+    }
+    /* The document bucket's topic, as dptm_scan_smooth over the n >= 1 topics dnz of the
+       document with weights drow[t] inv[t] (> 0), by groups of 4; the passing group's
+       last topic, or the list's last, as the fallbacks. */
+    static inline DPTM_CGS_FP int32_t dptm_scan_doc(const int32_t *__restrict dnz,
+            Py_ssize_t n, const int32_t *__restrict drow, const double *__restrict inv,
+            double u) {
+        double acc = 0.0, g;
+        Py_ssize_t j = 0, e;
+        for (; j + 4 <= n; j += 4) {
+            int32_t t0 = dnz[j], t1 = dnz[j + 1], t2 = dnz[j + 2], t3 = dnz[j + 3];
+            g = ((double) drow[t0] * inv[t0] + (double) drow[t1] * inv[t1])
+                + ((double) drow[t2] * inv[t2] + (double) drow[t3] * inv[t3]);
+            if (acc + g > u) break;
+            acc += g;
+        }
+        e = j + 4 < n ? j + 4 : n;
+        for (; j < e; j++) {
+            acc += (double) drow[dnz[j]] * inv[dnz[j]];
+            if (acc > u) return dnz[j];
+        }
+        return dnz[e - 1];
+    }
     """
+    Py_ssize_t dptm_scan_smooth(const double* x, Py_ssize_t K, double u) noexcept nogil
+    int32_t dptm_scan_doc(const int32_t* dnz, Py_ssize_t n, const int32_t* drow,
+                          const double* inv, double u) noexcept nogil
+    Py_ssize_t dptm_row_list(const int32_t* row, Py_ssize_t K, int32_t* wl) noexcept nogil
     Py_ssize_t dptm_find_topic(const int32_t* wl, Py_ssize_t n, int32_t k) noexcept nogil
+    double dptm_word_bucket(const int32_t* wl, Py_ssize_t n, const double* c, int32_t kold,
+                            double* P, double* cum, Py_ssize_t* jk) noexcept nogil
+    Py_ssize_t dptm_word_search(const int32_t* wl, Py_ssize_t n, const double* P,
+                                const double* cum, Py_ssize_t jk, double u) noexcept nogil
+    void dptm_list_move_at(int32_t* wl, int32_t* wn, Py_ssize_t ja, int32_t b,
+                           Py_ssize_t jb, int32_t* prow) noexcept nogil
     void dptm_find_topics(const int32_t* wl, Py_ssize_t n, int32_t a, int32_t b,
                           Py_ssize_t* ja, Py_ssize_t* jb) noexcept nogil
 
@@ -309,8 +538,8 @@ cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k,
                            int32_t* prow) noexcept nogil:
     """Decrement topic ``k``'s count (k is in the list), dropping it at zero. ``prow``
     (unless NULL): the word's positions (``_list_move_at``), read instead of searching
-    the list (the search was 14% of a 2-part sweep at K = 500) and kept for the pair
-    moved."""
+    the list and kept for the pair moved. (The sampler no longer takes a token off its
+    list before the draw; these two are the reference edits of ``_list_edits``.)"""
     cdef Py_ssize_t j, last
     if prow != NULL:
         j = prow[k]
@@ -342,8 +571,9 @@ cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k,
 
 
 cdef inline void _list_move(int32_t* wl, int32_t* wn_w, int32_t a, int32_t b) noexcept nogil:
-    """``_list_dec(a)`` then ``_list_inc(b)`` (a != b, a in the list) with one search: the
-    same list afterwards, pair for pair."""
+    """Topic ``a``'s count (a in the list) decremented, the pair dropped at zero (the last
+    pair takes its place), then topic ``b``'s (b != a) incremented, appended with count 1 if
+    absent; one search for both."""
     cdef Py_ssize_t n = wn_w[0], ja, jb, last
     dptm_find_topics(wl, n, a, b, &ja, &jb)
     wl[2 * ja + 1] -= 1
@@ -457,8 +687,9 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                        int32_t* pos) noexcept nogil:
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
     (the sampler reads them, not ``n_wk``; ``n_wk`` NULL: only the lists are kept).
-    ``pos`` (unless NULL): V x K positions of the topics in their word's list, kept for
-    ``_list_move_at`` (``_rounds_sweep``).
+    ``pos`` (unless NULL): V x K positions of the topics in their word's list, kept exact
+    through the sampler's moves (the rounds' ``_list_move_at`` reads them) and read instead
+    of a search when a topic new to the word is drawn.
 
     Kept exact through the call (each recomputed when its topic's counts change):
     ``inv[t] = 1 / (n_k[t] + V beta)`` and ``c[t] = (n_dk[d, t] + alpha) inv[t]`` (``alpha
@@ -466,9 +697,15 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     scan for its topics and O(its topics) arithmetic to enter and leave). Kept as running
     sums, recomputed exactly per document: the smoothing mass ``s = sum_t inv[t]`` and the
     document mass ``r = sum_t n_dk[d, t] inv[t]``, so only the word bucket is summed per
-    token; the document bucket's running sum is taken only when the uniform falls in it."""
-    cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w
-    cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u, acc
+    token; the document bucket's running sum is taken only when the uniform falls in it.
+    The word lists keep counting the token being drawn (the bucket discounts its pair):
+    a token that keeps its topic leaves its list as it was, and one that moves updates it
+    once, at the pairs the bucket and its search found (no search of the list for the old
+    topic). ``cumq`` takes K + 3 doubles (the word bucket's lanes)."""
+    cdef Py_ssize_t d, i, j, k, w, t, n_d = 0, n_w, jk
+    cdef int32_t kold
+    cdef double cum[4]
+    cdef double beta_sum = V * beta, ab = alpha * beta, s, q, r, u
     cdef bint in_list
     cdef int32_t* pend = NULL
     cdef bint dense = n_wk != NULL
@@ -489,12 +726,12 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
         # afresh: no drift carried across documents
         n_d = 0
         for t in range(K):
-            dpos[t] = <int32_t> n_d
             dnz[n_d] = <int32_t> t
             n_d += drow[t] > 0
         r = 0.0
         for j in range(n_d):
             t = dnz[j]
+            dpos[t] = <int32_t> j      # read for the document's topics only
             c[t] = (drow[t] + alpha) * inv[t]
             r += drow[t] * inv[t]
         s = _sum_doubles(inv, K)
@@ -506,14 +743,16 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 w = words[i + 2]
                 __builtin_prefetch(wnz + loff[w])
                 __builtin_prefetch(wn + w)
-                if pos != NULL:
-                    __builtin_prefetch(pos + w * K + z[i + 2])
             if i + 1 < i_end:
                 w = words[i + 1]
                 wl = wnz + loff[w]
                 if dense:
                     __builtin_prefetch(n_wk + w * K + z[i + 1])
-                for j in range(16, 2 * wn[w], 16):
+                # its next two lines unconditionally (most lists end there: no loop exit to
+                # mispredict; a line past a short list is a neighbour's, or none: a hint)
+                __builtin_prefetch(wl + 16)
+                __builtin_prefetch(wl + 32)
+                for j in range(48, 2 * wn[w], 16):
                     __builtin_prefetch(wl + j)
             w = words[i]
             k = z[i]
@@ -532,7 +771,6 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             r += drow[k] * inv[k]
-            _list_dec(wl, wn + w, <int32_t> k, prow)
             if drow[k] == 0:
                 n_d -= 1
                 j = dpos[k]
@@ -540,37 +778,20 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                 dpos[dnz[j]] = <int32_t> j
             # word bucket q (topics of the word), document bucket beta r (topics of the
             # document), smoothing bucket alpha beta s (all topics)
-            q = 0.0
+            # (the word's list still counts the token: its pair jk loses the count only
+            # if the token moves, so a token that keeps its topic leaves the list alone)
+            kold = <int32_t> k
             n_w = wn[w]
-            for j in range(n_w):
-                q += wl[2 * j + 1] * c[wl[2 * j]]
-                cumq[j] = q
+            q = dptm_word_bucket(wl, n_w, c, kold, cumq, cum, &jk)
             u = next_uniform(rng) * (q + beta * r + ab * s)
             in_list = u < q
             if in_list:
-                j = 0
-                while j < n_w - 1 and cumq[j] <= u:
-                    j += 1
+                j = dptm_word_search(wl, n_w, cumq, cum, jk, u)
                 k = wl[2 * j]
             elif u < q + beta * r and n_d > 0:
-                u = (u - q) / beta
-                acc = 0.0
-                k = dnz[n_d - 1]
-                for j in range(n_d - 1):
-                    t = dnz[j]
-                    acc += drow[t] * inv[t]
-                    if acc > u:
-                        k = t
-                        break
+                k = dptm_scan_doc(dnz, n_d, drow, inv, (u - q) / beta)
             else:
-                u = (u - q - beta * r) / ab
-                acc = 0.0
-                k = K - 1
-                for t in range(K):
-                    acc += inv[t]
-                    if acc > u:
-                        k = t
-                        break
+                k = dptm_scan_smooth(inv, K, (u - q - beta * r) / ab)
             # add it back with its new topic; the word-row count (not read by the sampler,
             # which reads the list) one token later, after a prefetch of its line
             z[i] = <int32_t> k
@@ -587,10 +808,8 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
             c[k] = (drow[k] + alpha) * inv[k]
             s += inv[k]
             r += drow[k] * inv[k]
-            if in_list:
-                wl[2 * j + 1] += 1
-            else:
-                _list_inc(wl, wn + w, <int32_t> k, prow)
+            if k != kold:
+                dptm_list_move_at(wl, wn + w, jk, <int32_t> k, j if in_list else n_w, prow)
             if drow[k] == 1:
                 dpos[k] = <int32_t> n_d
                 dnz[n_d] = <int32_t> k
@@ -615,7 +834,7 @@ cdef struct Work:
     const int64_t* loff    # sparse: word w's pairs at lists[p] + loff[w] (int32 units), room
                            # for (loff[w + 1] - loff[w]) / 2 pairs: min(K, its tokens)
     int32_t** small        # sparse: per partition V + 2 K (list lengths, document list)
-    double** dbuf          # per partition scratch: 4 K (sparse) or 2 K + NB (dense)
+    double** dbuf          # per partition scratch: 3 K + NB
     bitgen_t** gens        # per partition a copy of its generator's bitgen_t (same state
                            # pointer: the draws are the generator's own)
 
@@ -678,8 +897,8 @@ cdef class ADLDAWorkspace:
     way. The workspace is in step with the state it last swept; a sweep of another state,
     or of the same state after ``n_wk`` or ``n_k`` changed otherwise, must follow
     ``invalidate()`` (another ``n_wk`` array or changed ``n_k`` are detected; a change of
-    ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1 or sparse]) V K`` int32 for the copies
-    (or the positions of the topics in the word lists) and, if
+    ``n_wk`` alone is not). Memory: ``(P - 1 + [P > 1]) V K`` int32 for the copies (a
+    sparse part's room for the positions of the topics in its word lists) and, if
     sparse, ``2 P sum_w min(K, c_w)`` int32 for the lists ((topic, count) pairs; ``c_w =
     word_counts[w]``, else K: a word's tokens have at most that many distinct topics).
     Buffers from 4 MB sit at 2 MB boundaries, advised to use transparent huge pages.
@@ -733,9 +952,8 @@ cdef class ADLDAWorkspace:
         self.w.dbuf = <double**> self._alloc(P * sizeof(double*))
         self.w.gens = <bitgen_t**> self._alloc(P * sizeof(bitgen_t*))
         self.synced_nk = <int64_t*> self._alloc(K * sizeof(int64_t))
-        if P > 1 or sparse:
-            # P > 1: the counts of the start of a sweep (or a sparse rounds part 0's
-            # positions); P = 1 sparse: the positions of the topics in the word lists
+        if P > 1:
+            # the counts of the start of a sweep (or a sparse rounds part 0's positions)
             self.w.old = <int32_t*> self._alloc(V * K * sizeof(int32_t))
         if sparse:
             self.w.lists = <int32_t**> self._alloc(P * sizeof(int32_t*))
@@ -754,13 +972,13 @@ cdef class ADLDAWorkspace:
             self.w.nk[p] = <int64_t*> self._alloc(K * sizeof(int64_t))
             self.w.gens[p] = <bitgen_t*> self._alloc(sizeof(bitgen_t))
             # scratch for either kind of sweep (a sparse workspace also serves dense
-            # rounds: gibbs_sweep_rounds)
-            self.w.dbuf[p] = <double*> self._alloc(
-                (3 * K if 3 * K > 2 * K + DPTM_CGS_NB else 2 * K + DPTM_CGS_NB)
-                * sizeof(double))
+            # rounds: gibbs_sweep_rounds); the sparse word bucket's prefixes take up to
+            # K + 3 entries (its lanes' padding)
+            self.w.dbuf[p] = <double*> self._alloc((3 * K + DPTM_CGS_NB) * sizeof(double))
             if sparse:
-                self.w.lists[p] = <int32_t*> self._alloc(
-                    (self.loff[V] if self.loff[V] > 0 else 1) * sizeof(int32_t))
+                # 3 pairs of slack: the word bucket's last row reads (and ignores) up to
+                # 3 pairs past a list
+                self.w.lists[p] = <int32_t*> self._alloc((self.loff[V] + 6) * sizeof(int32_t))
                 self.w.small[p] = <int32_t*> self._alloc((V + 2 * K) * sizeof(int32_t))
 
     cdef void* _alloc(self, size_t nbytes) except NULL:
@@ -867,30 +1085,11 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
                 memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
     if refresh and ws.lists != NULL:
         wl = ws.lists[0] + ws.loff[w]
-        cnt = 0
-        for t in range(K):
-            if row[t] > 0:
-                wl[2 * cnt] = <int32_t> t
-                wl[2 * cnt + 1] = row[t]
-                cnt += 1
+        cnt = dptm_row_list(row, K, wl)
         ws.small[0][w] = <int32_t> cnt
         for p in range(1, P):
             memcpy(ws.lists[p] + ws.loff[w], wl, 2 * cnt * sizeof(int32_t))
             ws.small[p][w] = <int32_t> cnt
-        if P == 1:
-            # the serial sampler's positions of the list's topics (_merged_pos)
-            o = ws.old + w * K
-            for t in range(cnt):
-                o[wl[2 * t]] = <int32_t> t
-
-
-cdef inline int32_t* _merged_pos(const Work* ws, bint sparse) noexcept nogil:
-    """The positions of the topics in the word lists (``_list_dec``) of a serial sparse
-    sweep (one partition: ``old``, else unused), else NULL (with several partitions
-    ``old`` holds the counts of the start of the sweep)."""
-    if sparse and ws.P == 1:
-        return ws.old
-    return NULL
 
 
 cdef inline int32_t* _round_pos(const Work* ws, int32_t* n_wk, Py_ssize_t p,
@@ -921,12 +1120,7 @@ cdef void _round_sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w,
             memcpy(ws.wk[p] + w * K, row, K * sizeof(int32_t))
         return
     wl = ws.lists[0] + ws.loff[w]
-    cnt = 0
-    for t in range(K):
-        if row[t] > 0:
-            wl[2 * cnt] = <int32_t> t
-            wl[2 * cnt + 1] = row[t]
-            cnt += 1
+    cnt = dptm_row_list(row, K, wl)
     ws.small[0][w] = <int32_t> cnt
     for p in range(1, P):
         memcpy(ws.lists[p] + ws.loff[w], wl, 2 * cnt * sizeof(int32_t))
@@ -966,8 +1160,7 @@ cdef void _adlda_sweep(const Work* ws, bint sparse, bint in_step, bint keep,
                 sm = ws.small[p]
                 _sparse_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, z, wkp, n_dk,
                              ws.nk[p], V, K, alpha, beta, ws.gens[p], ws.lists[p], ws.loff,
-                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K,
-                             _merged_pos(ws, sparse))
+                             sm, sm + V, sm + V + K, db, db + K, db + 2 * K, NULL)
             else:
                 _gibbs_docs(doc_ptr, part_ptr[p], part_ptr[p + 1], words, n_tokens, z, wkp,
                             n_dk, ws.nk[p], V, K, alpha, beta, ws.gens[p], db, db + K)
@@ -1405,25 +1598,58 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
             + beta n_dk[d, t] inv[t]                        (document bucket r: topics of d)
             + alpha beta inv[t]                             (smoothing bucket s: all topics)
 
-    One uniform u on [0, q + r + s) picks the bucket (in that order) and, by a running sum
-    in the bucket's list order, the topic (the list's last, or K - 1, if a document or
-    smoothing scan runs past the end). The same distribution as ``gibbs_sweep``, not the
-    same draws. Per token only q is summed, O(K_w) (the word's non-zero topics, read from
-    its list of (topic, count) pairs); s and r are running sums kept as the counts change,
-    recomputed exactly per document (O(K) additions); r's running sum over the document's
-    K_d topics is taken only when u falls in it, the smoothing scan over K only when u
-    falls in s. Every partition's per-word topic lists start each
-    sweep in increasing topic order, built from the counts of the start of the sweep (O(V K),
-    in parallel over words, fused with the merge when ``workspace``, an
-    ``ADLDAWorkspace(P, V, K, True)``, is reused across the sweeps of one state; the draws
-    do not depend on it); within the sweep a topic whose count drops to zero is replaced by
-    the list's last and a new one is appended (with one partition the sampler finds a
-    token's old topic in its list by a V x K array of positions, rebuilt with the lists,
-    instead of searching it: the same index). Memory: P copies of ``n_wk`` (one partition:
-    the positions) and 2 P V K int32 for the lists.
+    One uniform u on [0, q + r + s) picks the bucket (in that order) and the topic in it.
+    Word bucket: the list's pairs in 4 lanes (pair j in lane j % 4, each lane summed left
+    to right, the lanes' totals then cumulated), u's lane by those totals, then its pair by
+    the lane's running sums (a point past the lane's end by rounding: the lane's last pair
+    of positive weight). Document and smoothing buckets: a running sum over the document's
+    topics (K_d) or all K by groups of 4 or 8 (a group's sum added at once, then one by one
+    inside the group that passes u; the group's last topic, or the last topic, if a scan
+    runs past the end). The same distribution as ``gibbs_sweep``, not the same draws. Per
+    token only q is summed, O(K_w) (the word's non-zero topics, read from its list of
+    (topic, count) pairs, which still counts the token: its old topic's pair weighs count -
+    1, and the list changes only if the token moves); s and r are running sums kept as the
+    counts change, recomputed exactly per document (O(K) additions); r's running sum is
+    taken only when u falls in it, the smoothing scan only when u falls in s. Every
+    partition's per-word topic lists start each sweep in increasing topic order, built from
+    the counts of the start of the sweep (O(V K), in parallel over words, fused with the
+    merge when ``workspace``, an ``ADLDAWorkspace(P, V, K, True)``, is reused across the
+    sweeps of one state; the draws do not depend on it); within the sweep a topic whose
+    count drops to zero is replaced by the list's last and a new one is appended (with
+    several partitions each keeps a V x K array of its topics' positions in its lists, in
+    memory the sparse rounds leave unused, so that the rounds apply the other partitions'
+    moves without searching the lists; the sampler keeps them exact). Memory: P copies of
+    ``n_wk`` and 2 P V K int32 for the lists.
+
+    The draws changed with issue #16 (the lanes and groups sum in another order, and the
+    token's pair leaves its list only when the token moves): a seed gives other
+    assignments than before it (still the same for the same seed and ``n_jobs``).
     """
     _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
                bit_generators, n_threads, workspace)
+
+
+def _word_draw(const int32_t[::1] pairs, const double[::1] c, int32_t kold, double u):
+    """Test hook: ``_sparse_docs``' word bucket and search on one list (``pairs``: 2 n int32,
+    (topic, count), the old topic ``kold`` among them, every topic < len(c)) for the point
+    ``u`` of [0, q). Returns (q, cum, jk, j): the bucket's mass, its 4 cumulative lane
+    totals, kold's index and the chosen pair's index (-1 if u >= q: not in the bucket)."""
+    cdef Py_ssize_t n = pairs.shape[0] // 2, jk = -1, j = -1, t
+    if n < 1 or pairs.shape[0] != 2 * n:
+        raise ValueError("need n >= 1 (topic, count) pairs")
+    for t in range(n):
+        if not 0 <= pairs[2 * t] < c.shape[0] or pairs[2 * t + 1] < 1:
+            raise ValueError("topics must index c, counts be >= 1")
+    # the kernel's buffers: 3 pairs of slack after the list (junk there, as the next
+    # word's pairs in a sweep: the bucket must ignore them), K + 3 prefixes
+    cdef int32_t[::1] wl = np.full(2 * n + 6, c.shape[0] - 1, dtype=np.int32)
+    cdef double[::1] P = np.zeros(n + 4)
+    cdef double[::1] cum = np.zeros(4)
+    wl[:2 * n] = pairs
+    q = dptm_word_bucket(&wl[0], n, &c[0], kold, &P[0], &cum[0], &jk)
+    if u < q:
+        j = dptm_word_search(&wl[0], n, &P[0], &cum[0], jk, u)
+    return q, np.asarray(cum).copy(), jk, j
 
 
 def gibbs_counts(const int64_t[::1] doc_ptr, const int32_t[::1] words, const int32_t[::1] z,

@@ -677,6 +677,107 @@ def test_sparse_draw_follows_the_conditional(K, alpha, beta):
     assert pvalue(np.roll(p, 1)) < 1e-6
 
 
+def _random_list(rng, n, K, kold_count, jk):
+    """n (topic, count) pairs of distinct topics < K, the old topic (pair jk's) with count
+    kold_count; returns the pairs and kold."""
+    topics = rng.choice(K, size=n, replace=False).astype(np.int32)
+    counts = rng.integers(1, 4, size=n).astype(np.int32)
+    counts[jk] = kold_count
+    return np.stack([topics, counts], axis=1).ravel(), int(topics[jk])
+
+
+def test_sparse_word_bucket_lanes():
+    """The word bucket's 4 lanes (pair j in lane j % 4, the token's old topic weighing its
+    count - 1) and its search, on lists of 1..17 pairs: the old topic's index is found; the
+    midpoint of every pair's interval (the pairs in lane-major order, intervals from the
+    exact weights) draws that pair; u = 0 draws the first pair of positive weight; u at
+    each lane's start draws a pair of that lane; u just below each lane's end (where the
+    lane's own sums can overshoot by rounding, so the search clamps to the lane's last
+    pair) draws a pair of that lane with positive weight, also when the lane's last pair
+    is the old topic's with count 1 (weight 0); the clamp must happen in some cases."""
+    rng = np.random.default_rng(16)
+    K = 40
+    clamped = zero_last = 0
+    for n in range(1, 18):
+        for rep in range(200):
+            # the old topic: count 2, count 1, count 1 as the last pair of a lane
+            b = int(rng.integers(min(n, 4)))
+            jk_true = b + 4 * ((n - 1 - b) // 4) if rep % 3 == 2 else int(rng.integers(n))
+            pairs, kold = _random_list(rng, n, K, 2 if rep % 3 == 0 else 1, jk_true)
+            c = rng.uniform(0.1, 2.0, size=K)
+            t, cnt = pairs[0::2], pairs[1::2].astype(float)
+            w = (cnt - (t == kold)) * c[t]
+            q, cum, jk, j = _cgs._word_draw(pairs, c, kold, 0.0)
+            assert jk == jk_true
+            assert math.isclose(q, math.fsum(w), rel_tol=1e-13)
+            assert np.all(np.diff(cum) >= 0) and cum[3] == q
+            if q == 0.0:
+                assert j == -1                   # only the old topic, count 1: weight 0
+                continue
+            order = [i for b in range(4) for i in range(b, n, 4)]
+            edges = np.cumsum([0.0] + [w[i] for i in order])
+            for pos, i in enumerate(order):
+                if w[i] > 0:
+                    u = 0.5 * (edges[pos] + edges[pos + 1]) * q / edges[-1]
+                    assert _cgs._word_draw(pairs, c, kold, u)[3] == i, (n, rep, i)
+            assert _cgs._word_draw(pairs, c, kold, 0.0)[3] == next(i for i in order if w[i] > 0)
+            lane = [math.fsum(w[b::4]) for b in range(4)]
+            for b in range(4):
+                if lane[b] == 0.0:
+                    continue
+                lo = cum[b - 1] if b > 0 else 0.0
+                for u in (lo, np.nextafter(cum[b], 0.0)):
+                    j = _cgs._word_draw(pairs, c, kold, u)[3]
+                    assert 0 <= j < n and j % 4 == b and w[j] > 0, (n, rep, b, u)
+                # the lane's own running sum (the kernel's order) against u's offset
+                acc = 0.0
+                for i in range(b, n, 4):
+                    acc += w[i]
+                if b > 0 and np.nextafter(cum[b], 0.0) - cum[b - 1] >= acc:
+                    clamped += 1
+                    zero_last += w[b + 4 * ((n - 1 - b) // 4)] == 0
+    assert clamped >= 50 and zero_last >= 3, (clamped, zero_last)     # 129, 8 (seed 16)
+
+
+def test_sparse_draw_lists_of_every_length():
+    """One token's SparseLDA draw against the exact conditional (chi-square, small cells
+    pooled, false alarm 1e-6 per length) with its word's list holding 1..17 topics (every
+    remainder modulo the 4 lanes), its old topic's count 1 (the list loses the pair when
+    the token moves) or 2, in the word bucket mostly (small alpha and beta)."""
+    K, V, alpha, beta, R = 24, 3, 0.05, 0.02, 3000
+    rng = np.random.default_rng(17)
+    corpus = Corpus.from_matrix(np.array([[0, 1, 0]]))
+    for L in range(1, 18):
+        n_wk = np.zeros((V, K), dtype=np.int32)
+        topics = rng.choice(K, size=L, replace=False)
+        n_wk[1, topics] = rng.integers(1, 5, size=L)
+        z0 = int(topics[rng.integers(L)])
+        n_wk[1, z0] = 1 if L % 2 else 2
+        n_wk[0] = rng.integers(0, 3, size=K)
+        n_dk = np.zeros((1, K), dtype=np.int32)
+        n_dk[0, z0] = 1
+        n_k = n_wk.sum(axis=0, dtype=np.int64)
+        base = [n_wk[1].copy(), n_dk[0].copy(), n_k.copy()]
+        base[0][z0] -= 1; base[1][z0] -= 1; base[2][z0] -= 1
+        p = (base[0] + beta) * (base[1] + alpha) / (base[2] + V * beta)
+        p /= p.sum()
+        counts = np.zeros(K)
+        z = np.zeros(1, dtype=np.int32)
+        for _ in range(R):
+            z[0] = z0
+            a = [n_wk.copy(), n_dk.copy(), n_k.copy()]
+            _cgs.gibbs_sweep_sparse(corpus.doc_ptr, corpus.word_ids, z, *a, alpha, beta, ONE,
+                                    [rng.bit_generator], 1)
+            counts[z[0]] += 1
+            assert a[0][1, z[0]] == base[0][z[0]] + 1 and a[0][1].sum() == base[0].sum() + 1
+        e = p * R
+        small = e < 5
+        obs, exp = counts[~small], e[~small]
+        if small.any():
+            obs, exp = np.append(obs, counts[small].sum()), np.append(exp, e[small].sum())
+        assert stats.chisquare(obs, exp).pvalue > 1e-6, L
+
+
 def test_sparse_sampler_matches_exact_posterior():
     """tests/test_gibbs.py's exact-posterior test for ``gibbs_sweep_sparse``: the final
     assignment of independent 15-sweep chains against the posterior enumerated over all

@@ -136,8 +136,8 @@ class GibbsLDA(TopicModelMixin):
         the V x K int32 counts and 3 int32 per token (the parts' moves of a round); from
         200 topics, word lists of at most 2 min(K, c_w) int32
         per word w with c_w tokens (at most 2 N int32 for N tokens) per part (one part when
-        serial), and serial one V x K int32 array (the topics' positions in those lists;
-        with ``n_jobs > 1`` they take the copies' memory).
+        serial; with ``n_jobs > 1`` each part's positions of the topics in its lists
+        take the copies' memory).
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
