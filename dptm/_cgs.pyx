@@ -278,27 +278,6 @@ cdef extern from *:
             if (wl[2 * j] == k) return j;
         return n;
     }
-    /* The indices of topics a and b (a != b) among the n pairs of wl, in one pass (n for
-       one absent): a move's two searches of a list at once. */
-    static inline void dptm_find_topics(const int32_t *wl, Py_ssize_t n, int32_t a,
-                                        int32_t b, Py_ssize_t *ja, Py_ssize_t *jb) {
-        Py_ssize_t j = 0, fa = n, fb = n;
-        for (; j + 8 <= n && (fa == n || fb == n); j += 8) {
-            unsigned ma = 0, mb = 0, i;
-            for (i = 0; i < 8; i++) {
-                ma |= (unsigned) (wl[2 * (j + i)] == a) << i;
-                mb |= (unsigned) (wl[2 * (j + i)] == b) << i;
-            }
-            if (ma && fa == n) fa = j + __builtin_ctz(ma);
-            if (mb && fb == n) fb = j + __builtin_ctz(mb);
-        }
-        for (; j < n && (fa == n || fb == n); j++) {
-            if (wl[2 * j] == a) fa = j;
-            if (wl[2 * j] == b) fb = j;
-        }
-        *ja = fa;
-        *jb = fb;
-    }
     /* The word bucket of the token being resampled, over the n >= 1 pairs of its word's
        list, which still counts the token (its old topic kold is in the list, at the index
        stored in *jk, and weighs count - 1 here): x_j = (count_j - [topic_j == kold])
@@ -530,8 +509,6 @@ cdef extern from *:
                                 const double* cum, Py_ssize_t jk, double u) noexcept nogil
     void dptm_list_move_at(int32_t* wl, int32_t* wn, Py_ssize_t ja, int32_t b,
                            Py_ssize_t jb, int32_t* prow) noexcept nogil
-    void dptm_find_topics(const int32_t* wl, Py_ssize_t n, int32_t a, int32_t b,
-                          Py_ssize_t* ja, Py_ssize_t* jb) noexcept nogil
 
 
 cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k,
@@ -570,36 +547,13 @@ cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k,
             prow[k] = <int32_t> n
 
 
-cdef inline void _list_move(int32_t* wl, int32_t* wn_w, int32_t a, int32_t b) noexcept nogil:
-    """Topic ``a``'s count (a in the list) decremented, the pair dropped at zero (the last
-    pair takes its place), then topic ``b``'s (b != a) incremented, appended with count 1 if
-    absent; one search for both."""
-    cdef Py_ssize_t n = wn_w[0], ja, jb, last
-    dptm_find_topics(wl, n, a, b, &ja, &jb)
-    wl[2 * ja + 1] -= 1
-    if wl[2 * ja + 1] == 0:
-        last = n - 1
-        wl[2 * ja] = wl[2 * last]
-        wl[2 * ja + 1] = wl[2 * last + 1]
-        if jb == last:
-            jb = ja
-        elif jb == n:
-            jb = last
-        n = last
-    if jb < n:
-        wl[2 * jb + 1] += 1
-    else:
-        wl[2 * n] = b
-        wl[2 * n + 1] = 1
-        n += 1
-    wn_w[0] = <int32_t> n
-
-
 cdef inline void _list_move_at(int32_t* wl, int32_t* wn_w, int32_t* prow, int32_t a,
                                int32_t b) noexcept nogil:
-    """``_list_move`` without a search: ``prow[t]`` is topic t's index in the list for every
-    topic t in it (any value for the others: t is in the list iff ``prow[t] < n`` and that
-    pair holds t), kept so here. O(1) a move instead of two scans of a list that holds up
+    """Topic ``a``'s count (a in the list) decremented, the pair dropped at zero (the last
+    pair takes its place), then topic ``b``'s (b != a) incremented, appended with count 1 if
+    absent (``_list_dec`` then ``_list_inc``), without a search: ``prow[t]`` is topic t's
+    index in the list for every topic t in it (any value for the others: t is in the list
+    iff ``prow[t] < n`` and that pair holds t), kept so here. O(1) a move instead of two scans of a list that holds up
     to K topics in the early sweeps (at K = 500 the scans were a third of a 2-part
     sweep's instructions)."""
     cdef Py_ssize_t n = wn_w[0], ja = prow[a], jb = <uint32_t> prow[b], last
@@ -632,10 +586,10 @@ def _list_edits(const int32_t[::1] pairs, const int32_t[:, ::1] ops, Py_ssize_t 
                 const int32_t[::1] pos_fill):
     """For tests: a word list (``pairs``: (topic, count) pairs, topics < K) edited by ``ops``
     rows (kind, a, b): kind 0 moves a token a -> b, 1 takes one off a, 2 adds one to a.
-    Once with the searches (``_list_move`` / ``_list_dec`` / ``_list_inc`` without
-    positions) and once through positions (``_list_move_at`` and the others with them),
-    the positions starting as ``pos_fill`` (K values: what memory held) but for the list's
-    topics. Returns both lists and the final positions."""
+    Once with the searches (``_list_dec`` / ``_list_inc`` without positions; a move is
+    the one then the other) and once through positions (``_list_move_at`` and the others
+    with them), the positions starting as ``pos_fill`` (K values: what memory held) but for
+    the list's topics. Returns both lists and the final positions."""
     cdef Py_ssize_t n0 = pairs.shape[0] // 2, i, j
     cdef int32_t na = <int32_t> n0, nb = <int32_t> n0
     if pos_fill.shape[0] != K or 2 * n0 != pairs.shape[0] or ops.shape[1] != 3:
@@ -651,7 +605,8 @@ def _list_edits(const int32_t[::1] pairs, const int32_t[:, ::1] ops, Py_ssize_t 
         pp[pairs[2 * j]] = <int32_t> j
     for i in range(ops.shape[0]):
         if ops[i, 0] == 0:
-            _list_move(&wa[0], &na, ops[i, 1], ops[i, 2])
+            _list_dec(&wa[0], &na, ops[i, 1], NULL)
+            _list_inc(&wa[0], &na, ops[i, 2], NULL)
             _list_move_at(&wb[0], &nb, &pp[0], ops[i, 1], ops[i, 2])
         elif ops[i, 0] == 1:
             _list_dec(&wa[0], &na, ops[i, 1], NULL)
@@ -1262,7 +1217,7 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, int32_t* pos,
     to topic) triples from ``_record_moves``. Only the moves are read: the tokens that
     kept their topic (about half after a few sweeps) cost nothing here. Dense (``pos``
     NULL): the counts ``wkp`` and ``ws.nk[p]``, in a loop with no test per move. Sparse:
-    ``ws.nk[p]`` and the word lists, edited as ``_list_move`` would (the same lists, pair
+    ``ws.nk[p]`` and the word lists, edited as ``_list_dec`` then ``_list_inc`` would (the same lists, pair
     for pair) through the positions ``pos`` (``_round_pos``), without searching them."""
     cdef Py_ssize_t j, K = ws.K
     cdef int32_t a, b, w
