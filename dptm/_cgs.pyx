@@ -380,12 +380,16 @@ cdef extern from *:
         row = row < last ? row : last;
         return nb + 4 * row;
     }
-    /* The token's pair at ja (topic a) loses a count, topic b (b != a) gains one, at jb
-       if jb < *wn (then wl[2 jb] == b) else found: a pair emptied is replaced by the
-       list's last (branch-free), a topic new to the list appended. prow (unless NULL):
-       the word's positions of its topics (_list_move_at), kept exact (stored only when
-       a pair moves or is appended: the sweep's rounds apply the other parts' moves
-       through them) and read instead of searching for b. */
+    /* A token moved in its word's list: the pair at ja (topic a) loses a count, topic b
+       (b != a) gains one, at jb if jb < *wn (then wl[2 jb] == b) else found: a pair
+       emptied is replaced by the list's last (branch-free), a topic new to the list
+       appended. prow (unless NULL): prow[t] is topic t's index in the list for every t
+       in it (any value for the others: t is in the list iff prow[t] < n and that pair
+       holds t), kept exact (stored only when a pair moves or is appended) and read
+       instead of searching for b: O(1) a move. The sampler's draws and the rounds'
+       exchange of the other parts' moves both edit the lists here (at K = 500 the two
+       searches of a list per exchanged move were a third of a 2-part sweep's
+       instructions). */
     static inline void dptm_list_move_at(int32_t *wl, int32_t *wn, Py_ssize_t ja,
                                          int32_t b, Py_ssize_t jb, int32_t *prow) {
         Py_ssize_t n = *wn, last;
@@ -511,110 +515,31 @@ cdef extern from *:
                            Py_ssize_t jb, int32_t* prow) noexcept nogil
 
 
-cdef inline void _list_dec(int32_t* wl, int32_t* wn_w, int32_t k,
-                           int32_t* prow) noexcept nogil:
-    """Decrement topic ``k``'s count (k is in the list), dropping it at zero. ``prow``
-    (unless NULL): the word's positions (``_list_move_at``), read instead of searching
-    the list and kept for the pair moved. (The sampler no longer takes a token off its
-    list before the draw; these two are the reference edits of ``_list_edits``.)"""
-    cdef Py_ssize_t j, last
-    if prow != NULL:
-        j = prow[k]
-    else:
-        j = dptm_find_topic(wl, wn_w[0], k)
-    wl[2 * j + 1] -= 1
-    if wl[2 * j + 1] == 0:
-        last = wn_w[0] - 1
-        wl[2 * j] = wl[2 * last]
-        wl[2 * j + 1] = wl[2 * last + 1]
-        wn_w[0] = <int32_t> last
-        if prow != NULL:
-            prow[wl[2 * j]] = <int32_t> j
-
-
-cdef inline void _list_inc(int32_t* wl, int32_t* wn_w, int32_t k,
-                           int32_t* prow) noexcept nogil:
-    """Increment topic ``k``'s count, appending it with count 1 if absent (and its
-    position in ``prow`` unless NULL)."""
-    cdef Py_ssize_t n = wn_w[0], j = dptm_find_topic(wl, n, k)
-    if j < n:
-        wl[2 * j + 1] += 1
-    else:
-        wl[2 * n] = k
-        wl[2 * n + 1] = 1
-        wn_w[0] = <int32_t> (n + 1)
-        if prow != NULL:
-            prow[k] = <int32_t> n
-
-
-cdef inline void _list_move_at(int32_t* wl, int32_t* wn_w, int32_t* prow, int32_t a,
-                               int32_t b) noexcept nogil:
-    """Topic ``a``'s count (a in the list) decremented, the pair dropped at zero (the last
-    pair takes its place), then topic ``b``'s (b != a) incremented, appended with count 1 if
-    absent (``_list_dec`` then ``_list_inc``), without a search: ``prow[t]`` is topic t's
-    index in the list for every topic t in it (any value for the others: t is in the list
-    iff ``prow[t] < n`` and that pair holds t), kept so here. O(1) a move instead of two scans of a list that holds up
-    to K topics in the early sweeps (at K = 500 the scans were a third of a 2-part
-    sweep's instructions)."""
-    cdef Py_ssize_t n = wn_w[0], ja = prow[a], jb = <uint32_t> prow[b], last
-    cdef int32_t t
-    if jb >= n or wl[2 * jb] != b:
-        jb = n
-    wl[2 * ja + 1] -= 1
-    if wl[2 * ja + 1] == 0:
-        last = n - 1
-        t = wl[2 * last]
-        wl[2 * ja] = t
-        wl[2 * ja + 1] = wl[2 * last + 1]
-        prow[t] = <int32_t> ja
-        if jb == last:
-            jb = ja
-        elif jb == n:
-            jb = last
-        n = last
-    if jb < n:
-        wl[2 * jb + 1] += 1
-    else:
-        wl[2 * n] = b
-        wl[2 * n + 1] = 1
-        prow[b] = <int32_t> n
-        n += 1
-    wn_w[0] = <int32_t> n
-
-
-def _list_edits(const int32_t[::1] pairs, const int32_t[:, ::1] ops, Py_ssize_t K,
-                const int32_t[::1] pos_fill):
-    """For tests: a word list (``pairs``: (topic, count) pairs, topics < K) edited by ``ops``
-    rows (kind, a, b): kind 0 moves a token a -> b, 1 takes one off a, 2 adds one to a.
-    Once with the searches (``_list_dec`` / ``_list_inc`` without positions; a move is
-    the one then the other) and once through positions (``_list_move_at`` and the others
-    with them), the positions starting as ``pos_fill`` (K values: what memory held) but for
-    the list's topics. Returns both lists and the final positions."""
-    cdef Py_ssize_t n0 = pairs.shape[0] // 2, i, j
-    cdef int32_t na = <int32_t> n0, nb = <int32_t> n0
-    if pos_fill.shape[0] != K or 2 * n0 != pairs.shape[0] or ops.shape[1] != 3:
-        raise ValueError("pairs must hold (topic, count) pairs, pos_fill K values, ops 3 columns")
-    la = np.zeros(2 * K, dtype=np.int32)
-    lb = np.zeros(2 * K, dtype=np.int32)
+def _list_moves(const int32_t[::1] pairs, const int32_t[:, ::1] moves, Py_ssize_t K,
+                const int32_t[::1] pos_fill, int mode):
+    """For tests: a word list (``pairs``: (topic, count) pairs, topics < K) after the
+    ``moves`` rows (a, b), each a token moved from topic a (in the list) to b != a by
+    ``dptm_list_move_at`` as the kernels call it: mode 0 through the positions, b's index
+    not given (the rounds' exchange of another part's moves); 1 through the positions, b's
+    index given when b is in the list (the sampler's draw from the word bucket); 2 without
+    positions (the serial sampler). The positions start as ``pos_fill`` (K values: what
+    memory held) but for the list's topics. Returns the list and the positions."""
+    cdef Py_ssize_t n0 = pairs.shape[0] // 2, i, j, ja, jb
+    cdef int32_t n = <int32_t> n0
+    if pos_fill.shape[0] != K or 2 * n0 != pairs.shape[0] or moves.shape[1] != 2:
+        raise ValueError("pairs must hold (topic, count) pairs, pos_fill K values, moves 2 columns")
+    out = np.zeros(2 * K, dtype=np.int32)
     pos = np.array(pos_fill, dtype=np.int32)
-    cdef int32_t[::1] wa = la, wb = lb, pp = pos
+    cdef int32_t[::1] wl = out, pp = pos
     for j in range(2 * n0):
-        wa[j] = pairs[j]
-        wb[j] = pairs[j]
+        wl[j] = pairs[j]
     for j in range(n0):
         pp[pairs[2 * j]] = <int32_t> j
-    for i in range(ops.shape[0]):
-        if ops[i, 0] == 0:
-            _list_dec(&wa[0], &na, ops[i, 1], NULL)
-            _list_inc(&wa[0], &na, ops[i, 2], NULL)
-            _list_move_at(&wb[0], &nb, &pp[0], ops[i, 1], ops[i, 2])
-        elif ops[i, 0] == 1:
-            _list_dec(&wa[0], &na, ops[i, 1], NULL)
-            _list_dec(&wb[0], &nb, ops[i, 1], &pp[0])
-        else:
-            _list_inc(&wa[0], &na, ops[i, 1], NULL)
-            _list_inc(&wb[0], &nb, ops[i, 1], &pp[0])
-    return la[:2 * na].reshape(-1, 2), lb[:2 * nb].reshape(-1, 2), pos
+    for i in range(moves.shape[0]):
+        ja = dptm_find_topic(&wl[0], n, moves[i, 0]) if mode == 2 else pp[moves[i, 0]]
+        jb = dptm_find_topic(&wl[0], n, moves[i, 1]) if mode == 1 else n
+        dptm_list_move_at(&wl[0], &n, ja, moves[i, 1], jb, NULL if mode == 2 else &pp[0])
+    return out[:2 * n].reshape(-1, 2), pos
 
 
 cdef inline double _sum_doubles(const double* x, Py_ssize_t n) noexcept nogil:
@@ -643,7 +568,7 @@ cdef void _sparse_docs(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
     """``gibbs_sweep_sparse`` over documents [d_lo, d_hi), the word lists already built
     (the sampler reads them, not ``n_wk``; ``n_wk`` NULL: only the lists are kept).
     ``pos`` (unless NULL): V x K positions of the topics in their word's list, kept exact
-    through the sampler's moves (the rounds' ``_list_move_at`` reads them) and read instead
+    through the sampler's moves (the rounds' exchange reads them) and read instead
     of a search when a topic new to the word is drawn.
 
     Kept exact through the call (each recomputed when its topic's counts change):
@@ -1050,7 +975,7 @@ cdef void _sync_row(const Work* ws, int32_t* n_wk, Py_ssize_t w, bint merge,
 cdef inline int32_t* _round_pos(const Work* ws, int32_t* n_wk, Py_ssize_t p,
                                 bint sparse) noexcept nogil:
     """Sparse rounds with P > 1: part ``p``'s V x K positions of the topics in its word
-    lists (``_list_move_at``), else NULL. In memory the sparse rounds leave unused: part 0
+    lists (``dptm_list_move_at``), else NULL. In memory the sparse rounds leave unused: part 0
     ``old``, part p > 0 its dense copy (already touched by a fit's first, dense, sweep).
     Kept from one sweep to the next with the lists (only the positions of topics in a
     list are ever read)."""
@@ -1217,8 +1142,8 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, int32_t* pos,
     to topic) triples from ``_record_moves``. Only the moves are read: the tokens that
     kept their topic (about half after a few sweeps) cost nothing here. Dense (``pos``
     NULL): the counts ``wkp`` and ``ws.nk[p]``, in a loop with no test per move. Sparse:
-    ``ws.nk[p]`` and the word lists, edited as ``_list_dec`` then ``_list_inc`` would (the same lists, pair
-    for pair) through the positions ``pos`` (``_round_pos``), without searching them."""
+    ``ws.nk[p]`` and the word lists, edited through the positions ``pos`` (``_round_pos``)
+    by ``dptm_list_move_at``, without searching them."""
     cdef Py_ssize_t j, K = ws.K
     cdef int32_t a, b, w
     cdef int32_t* wl0
@@ -1248,7 +1173,7 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, int32_t* pos,
         b = rec[3 * j + 2]
         nk[a] -= 1
         nk[b] += 1
-        _list_move_at(wl0 + loff[w], wn + w, pos + w * K, a, b)
+        dptm_list_move_at(wl0 + loff[w], wn + w, pos[w * K + a], b, wn[w], pos + w * K)
 
 
 cdef extern from *:

@@ -612,56 +612,69 @@ def test_round_blocks_cut_each_part():
 
 
 # ------------------------------------------- word lists edited through positions (#16)
-def _random_list_edits(rng, K, n_start, n_ops):
-    """A word list of ``n_start`` distinct topics (random counts, random order) and ``n_ops``
-    random edits of it (moves, removals, additions) that keep every count >= 0, biased
-    towards emptying and refilling topics (where the pair order changes)."""
+def _random_list_moves(rng, K, n_start, n_ops):
+    """A word list of ``n_start`` >= 1 distinct topics (random counts, random order) and
+    ``n_ops`` random moves a -> b of its tokens (a in the list), biased towards emptying
+    and refilling topics (where the pair order changes)."""
     topics = rng.permutation(K)[:n_start]
     counts = np.zeros(K, dtype=np.int64)
     counts[topics] = rng.integers(1, 4, size=n_start)
     pairs = np.column_stack([topics, counts[topics]]).astype(np.int32).ravel()
-    ops = []
+    moves = []
     for _ in range(n_ops):
-        kind = rng.integers(3)
         present = np.flatnonzero(counts)
-        if kind < 2 and present.size == 0:
-            kind = 2
-        if kind == 2:
-            a = rng.integers(K)
-            counts[a] += 1
-            ops.append((2, a, 0))
-            continue
         a = rng.choice(present)
-        counts[a] -= 1
-        if kind == 1:
-            ops.append((1, a, 0))
-            continue
+        # often a topic that was emptied before (or one never seen)
         b = rng.choice([t for t in range(K) if t != a])
+        counts[a] -= 1
         counts[b] += 1
-        ops.append((0, a, b))
-    return pairs, np.array(ops, dtype=np.int32).reshape(-1, 3), counts
+        moves.append((a, b))
+    return pairs, np.array(moves, dtype=np.int32).reshape(-1, 2), counts
+
+
+def _reference_moves(pairs, moves):
+    """The list semantics in Python: the old topic's pair loses a count and, emptied, is
+    replaced by the list's last pair; the new topic's pair gains one, or is appended."""
+    lst = [list(x) for x in np.asarray(pairs).reshape(-1, 2)]
+    for a, b in moves:
+        ja = next(i for i, x in enumerate(lst) if x[0] == a)
+        lst[ja][1] -= 1
+        if lst[ja][1] == 0:
+            last = lst.pop()
+            if ja < len(lst):
+                lst[ja] = last
+        jb = next((i for i, x in enumerate(lst) if x[0] == b), None)
+        if jb is None:
+            lst.append([b, 1])
+        else:
+            lst[jb][1] += 1
+    return np.array(lst, dtype=np.int32).reshape(-1, 2)
 
 
 @pytest.mark.parametrize("K", [2, 3, 7, 40])
-def test_list_edits_through_positions_are_the_searched_edits(K):
-    """The 2-part sparse rounds edit their word lists through each topic's position
-    (``_list_move_at``, and the sampler's ``_list_dec`` / ``_list_inc`` keeping them)
-    instead of searching the list: the same list, pair for pair (the sampler draws by a
-    running sum in list order), whatever the positions of absent topics hold; and the
-    positions stay those of the list."""
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_list_edits_through_positions_are_the_searched_edits(K, mode):
+    """Every edit of a SparseLDA word list is ``dptm_list_move_at``: through each topic's
+    position (mode 0: the 2-part rounds' exchange of the other parts' moves; 1: the
+    sampler's draw, the new topic's index known when it is in the list) or by searching
+    (2: the serial sampler). The same list, pair for pair, as the searched reference (the
+    sampler draws by a running sum in list order), whatever the positions of absent
+    topics hold; and the positions stay those of the list."""
     rng = np.random.default_rng(K)
     for trial in range(300):
-        n_start = int(rng.integers(0, K + 1))
-        pairs, ops, counts = _random_list_edits(rng, K, n_start, int(rng.integers(1, 60)))
+        n_start = int(rng.integers(1, K + 1))
+        pairs, moves, counts = _random_list_moves(rng, K, n_start, int(rng.integers(1, 60)))
         # what memory held: garbage, often indices inside the list, or the true ones
         fill = rng.integers(-2, K + 2, size=K).astype(np.int32)
-        searched, positioned, pos = _cgs._list_edits(pairs, ops, K, fill)
+        searched = _reference_moves(pairs, moves)
+        positioned, pos = _cgs._list_moves(pairs, moves, K, fill, mode)
         np.testing.assert_array_equal(positioned, searched)
         assert (positioned[:, 1] > 0).all()
         back = np.zeros(K, dtype=np.int64)
         back[positioned[:, 0]] = positioned[:, 1]
         np.testing.assert_array_equal(back, counts)
-        np.testing.assert_array_equal(pos[positioned[:, 0]], np.arange(len(positioned)))
+        if mode < 2:
+            np.testing.assert_array_equal(pos[positioned[:, 0]], np.arange(len(positioned)))
 
 
 @pytest.mark.parametrize("n_parts,lag", [(2, 1), (2, 2), (3, 1), (3, 2)])
