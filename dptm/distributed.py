@@ -242,9 +242,10 @@ def _partitions(ex, data, vocabulary, n_partitions):
 
 
 # --------------------------------------------------------------------------- private VB
-def _vb_stat(X, beta, alpha, norm, granularity, presence):
+def _vb_stat(X, beta, alpha, norm, granularity, presence, word_weight):
     from .models.private_vb import _expected_counts
-    return _expected_counts(X, beta, alpha, norm, granularity=granularity, presence=presence)
+    return _expected_counts(X, beta, alpha, norm, granularity=granularity, presence=presence,
+                            word_weight=word_weight)
 
 
 def _fit_vb(est, ex, parts, V):
@@ -254,9 +255,9 @@ def _fit_vb(est, ex, parts, V):
     if not any(ex.gather([ex.submit(_has_tokens, p) for p in parts], what="metadata")):
         raise ValueError("data has no token: every document is empty")
 
-    def statistic(beta, alpha, norm, g, presence):
+    def statistic(beta, alpha, norm, g, presence, word_weight):
         beta_f = ex.scatter(beta)
-        stats = ex.gather([ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence)
+        stats = ex.gather([ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, word_weight)
                            for p in parts])
         # every partition's statistic is in: only now is noise drawn, once; the sum
         # (multiples of g) is exact in any order, taken in partition order anyway

@@ -93,21 +93,64 @@ def test_releases_split_the_budget_in_the_schedule_shares():
         assert not isinstance(v, (np.random.Generator, np.random.BitGenerator))
 
 
+def test_word_weights_favour_rare_words_by_the_power_and_keep_the_scale():
+    # weights f^-p from the first release's word totals f (floored at 2 noise sd of a
+    # total, sqrt(K) sd), scaled so that sum f w = sum f
+    K, sd = 4, 0.5
+    est = np.zeros((K, 5))
+    est[:, 0] = 25.0                 # total 100
+    est[:, 1] = [10.0, 0, 0, 0]      # total 10
+    est[:, 2] = [1.0, -1.0, 0.5, 0]  # total 0.5: below the floor 2 * 2 * 0.5 = 2
+    est[:, 3] = -3.0                 # negative total: floored too
+    est[:, 4] = [0, 0, 0, 40.0]      # total 40
+    before = est.copy()
+    w = private_vb._word_weights(est, sd)
+    np.testing.assert_array_equal(est, before)
+    p = private_vb._WORD_WEIGHT_POWER
+    assert 0 < p < 1
+    assert w[0] / w[1] == pytest.approx((10.0 / 100.0) ** p, rel=1e-12)
+    assert w[4] / w[0] == pytest.approx((100.0 / 40.0) ** p, rel=1e-12)
+    assert w[2] == w[3] == pytest.approx(w[1] * (10.0 / 2.0) ** p, rel=1e-12)
+    f = np.array([100.0, 10.0, 2.0, 2.0, 40.0])
+    assert float(f @ w) == pytest.approx(f.sum(), rel=1e-12)
+    assert np.all(np.isfinite(w)) and np.all(w > 0)
+
+
+def test_word_weights_multiply_a_document_before_it_is_scaled_to_the_norm():
+    # one document's weighted contribution is its unweighted one times the weights,
+    # rescaled to the same norm (the sensitivity), for counts and presence alike
+    X = _corpus()
+    rng = np.random.default_rng(5)
+    beta = 1.0 + rng.random((3, X.shape[1]))
+    w = 10.0 ** rng.uniform(-2, 2, X.shape[1])
+    for presence in (False, True):
+        for d in (0, 11, 42):
+            plain = private_vb._expected_counts(X[d:d + 1], beta, 0.3, 0.7, presence=presence)
+            got = private_vb._expected_counts(X[d:d + 1], beta, 0.3, 0.7, presence=presence,
+                                              word_weight=w)
+            want = plain * w
+            want *= 0.7 / np.linalg.norm(want)
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15)
+            assert np.linalg.norm(got) <= 0.7
+
 def test_every_release_uses_every_document_with_its_statistic(monkeypatch):
     # the statistic of each release is the sum over ALL documents (no partition), with
     # the schedule's presence / counts statistic, at the release's lattice step
     seen = []
     real = private_vb._expected_counts
 
-    def spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1):
-        seen.append((X.shape[0], presence, granularity))
-        return real(X, beta, alpha, norm, granularity, presence, n_threads)
+    def spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
+            word_weight=None):
+        seen.append((X.shape[0], presence, granularity, word_weight is not None))
+        return real(X, beta, alpha, norm, granularity, presence, n_threads, word_weight)
     monkeypatch.setattr(private_vb, "_expected_counts", spy)
     X = _corpus()
     m = _fit(3, schedule=(("presence", 1), ("counts", 1), ("presence", 2)),
              random_state=0).fit(X)
-    assert [(d, p) for d, p, _ in seen] == [(60, True), (60, False), (60, True)]
-    assert [g for *_, g in seen] == [private_vb._granularity(s) for s in m.release_sigmas_]
+    assert [(d, p) for d, p, _, _ in seen] == [(60, True), (60, False), (60, True)]
+    assert [g for _, _, g, _ in seen] == [private_vb._granularity(s) for s in m.release_sigmas_]
+    # word weights from the first release on (3+ releases), never before it
+    assert [w for *_, w in seen] == [False, True, True]
 
 
 @pytest.mark.parametrize("param,value", [("target_epsilon", -1.0), ("clip_norm", 0.0),
@@ -275,10 +318,13 @@ def test_released_topics_combine_the_last_two_releases(monkeypatch):
     m = _fit(3, random_state=2, schedule=sched, threshold=0.0).fit(_corpus())
     assert len(seen) == 3
     est, sd = private_vb._combine_releases(seen[1:], m.threshold)
-    beta = private_vb._final_topics(est, sd, m.topic_word_prior_, m.threshold)
+    eta, weights = m.topic_word_prior_, private_vb._word_weights(*seen[0])
+    beta = private_vb._unweighted(private_vb._final_topics(est, sd, eta, m.threshold), eta,
+                                  weights)
     assert np.allclose(m.components_, beta, rtol=1e-12, atol=0)
     (nf, sf) = seen[2]
-    only_final = private_vb._denoise(nf, sf, m.topic_word_prior_, m.threshold)
+    only_final = private_vb._unweighted(private_vb._denoise(nf, sf, eta, m.threshold), eta,
+                                        weights)
     assert not np.allclose(m.components_ - m.components_.min(), only_final - only_final.min())
 
 

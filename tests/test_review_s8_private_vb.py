@@ -100,12 +100,16 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     # - never the un-noised statistic, the combined estimate or the EB fit. (The
     # forced-release test of test_private_vb.py only sees the released topics, which the
     # final releases alone decide.)
-    betas, outs = [], []
+    # The releases after the first weigh the words by _word_weights(release 1, its sd)
+    # and the topics between are post-processed in those units, then _unweighted.
+    betas, outs, weights = [], [], []
     real_stat, real_release = P._expected_counts, P._release
 
-    def stat_spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1):
+    def stat_spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
+                 word_weight=None):
         betas.append(beta.copy())
-        return real_stat(X, beta, alpha, norm, granularity, presence, n_threads)
+        weights.append(None if word_weight is None else word_weight.copy())
+        return real_stat(X, beta, alpha, norm, granularity, presence, n_threads, word_weight)
 
     def release_spy(stat, sigma, gen, granularity):
         out = real_release(stat, sigma, gen, granularity)
@@ -119,12 +123,15 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     shrink = eps >= P._SHRINK_SEARCH_MIN_EPSILON
     combine = eps < P._SHRINK_SEARCH_MIN_EPSILON
     for data in (X, X[:-1]):
-        betas.clear(), outs.clear()
+        betas.clear(), outs.clear(), weights.clear()
         m = _fit(data, n_components=3, target_epsilon=eps)
         assert len(betas) == len(outs) == m.n_iter_ == (4 if eps < 2 else 5)
         firsts.append(betas[0])
         eta = m.topic_word_prior_
+        w = P._word_weights(*outs[0])
+        assert weights[0] is None
         for i in range(1, len(betas)):
+            np.testing.assert_array_equal(weights[i], w)
             est, sd = outs[i - 1]
             if i == 1:
                 post = P._shrink_to_word_means if shrink_first else P._search_denoise
@@ -133,42 +140,53 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
                     est, sd, eta)
             elif i >= 3 and combine:
                 est, sd = P._combine_releases(outs[i - 2:i], P._DEFAULT_THRESHOLD)
-                np.testing.assert_array_equal(betas[i], P._search_denoise(est, sd, eta))
-                other = P._search_denoise(*outs[i - 1], eta)
+                np.testing.assert_array_equal(
+                    betas[i], P._unweighted(P._search_denoise(est, sd, eta), eta, w))
+                other = P._unweighted(P._search_denoise(*outs[i - 1], eta), eta, w)
             else:
-                np.testing.assert_array_equal(betas[i], P._search_denoise(est, sd, eta, shrink))
-                other = P._search_denoise(est, sd, eta, not shrink)
+                np.testing.assert_array_equal(
+                    betas[i], P._unweighted(P._search_denoise(est, sd, eta, shrink), eta, w))
+                other = P._unweighted(P._search_denoise(est, sd, eta, not shrink), eta, w)
             assert not np.array_equal(betas[i], other)    # the two tell apart here
+            if i >= 2:                                    # and weighted from unweighted
+                assert not np.allclose(betas[i], P._search_denoise(est, sd, eta, shrink))
     np.testing.assert_array_equal(firsts[0], firsts[1])   # the start ignores the data
     # from public init_topics the first release is no near-uniform contrast: every release
     # between is post-processed alike
-    betas.clear(), outs.clear()
+    betas.clear(), outs.clear(), weights.clear()
     init = np.random.default_rng(0).random((3, X.shape[1])) + 0.5
     m = _fit(X, n_components=3, target_epsilon=eps, init_topics=init)
+    w, eta = P._word_weights(*outs[0]), m.topic_word_prior_
     for i in range(1, len(betas)):
-        want = P._search_denoise(outs[i - 1][0], outs[i - 1][1], m.topic_word_prior_)
+        want = P._search_denoise(outs[i - 1][0], outs[i - 1][1], eta)
+        if i >= 2:
+            want = P._unweighted(want, eta, w)
         np.testing.assert_array_equal(betas[i], want)     # no shrinkage (not measured)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("presence", [False, True])
-def test_neighbours_statistics_differ_by_exactly_one_contribution(monkeypatch, presence):
+def test_neighbours_statistics_differ_by_exactly_one_contribution(monkeypatch, presence,
+                                                                   weighted):
     # Add/remove one document changes the lattice statistic by exactly that document's own
     # contribution (norm <= clip_norm), bit for bit, whatever the E-step's chunking (the
     # chunk boundaries move when a document is removed) and thread count: the other
-    # documents' contributions may not move by a single lattice step g.
+    # documents' contributions may not move by a single lattice step g. Word weights
+    # spanning 10^6 (the later releases') leave the bound where it was.
     X = _corpus(2, D=40, V=15)
     beta = 0.05 + np.random.default_rng(3).gamma(0.3, 20.0, (4, 15))
+    ww = 10.0 ** np.linspace(-3, 3, 15) if weighted else None
     g = 2.0 ** -13
     stats = {}
     for chunk in (5, 17, 1 << 20):
         monkeypatch.setattr(P, "_CHUNK_NNZ", chunk)
         for threads in (1, 2):
-            full = P._expected_counts(X, beta, 0.25, 1.0, g, presence, threads)
+            full = P._expected_counts(X, beta, 0.25, 1.0, g, presence, threads, ww)
             stats[chunk, threads] = full
             for d in (0, 7, 23, 39):
                 rest = sp.vstack([X[:d], X[d + 1:]]).tocsr()
-                without = P._expected_counts(rest, beta, 0.25, 1.0, g, presence, threads)
-                one = P._expected_counts(X[d:d + 1], beta, 0.25, 1.0, g, presence, threads)
+                without = P._expected_counts(rest, beta, 0.25, 1.0, g, presence, threads, ww)
+                one = P._expected_counts(X[d:d + 1], beta, 0.25, 1.0, g, presence, threads, ww)
                 assert np.array_equal(full - without, one)
                 assert math.fsum((one * one).ravel()) <= 1.0
     ref = stats[1 << 20, 1]
@@ -262,7 +280,8 @@ def test_released_topics_are_post_processing_of_the_last_two_releases(monkeypatc
     np.testing.assert_array_equal(est, want_est)
     assert sd == want_sd and sd < min(s for _, s in outs[-2:])
     assert eta == m.topic_word_prior_ and thr == threshold
-    np.testing.assert_array_equal(m.components_, real_final(want_est, want_sd, eta, threshold))
+    np.testing.assert_array_equal(m.components_, P._unweighted(
+        real_final(want_est, want_sd, eta, threshold), eta, P._word_weights(*outs[0])))
 
 
 def test_a_default_fit_pickles_without_any_generator_or_document_sized_state():

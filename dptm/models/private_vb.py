@@ -3,7 +3,9 @@
 Each iteration runs the variational E-step on every document with the current topics,
 scales every document's expected topic-word counts (a K x V matrix) to a fixed L2 norm,
 sums them and releases the sum once with the exact (lattice) discrete Gaussian; the
-topics are post-processing of the releases.
+topics are post-processing of the releases. After the first release each word's entries
+are weighted before the scaling, rarer words (in the first release) more
+(``_word_weights``), and the estimates unweighted again.
 
 The total budget is split across the releases (sequential composition: the Gaussian
 releases compose to one Gaussian whose 1 / z^2 is the sum of theirs), in the shares of a
@@ -290,6 +292,25 @@ def _final_topics(est, sd, eta, threshold):
     return beta + max(0.0, _NOISE_SMOOTHING * sd - eta)
 
 
+def _word_weights(est, sd):
+    """Per-word weights of the later releases from the first release ``est`` (K x V, noise
+    sd ``sd``): f_w^-_WORD_WEIGHT_POWER, f_w the word's released total floored at
+    _WORD_WEIGHT_FLOOR times its noise sd (sqrt(K) sd), scaled so that sum_w f_w w_w =
+    sum_w f_w (the pseudo-counts keep their scale). Positive and finite; a deterministic
+    function of the release and public parameters (free in privacy)."""
+    K = est.shape[0]
+    total = np.maximum(np.asarray(est, dtype=np.float64).sum(axis=0),
+                       _WORD_WEIGHT_FLOOR * math.sqrt(K) * sd)
+    weights = total ** -_WORD_WEIGHT_POWER
+    return weights * (total.sum() / (total * weights).sum())
+
+
+def _unweighted(beta, eta, weights):
+    """Topics ``beta`` = eta + x post-processed from weighted releases (``_word_weights``;
+    None: unweighted, returned as is) back in pseudo-counts: eta + x / weights."""
+    return beta if weights is None else eta + (beta - eta) / weights
+
+
 def _granularity(sigma):
     return math.ldexp(1.0, math.frexp(sigma)[1] - 1 - _LATTICE_BITS)
 
@@ -319,7 +340,8 @@ def _estep(X, exp_elog_beta_t, alpha, max_iter=50, tol=1e-3, n_threads=1):
     return et, phinorm, rows
 
 
-def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1):
+def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
+                      word_weight=None):
     """Sum over the documents of CSR ``X`` of their expected K x V topic-word counts, each
     document's contribution scaled to L2 norm ``norm`` (empty documents contribute 0).
 
@@ -327,6 +349,10 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
     responsibilities, summing to one) instead of its count: repeated words then weigh
     less in the norm, so a document carries more signal per unit of sensitivity; the
     early releases use it to find the topics, the last one estimates them from counts.
+
+    ``word_weight`` (V positive weights, optional) multiplies each word's entries before
+    the contribution is scaled: the norm is still ``norm``, and the sum estimates the
+    weighted statistic (see ``_word_weights``).
 
     With ``granularity`` g, every entry of every contribution is rounded DOWN to a
     multiple of g before summing: the rounded contribution's norm is at most ``norm``
@@ -352,6 +378,8 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
         et, phinorm, rows = _estep(Xc, eb_t, alpha, n_threads=n_threads)
         # contribution of pair (d, w) to topic k: n_dw et[d, k] eb[w, k] / phinorm_dw
         weight = (1.0 if presence else Xc.data) / phinorm
+        if word_weight is not None:
+            weight = weight * word_weight[Xc.indices]
         contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
         # Each document divided by its largest entry first: when every pair's normaliser
         # sits at its 1e-100 floor (K >~ 250, words outside every live topic) the entries
@@ -413,6 +441,26 @@ def _within_norm(m, indptr, bound):
 def _release(stat, sigma, gen, granularity):
     """Lattice Gaussian release of ``stat``; returns (noisy, granularity, effective sigma)."""
     return lattice_gaussian(stat, sigma, gen, granularity=granularity)
+
+
+# Word weights of the releases after the first (schedules of 3+ releases): each word's
+# entries in a document's contribution are multiplied by f_w^-_WORD_WEIGHT_POWER before
+# the contribution is scaled to ``clip_norm``, f_w the word's total in the first release
+# (its K entries summed; noise sd sqrt(K) sd), floored at _WORD_WEIGHT_FLOOR of that sd;
+# the estimates are divided by the weights again. A document then spends more of its norm
+# on its rarer words, whose few occurrences the noise otherwise drowns, and less on the
+# frequent ones, which have signal to spare: with noise of the same sd on every entry, the
+# weights w_w ∝ f_w^-1/2 minimise the summed squared relative error of the entries for a
+# given norm (the power trades that against the frequent words' share of the tokens).
+# Session 14, paired seeded fits, ratio to batch VB, unweighted -> power 0.35 (-> 0.5), 2
+# seeds (Debian 4): at eps 4 Debian 17,000 1.326 -> 1.301, KOS-like 17k 1.294 -> 1.285
+# (1.290), C50-like 1.267 -> 1.249 (1.263), synthetic 17k 1.191 -> 1.139 (1.133), KOS
+# 1.451 -> 1.418 (1.415), C50 1.594 -> 1.574 (1.583); at eps 1 Debian 17,000 1.636 ->
+# 1.602 (1.595), KOS-like 1.585 -> 1.580 (1.608), C50-like 1.667 -> 1.680 (1.703),
+# synthetic 17k 2.294 -> 2.235 (2.225), KOS 2.032 -> 1.997 (1.986), C50 1.951 -> 1.951
+# (1.963).
+_WORD_WEIGHT_POWER = 0.35
+_WORD_WEIGHT_FLOOR = 2.0
 
 
 def default_schedule(target_epsilon):
@@ -512,7 +560,12 @@ class PrivateBatchLDA(TopicModelMixin):
     word); from target epsilon 4 on, the entries above 1.25 noise standard deviations are
     kept, with their per-word shrunk values;
     below 4, each search release from the third on is first averaged with the one before
-    (as the final estimate below).
+    (as the final estimate below). With three releases or more, the releases after the
+    first weigh each word's entries by f_w^-0.35 (f_w: the word's total over the topics in
+    the first release, floored at twice its noise sd) before a document is scaled to
+    ``clip_norm``: a document spends more of its norm on its rarer words, which the noise
+    otherwise drowns, and less on frequent ones; every estimate is divided by the weights
+    again (post-processing of the first release; the sensitivity is still ``clip_norm``).
     The final estimate averages the last two releases, the earlier one weighted
     by its noise variance plus its measured excess difference from the last; the released
     topics are the empirical-Bayes posterior mean of each of its entries (a spike at zero
@@ -628,12 +681,13 @@ class PrivateBatchLDA(TopicModelMixin):
     def fit(self, X, y=None):
         X = check_count_matrix(X, estimator=self, reset=True).tocsr()
         threads = effective_n_jobs(self.n_jobs)
-        return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence: _expected_counts(
-            X, beta, alpha, C, granularity=g, presence=presence, n_threads=threads))
+        return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence, weights: (
+            _expected_counts(X, beta, alpha, C, granularity=g, presence=presence,
+                             n_threads=threads, word_weight=weights)))
 
     def _fit_releases(self, V, statistic):
         """The fit given where the documents are: ``statistic(beta, alpha, norm,
-        granularity, presence)`` is the lattice sum of ``_expected_counts`` over every
+        granularity, presence, word_weight)`` is the lattice sum of ``_expected_counts`` over every
         document (one process: ``fit``; a cluster: ``dptm.distributed``). Fitted
         attributes are set only once every release is done."""
         from ..accounting import PrivacyReport
@@ -676,9 +730,10 @@ class PrivateBatchLDA(TopicModelMixin):
         shrink_search = random_start and eps >= _SHRINK_SEARCH_MIN_EPSILON
         combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON
         releases, drawn = [], []
+        weights = None          # the word weights of the releases after the first
         for i, ((presence, _), sigma) in enumerate(zip(schedule, sigmas)):
             g = _granularity(sigma)
-            stat = statistic(beta, alpha, C, g, presence)
+            stat = statistic(beta, alpha, C, g, presence, weights)
             noisy, _, sd = _release(stat, sigma, gen, g)
             releases.append((noisy, sd))
             drawn.append(sd)                     # >= sigma: the sampled variance rounds up
@@ -689,12 +744,18 @@ class PrivateBatchLDA(TopicModelMixin):
             elif combine_search and i >= 2:
                 est, sd = _combine_releases(releases[-2:], _DEFAULT_THRESHOLD)
             if not last:           # the released topics: _final_topics, after the loop
-                beta = (_shrink_to_word_means(est, sd, eta) if i == 0 and shrink_first
-                        else _search_denoise(est, sd, eta, shrink=shrink_search))
+                beta = _unweighted(_shrink_to_word_means(est, sd, eta) if i == 0 and shrink_first
+                                   else _search_denoise(est, sd, eta, shrink=shrink_search),
+                                   eta, weights)
+                if i == 0 and len(schedule) >= 3:
+                    # from the first release only, so the combined releases (the last two;
+                    # below eps 4 also consecutive search releases) share one set
+                    weights = _word_weights(est, sd)
             self._progress(i + 1, total=len(schedule), unit="release")
         # the released topics from the last estimate (``est``, noise sd ``sd``; replaces
         # the loop's last hard-thresholded ``beta``)
-        beta = _final_topics(est, sd, eta, None if self.threshold is None else tau)
+        beta = _unweighted(_final_topics(est, sd, eta, None if self.threshold is None else tau),
+                           eta, weights)
         privacy = PrivacyReport(
             _schedule_event(drawn, C), "document",
             description=("batch VB LDA: per-document L2-normalised expected counts, lattice "

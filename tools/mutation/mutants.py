@@ -340,12 +340,12 @@ _EB = BATCH + ["tests/test_private_vb_denoise.py", "tests/test_review_s6_private
                "tests/test_review_s8_private_vb.py"]
 MUTANTS += [
     dict(id="B09", file="dptm/models/private_vb.py",
-         old="        beta = _final_topics(est, sd, eta, None if self.threshold is None else tau)",
-         new="        beta = _final_topics(stat, sd, eta, None if self.threshold is None else tau)",
+         old="        beta = _unweighted(_final_topics(est, sd, eta, None if self.threshold is None else tau),",
+         new="        beta = _unweighted(_final_topics(stat, sd, eta, None if self.threshold is None else tau),",
          tests=_EB, what="released topics (EB posterior mean) computed from the un-noised statistic"),
     dict(id="B10", file="dptm/models/private_vb.py",
-         old="                        else _search_denoise(est, sd, eta, shrink=shrink_search))",
-         new="                        else _search_denoise(stat, sd, eta, shrink=shrink_search))",
+         old="                                   else _search_denoise(est, sd, eta, shrink=shrink_search),",
+         new="                                   else _search_denoise(stat, sd, eta, shrink=shrink_search),",
          tests=_EB, what="topics between releases (the next E-step's) from the un-noised statistic"),
     dict(id="B11", file="dptm/models/private_vb.py",
          old="    return slab * np.maximum(s * (u + mills), 0.0)",
@@ -377,8 +377,8 @@ MUTANTS += [
          tests=_EB, what="EB fail-safe keeps a non-finite posterior mean in the release"),
     # -- session 10: the first release shrunk towards each word's mean over the topics
     dict(id="B17", file="dptm/models/private_vb.py",
-         old="                beta = (_shrink_to_word_means(est, sd, eta) if i == 0 and shrink_first",
-         new="                beta = (_shrink_to_word_means(stat, sd, eta) if i == 0 and shrink_first",
+         old="                beta = _unweighted(_shrink_to_word_means(est, sd, eta) if i == 0 and shrink_first",
+         new="                beta = _unweighted(_shrink_to_word_means(stat, sd, eta) if i == 0 and shrink_first",
          tests=_EB, what="topics after the first release from the un-noised statistic"),
     dict(id="B18", file="dptm/models/private_vb.py",
          old="    keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)",
@@ -424,6 +424,23 @@ MUTANTS += [
          new="        combine_search = eps < _SHRINK_SEARCH_MIN_EPSILON",
          tests=_EB, what="search releases after public init_topics averaged (not measured "
                          "there)"),
+    # -- session 14: the later releases' word weights
+    dict(id="B27", file="dptm/models/private_vb.py",
+         old="                    weights = _word_weights(est, sd)",
+         new="                    weights = _word_weights(stat, sd)",
+         tests=_EB, what="word weights from the un-noised statistic of the first release"),
+    dict(id="B28", file="dptm/models/private_vb.py", edits=[
+        ("        if word_weight is not None:\n            weight = weight * word_weight[Xc.indices]\n",
+         ""),
+        ("        contrib *= scale[rows][:, None]\n",
+         "        contrib *= scale[rows][:, None]\n        if word_weight is not None:\n"
+         "            contrib *= word_weight[Xc.indices][:, None]\n")],
+         tests=_EB, what="word weights applied after the contribution is scaled to clip_norm "
+                         "(sensitivity times the largest weight)"),
+    dict(id="B29", file="dptm/models/private_vb.py",
+         old="    return beta if weights is None else eta + (beta - eta) / weights",
+         new="    return beta", tests=_EB,
+         what="topics from weighted releases not divided by the weights (rare words inflated)"),
     # -- session 13: GibbsLDA's sparse AD-LDA rounds edit word lists through positions (not
     # privacy code: a wrong list is a wrong non-private fit, caught by the same tests)
     dict(id="W03", file="dptm/_cgs.pyx",
