@@ -121,3 +121,33 @@ def test_neighbours_fits_differ_only_in_the_released_values(tmp_path):
                          sorted(f"{type(x.message).__name__}: {x.message}" for x in wl), meta))
         for other in seen[1:]:
             assert other == seen[0]
+
+
+def test_a_non_finite_contribution_never_reaches_the_release(monkeypatch):
+    # A document whose contribution is NaN (here: its E-step made NaN) fails the exact norm
+    # check and must contribute nothing: before the fix it was multiplied by 0.0, NaN stayed
+    # NaN and the release raised only when such a document was present (a data-dependent
+    # error). Non-finite or non-positive weights are refused whatever the data.
+    X = _corpus()
+    beta = 1.0 + np.random.default_rng(1).random((3, X.shape[1]))
+    g = 2.0 ** -13
+    real = P._estep
+
+    def poisoned(Xc, *a, **k):
+        et, phinorm, rows = real(Xc, *a, **k)
+        et = et.copy()
+        et[0] = np.nan                                     # the chunk's first document
+        return et, phinorm, rows
+    rest = P._expected_counts(X[1:], beta, 0.3, 1.0, g)
+    monkeypatch.setattr(P, "_estep", poisoned)
+    with np.errstate(invalid="ignore"):
+        got = P._expected_counts(X, beta, 0.3, 1.0, g)
+    monkeypatch.setattr(P, "_estep", real)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_array_equal(got, rest + P._expected_counts(X[1:1], beta, 0.3, 1.0, g))
+    for bad in (np.inf, np.nan, 0.0, -1.0):
+        w = np.ones(X.shape[1])
+        w[3] = bad
+        for data in (X, X[:0]):
+            with pytest.raises(ValueError, match="word_weight"):
+                P._expected_counts(data, beta, 0.3, 1.0, g, word_weight=w)

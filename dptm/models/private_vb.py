@@ -367,6 +367,13 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
         X = X.copy()
         X.sum_duplicates()
     K, V = beta.shape
+    if word_weight is not None:
+        # public (post-processing of a release): refusing bad weights reveals nothing, while
+        # an inf weight would make a NaN contribution in exactly the documents holding
+        # that word (review s14)
+        word_weight = np.asarray(word_weight, dtype=np.float64)
+        if word_weight.shape != (V,) or not np.all(np.isfinite(word_weight) & (word_weight > 0)):
+            raise ValueError("word_weight must hold V finite positive weights")
     eb_t = np.ascontiguousarray(_exp_dirichlet(beta).T)      # V x K
     stat = np.zeros((K, V))
     D = X.shape[0]
@@ -398,7 +405,9 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
         contrib *= scale[rows][:, None]
         if granularity is not None:
             contrib = np.floor(contrib / granularity)
-            contrib *= _within_norm(contrib, Xc.indptr, norm / granularity)[rows][:, None]
+            # np.where, not a product: a failed document's NaN times 0 is still NaN
+            ok = _within_norm(contrib, Xc.indptr, norm / granularity)[rows] > 0
+            contrib = np.where(ok[:, None], contrib, 0.0)
             contrib *= granularity
         for k in range(K):
             stat[k] += np.bincount(Xc.indices, contrib[:, k], minlength=V)
