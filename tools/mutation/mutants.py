@@ -441,6 +441,25 @@ MUTANTS += [
          old="    return beta if weights is None else eta + (beta - eta) / weights",
          new="    return beta", tests=_EB,
          what="topics from weighted releases not divided by the weights (rare words inflated)"),
+    # -- session 14 review: the weights' sensitivity past the scaling, the backstop, the cluster
+    dict(id="B30", file="dptm/models/private_vb.py", edits=[
+        ("        if word_weight is not None:\n            weight = weight * word_weight[Xc.indices]\n",
+         ""),
+        ("            contrib *= granularity\n",
+         "            contrib *= granularity\n        if word_weight is not None:\n"
+         "            contrib *= word_weight[Xc.indices][:, None]\n")],
+         tests=_EB + ["tests/test_review_s14_private_vb.py"],
+         what="word weights applied after the lattice norm check (sensitivity times the "
+              "largest weight; B28's place is still caught by the norm check)"),
+    dict(id="B31", file="dptm/models/private_vb.py",
+         old="            contrib = np.where(ok[:, None], contrib, 0.0)\n",
+         new="", tests=_EB + ["tests/test_review_s14_private_vb.py"],
+         what="the exact lattice norm check's verdict ignored (the last line of defence)"),
+    dict(id="B32", file="dptm/distributed.py",
+         old="ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, word_weight)",
+         new="ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, None)",
+         tests=["tests/test_distributed.py"],
+         what="the distributed fit does not send the word weights to the workers"),
     # -- session 13: GibbsLDA's sparse AD-LDA rounds edit word lists through positions (not
     # privacy code: a wrong list is a wrong non-private fit, caught by the same tests)
     dict(id="W03", file="dptm/_cgs.pyx",
