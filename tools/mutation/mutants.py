@@ -436,7 +436,7 @@ MUTANTS += [
          "        contrib *= scale[rows][:, None]\n        if word_weight is not None:\n"
          "            contrib *= word_weight[Xc.indices][:, None]\n")],
          tests=_EB, what="word weights applied after the contribution is scaled to clip_norm "
-                         "(sensitivity times the largest weight)"),
+                         "(the lattice norm check then drops nearly every document)"),
     dict(id="B29", file="dptm/models/private_vb.py",
          old="    return beta if weights is None else eta + (beta - eta) / weights",
          new="    return beta", tests=_EB,
