@@ -462,12 +462,14 @@ def _release(stat, sigma, gen, granularity):
 # weights w_w ∝ f_w^-1/2 minimise the summed squared relative error of the entries for a
 # given norm (the power trades that against the frequent words' share of the tokens).
 # Session 14, paired seeded fits, ratio to batch VB, unweighted -> power 0.35 (-> 0.5), 2
-# seeds (Debian 4): at eps 4 Debian 17,000 1.326 -> 1.301, KOS-like 17k 1.294 -> 1.285
+# seeds (Debian 17,000 4, synthetic 50k 1): at eps 4 Debian 33,613 1.264 -> 1.231, Debian
+# 17,000 1.326 -> 1.301, synthetic 50k 1.087 -> 1.044, KOS-like 17k 1.294 -> 1.285
 # (1.290), C50-like 1.267 -> 1.249 (1.263), synthetic 17k 1.191 -> 1.139 (1.133), KOS
-# 1.451 -> 1.418 (1.415), C50 1.594 -> 1.574 (1.583); at eps 1 Debian 17,000 1.636 ->
-# 1.602 (1.595), KOS-like 1.585 -> 1.580 (1.608), C50-like 1.667 -> 1.680 (1.703),
+# 1.451 -> 1.418 (1.415), C50 1.594 -> 1.574 (1.583); at eps 1 Debian 33,613 1.527 ->
+# 1.499, 17,000 1.636 -> 1.602 (1.595), synthetic 50k 1.430 -> 1.400, KOS-like 1.585 ->
+# 1.580 (1.608), C50-like 1.667 -> 1.680 (1.703),
 # synthetic 17k 2.294 -> 2.235 (2.225), KOS 2.032 -> 1.997 (1.986), C50 1.951 -> 1.951
-# (1.963).
+# (1.963); eps 0.5, 2 and 8 in the README.
 _WORD_WEIGHT_POWER = 0.35
 _WORD_WEIGHT_FLOOR = 2.0
 
