@@ -2732,6 +2732,111 @@ cdef extern from *:
     void dptm_prefetch_w(const void* p, Py_ssize_t nbytes) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* The private sweep's document bucket: cum[j] = the running sum, left to right in
+       double, of the float products f[nz[j]] * cf[j] (j < n; cf: the document's counts in
+       the order of nz, as floats); returns the total (0.0 for n = 0). Four entries a step,
+       the same additions in the same order; pf (not NULL) is the next token's word-factor
+       row, prefetched at the same topics in the same pass. */
+    #define DPTM_DOC_STEP(j) { int32_t t_ = nz[j]; if (PF) __builtin_prefetch(pf + t_, 0, 3); \
+                               q += (double) (f[t_] * cf[j]); cum[j] = q; }
+    #define DPTM_DOC_LOOP \
+        for (; j + 4 <= n; j += 4) { \
+            DPTM_DOC_STEP(j) DPTM_DOC_STEP(j + 1) DPTM_DOC_STEP(j + 2) DPTM_DOC_STEP(j + 3) \
+        } \
+        for (; j < n; j++) DPTM_DOC_STEP(j)
+    static inline double dptm_doc_bucket(const float *__restrict f, const float *__restrict cf,
+            const int32_t *__restrict nz, Py_ssize_t n, double *__restrict cum,
+            const float *pf) {
+        double q = 0.0;
+        Py_ssize_t j = 0;
+        if (pf != NULL) {
+    #define PF 1
+            DPTM_DOC_LOOP
+    #undef PF
+        } else {
+    #define PF 0
+            DPTM_DOC_LOOP
+    #undef PF
+        }
+        return q;
+    }
+    #undef DPTM_DOC_STEP
+    #undef DPTM_DOC_LOOP
+    /* #{t < m : cum[t] <= u}: in non-decreasing cum, the first index with cum > u (m if
+       none), counted without a branch per entry (SSE2: two compares an instruction). */
+    static inline Py_ssize_t dptm_count_le(const double *cum, Py_ssize_t m, double u) {
+        Py_ssize_t t = 0, j = 0;
+    #if defined(__SSE2__) && defined(__x86_64__)
+        __m128d uu = _mm_set1_pd(u);
+        __m128i a = _mm_setzero_si128(), b = _mm_setzero_si128();
+        for (; t + 4 <= m; t += 4) {
+            a = _mm_sub_epi64(a, _mm_castpd_si128(_mm_cmple_pd(_mm_loadu_pd(cum + t), uu)));
+            b = _mm_sub_epi64(b, _mm_castpd_si128(_mm_cmple_pd(_mm_loadu_pd(cum + t + 2), uu)));
+        }
+        a = _mm_add_epi64(a, b);
+        j = (Py_ssize_t) (_mm_cvtsi128_si64(a) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(a, a)));
+    #endif
+        for (; t < m; t++) j += cum[t] <= u;
+        return j;
+    }
+    /* A document's counts while its tokens are sampled: the non-zero topics of its count
+       row c (K topics) in increasing order into nz, their counts as floats into cf (same
+       order), pos[t] = the index of t in nz for those topics (other entries untouched),
+       and the counts taken out of the topic totals n_k (dptm_doc_put puts the document's
+       counts back, so the tokens update neither c nor n_k); returns their number. 64
+       topics a step: a mask of the non-zero ones, then its set bits. */
+    static inline Py_ssize_t dptm_doc_take(const int32_t *__restrict c, Py_ssize_t K,
+            int32_t *__restrict nz, float *__restrict cf, int32_t *__restrict pos,
+            int64_t *__restrict n_k) {
+        Py_ssize_t n = 0, t0, i;
+        for (t0 = 0; t0 < K; t0 += 64) {
+            Py_ssize_t len = K - t0 < 64 ? K - t0 : 64;
+            uint64_t m = 0;
+            i = 0;
+    #if defined(__SSE2__)
+            {
+                __m128i zero = _mm_setzero_si128();
+                for (; i + 4 <= len; i += 4) {
+                    __m128i v = _mm_loadu_si128((const __m128i *) (c + t0 + i));
+                    m |= (uint64_t) _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(v, zero)))
+                         << i;
+                }
+            }
+    #endif
+            for (; i < len; i++) m |= (uint64_t) (c[t0 + i] > 0) << i;
+            while (m) {
+                int32_t t = (int32_t) (t0 + __builtin_ctzll(m));
+                pos[t] = (int32_t) n;
+                cf[n] = (float) c[t];
+                n_k[t] -= c[t];
+                nz[n++] = t;
+                m &= m - 1;
+            }
+        }
+        return n;
+    }
+    /* The end of a document: its counts (cf, over the n topics of nz) back into its count
+       row c and the topic totals n_k. Counts are exact in float (< 2^24). */
+    static inline void dptm_doc_put(int32_t *__restrict c, int64_t *__restrict n_k,
+            const int32_t *__restrict nz, const float *__restrict cf, Py_ssize_t n) {
+        for (Py_ssize_t j = 0; j < n; j++) {
+            int32_t v = (int32_t) cf[j];
+            c[nz[j]] = v;
+            n_k[nz[j]] += v;
+        }
+    }
+    """
+    double dptm_doc_bucket(const float* f, const float* cf, const int32_t* nz, Py_ssize_t n,
+                           double* cum, const float* pf) noexcept nogil
+    Py_ssize_t dptm_count_le(const double* cum, Py_ssize_t m, double u) noexcept nogil
+    Py_ssize_t dptm_doc_take(const int32_t* c, Py_ssize_t K, int32_t* nz, float* cf,
+                             int32_t* pos, int64_t* n_k) noexcept nogil
+    void dptm_doc_put(int32_t* c, int64_t* n_k, const int32_t* nz, const float* cf,
+                      Py_ssize_t n) noexcept nogil
+
+
 # Word-factor rows of at most this many topics are prefetched whole for the next token (a
 # few cache lines); longer rows at the document's topics only (measured on KOS, K = 50-1000).
 DEF PREFETCH_MAX_TOPICS = 128
@@ -2750,12 +2855,33 @@ cdef inline Py_ssize_t _first_above(const double* sums, Py_ssize_t n, double u) 
     return lo
 
 
+cdef Py_ssize_t _word_bucket(const float* frow, const double* crow, Py_ssize_t K,
+                             double u) noexcept nogil:
+    """The word bucket's topic: the first t with sum_{t' <= t} frow[t'] > u (running sums
+    in double, left to right; K - 1 if none). ``crow`` (NULL: linear scan) holds the
+    running sums at the end of each block of WORD_BLOCK topics: the first block whose end
+    sum exceeds u (the last block if none), then the scan inside it continued from the
+    previous block's end sum (the same doubles, so the linear scan's result)."""
+    cdef Py_ssize_t t, lo = 0, t1 = K
+    cdef double acc = 0.0
+    if crow != NULL:
+        lo = _first_above(crow, (K + WORD_BLOCK - 1) // WORD_BLOCK, u)
+        acc = crow[lo - 1] if lo > 0 else 0.0
+        t1 = min(lo * WORD_BLOCK + WORD_BLOCK, K)
+        lo = lo * WORD_BLOCK
+    for t in range(lo, t1):
+        acc = acc + frow[t]
+        if acc > u:
+            return t
+    return t1 - 1
+
+
 cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                              const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                              int64_t* n_k, const float* word_factor, const double* word_mass,
                              const double* rate_table, Py_ssize_t K,
                              double alpha, int mode, double scale, bitgen_t* rng, double* cum,
-                             int32_t* nz, int32_t* pos, bint shared,
+                             int32_t* nz, float* cf, int32_t* pos, bint shared,
                              const double* word_blk) noexcept nogil:
     """The sweep of ``noisy_gibbs_sweep`` over documents [d_lo, d_hi) with one stream.
 
@@ -2767,14 +2893,16 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     topics: a binary search over the blocks, then the scan of one block from the previous
     block's end (the same doubles, so the linear scan's result). Returns the number of
     tokens resampled."""
-    cdef Py_ssize_t d, k, w, t, j, knew, lo, wn, n_nz = 0
-    cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK, t1
+    cdef Py_ssize_t d, k, w, j, knew, wn = 0, n_nz = 0
+    cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, ip, cur, end, doc_end, sel_left = 0
-    cdef double q, u, acc, a_w
+    cdef double q, u, a_w
     cdef const float* frow
-    cdef const double* crow
+    cdef const float* pf
     cdef int32_t* drow = NULL
+    # pos is read for any topic of the word bucket (checked against nz): defined values
+    memset(pos, 0, K * sizeof(int32_t))
     i = doc_ptr[d_lo]
     end = doc_ptr[d_hi]
     d = d_lo - 1
@@ -2799,9 +2927,6 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             wn = words[ip]
             if K <= PREFETCH_MAX_TOPICS:
                 dptm_prefetch_r(word_factor + wn * K, K * sizeof(float))
-            elif ip < doc_end:
-                for j in range(n_nz):
-                    dptm_prefetch_r(word_factor + wn * K + nz[j], 1)
             dptm_prefetch_r(word_mass + wn, 1)
             if n_wk != NULL:
                 if K <= PREFETCH_MAX_TOPICS:
@@ -2814,75 +2939,56 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             if next_uniform(rng) >= rate_table[w * K + k]:
                 continue
         if cur >= doc_end:
-            # first selected token of a document: its non-zero topics, branch-free
+            # first selected token of a document: the previous one's counts put back, this
+            # one's non-zero topics and counts taken (the tokens update only the copy: no
+            # count row or total written at an address known only after the draw)
+            if drow != NULL:
+                dptm_doc_put(drow, n_k, nz, cf, n_nz)
             d += 1
             while doc_ptr[d + 1] <= cur:
                 d += 1
             doc_end = doc_ptr[d + 1]
             drow = n_dk + d * K
-            n_nz = 0
-            for t in range(K):
-                pos[t] = <int32_t> n_nz         # read only for non-zero topics
-                nz[n_nz] = <int32_t> t
-                n_nz += drow[t] > 0
+            n_nz = dptm_doc_take(drow, K, nz, cf, pos, n_k)
         n_sampled += 1
         frow = word_factor + w * K
         a_w = alpha * word_mass[w]
-        drow[k] -= 1
-        if drow[k] == 0:
-            j = pos[k]
+        j = pos[k]
+        cf[j] -= 1.0
+        if cf[j] == 0.0:
+            drow[k] = 0                         # out of the list: not put back
             n_nz -= 1
             nz[j] = nz[n_nz]
+            cf[j] = cf[n_nz]
             pos[nz[j]] = <int32_t> j
-        q = 0.0
-        for j in range(n_nz):
-            t = nz[j]
-            q += frow[t] * drow[t]
-            cum[j] = q
+        # long rows: the next token's word factor at this document's topics, prefetched
+        # in the bucket's pass (if it is in this document)
+        pf = word_factor + wn * K if K > PREFETCH_MAX_TOPICS and ip < doc_end else NULL
+        q = dptm_doc_bucket(frow, cf, nz, n_nz, cum, pf)
         u = next_uniform(rng) * (q + a_w)
         if u < q:
             # the first j with cum[j] > u (n_nz - 1 if none), counted without a branch:
-            # cum increases, so the entries <= u are a prefix (no mispredicted loop exit)
-            j = 0
-            for t in range(n_nz - 1):
-                j += cum[t] <= u
+            # cum increases, so the entries <= u are a prefix (no mispredicted loop exit);
+            # its count is > 0, so the topic stays in the list
+            j = dptm_count_le(cum, n_nz - 1, u)
             knew = nz[j]
-        elif word_blk != NULL:
-            # the first block whose end sum exceeds u (the last block if none), then the
-            # scan's running sums inside it, continued from the previous block's end: the
-            # first t with a running sum > u (K - 1 if none), as the linear scan finds it
-            u = (u - q) / alpha
-            crow = word_blk + w * nb
-            lo = _first_above(crow, nb, u)
-            acc = crow[lo - 1] if lo > 0 else 0.0
-            t1 = min(lo * WORD_BLOCK + WORD_BLOCK, K)
-            knew = t1 - 1
-            for t in range(lo * WORD_BLOCK, t1):
-                acc = acc + frow[t]
-                if acc > u:
-                    knew = t
-                    break
+            cf[j] += 1.0
         else:
-            u = (u - q) / alpha
-            acc = 0.0
-            knew = K - 1
-            for t in range(K):
-                acc += frow[t]
-                if acc > u:
-                    knew = t
-                    break
-        drow[knew] += 1
-        if drow[knew] == 1:
-            pos[knew] = <int32_t> n_nz
-            nz[n_nz] = <int32_t> knew
-            n_nz += 1
+            knew = _word_bucket(frow, word_blk + w * nb if word_blk != NULL else NULL, K,
+                                (u - q) / alpha)
+            j = pos[knew]                       # stale for a topic not in the list
+            if j < n_nz and nz[j] == knew:
+                cf[j] += 1.0
+            else:
+                pos[knew] = <int32_t> n_nz
+                nz[n_nz] = <int32_t> knew
+                cf[n_nz] = 1.0
+                n_nz += 1
         if shared and n_wk != NULL:
             if knew != k:
                 z[cur] = <int32_t> knew
                 dptm_atomic_add_i32(n_wk + w * K + k, -1)
                 dptm_atomic_add_i32(n_wk + w * K + knew, 1)
-                n_k[k] -= 1
-                n_k[knew] += 1
         else:
             # without a branch on whether the topic changed (a coin flip for the
             # predictor): a token that kept it takes 1 off and adds it back
@@ -2890,8 +2996,8 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             if n_wk != NULL:                    # else updated by the caller after the sweep
                 n_wk[w * K + k] -= 1
                 n_wk[w * K + knew] += 1
-            n_k[k] -= 1
-            n_k[knew] += 1
+    if drow != NULL:
+        dptm_doc_put(drow, n_k, nz, cf, n_nz)
     return n_sampled
 
 
@@ -2964,9 +3070,10 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
         return 0
     cdef double* cum = <double*> malloc(K * sizeof(double))
     cdef int32_t* nz = <int32_t*> malloc(K * sizeof(int32_t))
+    cdef float* cf = <float*> malloc(K * sizeof(float))
     cdef int32_t* pos = <int32_t*> malloc(K * sizeof(int32_t))
-    if cum == NULL or nz == NULL or pos == NULL:
-        free(cum); free(nz); free(pos)
+    if cum == NULL or nz == NULL or cf == NULL or pos == NULL:
+        free(cum); free(nz); free(cf); free(pos)
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
@@ -2974,10 +3081,11 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
                                      &z[0] if z.shape[0] else NULL, &n_wk[0, 0], &n_dk[0, 0],
                                      &n_k[0], &word_factor[0, 0], &word_mass[0],
                                      &rate_table[0, 0] if mode == 1 else NULL, K, alpha, mode,
-                                     scale, rng, cum, nz, pos, False, NULL)
+                                     scale, rng, cum, nz, cf, pos, False, NULL)
     finally:
         free(cum)
         free(nz)
+        free(cf)
         free(pos)
     return n_sampled
 
@@ -3075,6 +3183,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef double* cum
     cdef int32_t* nz
     cdef int32_t* pos
+    cdef float* cf
     cdef bint deferred = word_ptr is not None and word_tokens is not None
     cdef bint per_thread = (thread_counts is not None and not deferred and n_threads > 1
                             and V * K > 0)
@@ -3088,9 +3197,11 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef Py_ssize_t w, j
     cdef int64_t tok
     cdef int32_t k_old, k_new
-    # per-thread scratch (the running sums, the document's non-zero topics and their
-    # positions), each thread's in cache lines of its own; tokens resampled per block
-    cdef size_t scratch_bytes = ((K * (sizeof(double) + 2 * sizeof(int32_t)) + 63) // 64) * 64
+    # per-thread scratch (the running sums, the document's non-zero topics, their
+    # positions and counts), each thread's in cache lines of its own; tokens resampled per
+    # block
+    cdef size_t scratch_bytes = ((K * (sizeof(double) + 2 * sizeof(int32_t) + sizeof(float))
+                                  + 63) // 64) * 64
     cdef void* scratch_raw = NULL
     cdef char* scratch = NULL
     cdef int64_t* sampled = NULL
@@ -3121,6 +3232,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
         tid = 0
         cum = NULL
         nz = pos = mine = NULL
+        cf = NULL
         with nogil:
             if deferred and zp != NULL and (doc_ptr[0] != 0 or doc_ptr[D] != words.shape[0]):
                 # tokens outside the documents: their old topics too (read by word below)
@@ -3132,6 +3244,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                 cum = <double*> (scratch + tid * scratch_bytes)
                 nz = <int32_t*> (scratch + tid * scratch_bytes + K * sizeof(double))
                 pos = nz + K
+                cf = <float*> (pos + K)
                 # per-thread buffers: thread 0 writes n_wk, thread t > 0 row t - 1 of tc
                 mine = tc + (tid - 1) * VK if per_thread and tid > 0 else wk_target
                 for b in prange(n_blocks, schedule="dynamic"):
@@ -3143,7 +3256,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                     sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp,
                                               zp, mine, &n_dk[0, 0], dk + b * Kp,
                                               &word_factor[0, 0], &word_mass[0], rp, K,
-                                              alpha, mode, scale, rngs[b], cum, nz, pos,
+                                              alpha, mode, scale, rngs[b], cum, nz, cf, pos,
                                               shared, bp)
                 dptm_omp_barrier()              # every block swept before the counts move
                 if deferred:
