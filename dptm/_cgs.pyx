@@ -2735,18 +2735,18 @@ cdef extern from *:
 cdef extern from *:
     """
     /* The private sweep's document bucket: cum[j] = the running sum, left to right in
-       double, of the float products f[nz[j]] * cf[j] (j < n; cf: the document's counts in
-       the order of nz, as floats); returns the total (0.0 for n = 0). Four entries a step,
+       double, of the products f[nz[j]] * cnt[j] (j < n; cnt: the document's counts in the
+       order of nz; the products are exact in double); returns the total (0.0 for n = 0). Four entries a step,
        the same additions in the same order; pf (not NULL) is the next token's word-factor
        row, prefetched at the same topics in the same pass. */
     #define DPTM_DOC_STEP(j) { int32_t t_ = nz[j]; if (PF) __builtin_prefetch(pf + t_, 0, 3); \
-                               q += (double) (f[t_] * cf[j]); cum[j] = q; }
+                               q += (double) f[t_] * cnt[j]; cum[j] = q; }
     #define DPTM_DOC_LOOP \
         for (; j + 4 <= n; j += 4) { \
             DPTM_DOC_STEP(j) DPTM_DOC_STEP(j + 1) DPTM_DOC_STEP(j + 2) DPTM_DOC_STEP(j + 3) \
         } \
         for (; j < n; j++) DPTM_DOC_STEP(j)
-    static inline double dptm_doc_bucket(const float *__restrict f, const float *__restrict cf,
+    static inline double dptm_doc_bucket(const float *__restrict f, const double *__restrict cnt,
             const int32_t *__restrict nz, Py_ssize_t n, double *__restrict cum,
             const float *pf) {
         double q = 0.0;
@@ -2782,13 +2782,13 @@ cdef extern from *:
         return j;
     }
     /* A document's counts while its tokens are sampled: the non-zero topics of its count
-       row c (K topics) in increasing order into nz, their counts as floats into cf (same
+       row c (K topics) in increasing order into nz, their counts as doubles into cnt (same
        order), pos[t] = the index of t in nz for those topics (other entries untouched),
        and the counts taken out of the topic totals n_k (dptm_doc_put puts the document's
        counts back, so the tokens update neither c nor n_k); returns their number. 64
        topics a step: a mask of the non-zero ones, then its set bits. */
     static inline Py_ssize_t dptm_doc_take(const int32_t *__restrict c, Py_ssize_t K,
-            int32_t *__restrict nz, float *__restrict cf, int32_t *__restrict pos,
+            int32_t *__restrict nz, double *__restrict cnt, int32_t *__restrict pos,
             int64_t *__restrict n_k) {
         Py_ssize_t n = 0, t0, i;
         for (t0 = 0; t0 < K; t0 += 64) {
@@ -2809,7 +2809,7 @@ cdef extern from *:
             while (m) {
                 int32_t t = (int32_t) (t0 + __builtin_ctzll(m));
                 pos[t] = (int32_t) n;
-                cf[n] = (float) c[t];
+                cnt[n] = (double) c[t];
                 n_k[t] -= c[t];
                 nz[n++] = t;
                 m &= m - 1;
@@ -2817,23 +2817,23 @@ cdef extern from *:
         }
         return n;
     }
-    /* The end of a document: its counts (cf, over the n topics of nz) back into its count
-       row c and the topic totals n_k. Counts are exact in float (< 2^24). */
+    /* The end of a document: its counts (cnt, over the n topics of nz) back into its count
+       row c and the topic totals n_k. */
     static inline void dptm_doc_put(int32_t *__restrict c, int64_t *__restrict n_k,
-            const int32_t *__restrict nz, const float *__restrict cf, Py_ssize_t n) {
+            const int32_t *__restrict nz, const double *__restrict cnt, Py_ssize_t n) {
         for (Py_ssize_t j = 0; j < n; j++) {
-            int32_t v = (int32_t) cf[j];
+            int32_t v = (int32_t) cnt[j];
             c[nz[j]] = v;
             n_k[nz[j]] += v;
         }
     }
     """
-    double dptm_doc_bucket(const float* f, const float* cf, const int32_t* nz, Py_ssize_t n,
+    double dptm_doc_bucket(const float* f, const double* cnt, const int32_t* nz, Py_ssize_t n,
                            double* cum, const float* pf) noexcept nogil
     Py_ssize_t dptm_count_le(const double* cum, Py_ssize_t m, double u) noexcept nogil
-    Py_ssize_t dptm_doc_take(const int32_t* c, Py_ssize_t K, int32_t* nz, float* cf,
+    Py_ssize_t dptm_doc_take(const int32_t* c, Py_ssize_t K, int32_t* nz, double* cnt,
                              int32_t* pos, int64_t* n_k) noexcept nogil
-    void dptm_doc_put(int32_t* c, int64_t* n_k, const int32_t* nz, const float* cf,
+    void dptm_doc_put(int32_t* c, int64_t* n_k, const int32_t* nz, const double* cnt,
                       Py_ssize_t n) noexcept nogil
 
 
@@ -2881,7 +2881,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                              int64_t* n_k, const float* word_factor, const double* word_mass,
                              const double* rate_table, Py_ssize_t K,
                              double alpha, int mode, double scale, bitgen_t* rng, double* cum,
-                             int32_t* nz, float* cf, int32_t* pos, bint shared,
+                             int32_t* nz, double* cnt, int32_t* pos, bint shared,
                              const double* word_blk) noexcept nogil:
     """The sweep of ``noisy_gibbs_sweep`` over documents [d_lo, d_hi) with one stream.
 
@@ -2893,11 +2893,12 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     topics: a binary search over the blocks, then the scan of one block from the previous
     block's end (the same doubles, so the linear scan's result). Returns the number of
     tokens resampled."""
-    cdef Py_ssize_t d, k, w, j, knew, wn = 0, n_nz = 0
+    cdef Py_ssize_t d, k, w, j, jk, knew, wn = 0, n_nz = 0
+    cdef Py_ssize_t jp = -1                     # the list entry owed one count (-1: none)
     cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, ip, cur, end, doc_end, sel_left = 0
-    cdef double q, u, a_w
+    cdef double q, u, a_w, xp
     cdef const float* frow
     cdef const float* pf
     cdef int32_t* drow = NULL
@@ -2943,46 +2944,68 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             # one's non-zero topics and counts taken (the tokens update only the copy: no
             # count row or total written at an address known only after the draw)
             if drow != NULL:
-                dptm_doc_put(drow, n_k, nz, cf, n_nz)
+                if jp >= 0:
+                    cnt[jp] += 1.0
+                    jp = -1
+                dptm_doc_put(drow, n_k, nz, cnt, n_nz)
             d += 1
             while doc_ptr[d + 1] <= cur:
                 d += 1
             doc_end = doc_ptr[d + 1]
             drow = n_dk + d * K
-            n_nz = dptm_doc_take(drow, K, nz, cf, pos, n_k)
+            n_nz = dptm_doc_take(drow, K, nz, cnt, pos, n_k)
         n_sampled += 1
         frow = word_factor + w * K
         a_w = alpha * word_mass[w]
-        j = pos[k]
-        cf[j] -= 1.0
-        if cf[j] == 0.0:
-            drow[k] = 0                         # out of the list: not put back
-            n_nz -= 1
-            nz[j] = nz[n_nz]
-            cf[j] = cf[n_nz]
-            pos[nz[j]] = <int32_t> j
+        # the token leaves its topic: a count owed to that entry cancels it (no store)
+        jk = pos[k]
+        if jk == jp:
+            jp = -1
+        else:
+            cnt[jk] -= 1.0
+            if cnt[jk] == 0.0:
+                drow[k] = 0                     # out of the list: not put back
+                n_nz -= 1
+                nz[jk] = nz[n_nz]
+                cnt[jk] = cnt[n_nz]
+                pos[nz[jk]] = <int32_t> jk
+                if jp == n_nz:
+                    jp = jk
         # long rows: the next token's word factor at this document's topics, prefetched
         # in the bucket's pass (if it is in this document)
         pf = word_factor + wn * K if K > PREFETCH_MAX_TOPICS and ip < doc_end else NULL
-        q = dptm_doc_bucket(frow, cf, nz, n_nz, cum, pf)
+        # the list's entries with the counts in cnt (not waiting for the previous token's
+        # draw), then the count the previous token added, owed to entry jp, as one more
+        # entry after them: the document bucket's total is the same
+        q = dptm_doc_bucket(frow, cnt, nz, n_nz, cum, pf)
+        xp = <double> frow[nz[jp]] if jp >= 0 else 0.0
+        cum[n_nz] = q + xp
+        q = cum[n_nz]
         u = next_uniform(rng) * (q + a_w)
         if u < q:
-            # the first j with cum[j] > u (n_nz - 1 if none), counted without a branch:
-            # cum increases, so the entries <= u are a prefix (no mispredicted loop exit);
-            # its count is > 0, so the topic stays in the list
-            j = dptm_count_le(cum, n_nz - 1, u)
+            # the first j with cum[j] > u, counted without a branch: cum increases, so the
+            # entries <= u are a prefix (no mispredicted loop exit); j = n_nz: the owed
+            # entry's topic. The drawn entry is owed a count in turn (its count is > 0:
+            # the topic stays in the list).
+            j = dptm_count_le(cum, n_nz, u)
+            if jp >= 0:
+                cnt[jp] += 1.0
+            j = j if j < n_nz else jp
             knew = nz[j]
-            cf[j] += 1.0
+            jp = j
         else:
+            if jp >= 0:
+                cnt[jp] += 1.0
+                jp = -1
             knew = _word_bucket(frow, word_blk + w * nb if word_blk != NULL else NULL, K,
                                 (u - q) / alpha)
             j = pos[knew]                       # stale for a topic not in the list
             if j < n_nz and nz[j] == knew:
-                cf[j] += 1.0
+                cnt[j] += 1.0
             else:
                 pos[knew] = <int32_t> n_nz
                 nz[n_nz] = <int32_t> knew
-                cf[n_nz] = 1.0
+                cnt[n_nz] = 1.0
                 n_nz += 1
         if shared and n_wk != NULL:
             if knew != k:
@@ -2997,7 +3020,9 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                 n_wk[w * K + k] -= 1
                 n_wk[w * K + knew] += 1
     if drow != NULL:
-        dptm_doc_put(drow, n_k, nz, cf, n_nz)
+        if jp >= 0:
+            cnt[jp] += 1.0
+        dptm_doc_put(drow, n_k, nz, cnt, n_nz)
     return n_sampled
 
 
@@ -3068,12 +3093,12 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
     if mode < 0 or D <= 0 or K <= 0:
         return 0
-    cdef double* cum = <double*> malloc(K * sizeof(double))
+    cdef double* cum = <double*> malloc((K + 1) * sizeof(double))
     cdef int32_t* nz = <int32_t*> malloc(K * sizeof(int32_t))
-    cdef float* cf = <float*> malloc(K * sizeof(float))
+    cdef double* cnt = <double*> malloc(K * sizeof(double))
     cdef int32_t* pos = <int32_t*> malloc(K * sizeof(int32_t))
-    if cum == NULL or nz == NULL or cf == NULL or pos == NULL:
-        free(cum); free(nz); free(cf); free(pos)
+    if cum == NULL or nz == NULL or cnt == NULL or pos == NULL:
+        free(cum); free(nz); free(cnt); free(pos)
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
@@ -3081,11 +3106,11 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
                                      &z[0] if z.shape[0] else NULL, &n_wk[0, 0], &n_dk[0, 0],
                                      &n_k[0], &word_factor[0, 0], &word_mass[0],
                                      &rate_table[0, 0] if mode == 1 else NULL, K, alpha, mode,
-                                     scale, rng, cum, nz, cf, pos, False, NULL)
+                                     scale, rng, cum, nz, cnt, pos, False, NULL)
     finally:
         free(cum)
         free(nz)
-        free(cf)
+        free(cnt)
         free(pos)
     return n_sampled
 
@@ -3183,7 +3208,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef double* cum
     cdef int32_t* nz
     cdef int32_t* pos
-    cdef float* cf
+    cdef double* cnt
     cdef bint deferred = word_ptr is not None and word_tokens is not None
     cdef bint per_thread = (thread_counts is not None and not deferred and n_threads > 1
                             and V * K > 0)
@@ -3200,8 +3225,8 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     # per-thread scratch (the running sums, the document's non-zero topics, their
     # positions and counts), each thread's in cache lines of its own; tokens resampled per
     # block
-    cdef size_t scratch_bytes = ((K * (sizeof(double) + 2 * sizeof(int32_t) + sizeof(float))
-                                  + 63) // 64) * 64
+    cdef size_t scratch_bytes = (((2 * K + 1) * sizeof(double) + 2 * K * sizeof(int32_t) + 63)
+                                 // 64) * 64
     cdef void* scratch_raw = NULL
     cdef char* scratch = NULL
     cdef int64_t* sampled = NULL
@@ -3232,7 +3257,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
         tid = 0
         cum = NULL
         nz = pos = mine = NULL
-        cf = NULL
+        cnt = NULL
         with nogil:
             if deferred and zp != NULL and (doc_ptr[0] != 0 or doc_ptr[D] != words.shape[0]):
                 # tokens outside the documents: their old topics too (read by word below)
@@ -3242,9 +3267,9 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
             with parallel(num_threads=n_threads):
                 tid = threadid()
                 cum = <double*> (scratch + tid * scratch_bytes)
-                nz = <int32_t*> (scratch + tid * scratch_bytes + K * sizeof(double))
+                cnt = cum + K + 1
+                nz = <int32_t*> (cnt + K)
                 pos = nz + K
-                cf = <float*> (pos + K)
                 # per-thread buffers: thread 0 writes n_wk, thread t > 0 row t - 1 of tc
                 mine = tc + (tid - 1) * VK if per_thread and tid > 0 else wk_target
                 for b in prange(n_blocks, schedule="dynamic"):
@@ -3256,7 +3281,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                     sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp,
                                               zp, mine, &n_dk[0, 0], dk + b * Kp,
                                               &word_factor[0, 0], &word_mass[0], rp, K,
-                                              alpha, mode, scale, rngs[b], cum, nz, cf, pos,
+                                              alpha, mode, scale, rngs[b], cum, nz, cnt, pos,
                                               shared, bp)
                 dptm_omp_barrier()              # every block swept before the counts move
                 if deferred:

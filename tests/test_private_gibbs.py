@@ -81,8 +81,9 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
     """Token by token, the kernel's docstring in NumPy/Python, drawing the same numbers from
     the same generator in the same order (Generator.random() is next_double,
     Generator.standard_exponential() the ziggurat exponential; the next selected token is
-    located before the current one is sampled): document bucket over the non-zero topics,
-    word bucket alpha F[w] searched on F[w] at (u - Q) / alpha."""
+    located before the current one is sampled): document bucket over the non-zero topics
+    (the count the previous draw added, if it came from the document bucket, as an entry
+    of its own after the list), word bucket alpha F[w] searched on F[w] at (u - Q) / alpha."""
     K = n_wk.shape[1]
     mass = word_mass(F)
     use_table = table.shape[0] > 0
@@ -120,6 +121,7 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
 
     doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
     n, d_loaded, nz = 0, -1, None
+    jp = -1                 # the list entry owed the count of the previous draw (-1: none)
     i = next_selected(start)
     while i < end:
         cur, i = i, next_selected(i + 1)
@@ -129,25 +131,34 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
         d = doc_of[cur - start]
         drow = n_dk[d]
         if d != d_loaded:
-            nz, d_loaded = [t for t in range(K) if drow[t] > 0], d
+            nz, d_loaded, jp = [t for t in range(K) if drow[t] > 0], d, -1
         n += 1
         drow[k] -= 1
-        if drow[k] == 0:
-            j = nz.index(k)
+        jk = nz.index(k)
+        if jk == jp:
+            jp = -1                                     # the owed count cancels
+        elif drow[k] == 0:
             last = nz.pop()
-            if j < len(nz):
-                nz[j] = last
+            if jk < len(nz):
+                nz[jk] = last
+                if jp == len(nz):
+                    jp = jk
         q, cum = 0.0, []
-        for t in nz:
-            q += float(F[w, t]) * int(drow[t])
+        for j, t in enumerate(nz):
+            q += float(F[w, t]) * float(int(drow[t]) - (j == jp))
+            cum.append(q)
+        if jp >= 0:
+            q += float(F[w, nz[jp]])
             cum.append(q)
         u = rng.random() * (q + alpha * mass[w])
         if u < q:
             j = 0
-            while j < len(nz) - 1 and cum[j] <= u:
+            while j < len(cum) - 1 and cum[j] <= u:
                 j += 1
-            knew = nz[j]
+            j = j if j < len(nz) else jp
+            knew, jp = nz[j], j
         else:
+            jp = -1
             u = (u - q) / alpha
             acc, knew = 0.0, K - 1
             for t in range(K):
