@@ -2734,23 +2734,25 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* The private sweep's document bucket: cum[j] = the running sum, left to right in
-       double, of the products f[nz[j]] * cnt[j] (j < n; cnt: the document's counts in the
-       order of nz; the products are exact in double); returns the total (0.0 for n = 0). Four entries a step,
-       the same additions in the same order; pf (not NULL) is the next token's word-factor
-       row, prefetched at the same topics in the same pass. */
+    /* The private sweep's document list: topics nz[j] with counts cnt[j] (double), j < n,
+       followed by 4 padding entries (topic 0, count 0), so the list is read in whole rows
+       of 4 (no loop tail whose length changes with n). */
+    #define DPTM_LIST_PAD 4
+    /* The document bucket: cum[j] = the running sum, left to right in double, of the
+       products f[nz[j]] * cnt[j] (exact in double) over the R = ceil(n / 4) rows (the
+       padding adds 0.0: cum past n repeats the total); returns the total (0.0 for n = 0).
+       pf (not NULL): the next token's word-factor row, prefetched at the same topics. */
     #define DPTM_DOC_STEP(j) { int32_t t_ = nz[j]; if (PF) __builtin_prefetch(pf + t_, 0, 3); \
                                q += (double) f[t_] * cnt[j]; cum[j] = q; }
     #define DPTM_DOC_LOOP \
-        for (; j + 4 <= n; j += 4) { \
+        for (j = 0; j < n; j += 4) { \
             DPTM_DOC_STEP(j) DPTM_DOC_STEP(j + 1) DPTM_DOC_STEP(j + 2) DPTM_DOC_STEP(j + 3) \
-        } \
-        for (; j < n; j++) DPTM_DOC_STEP(j)
+        }
     static inline double dptm_doc_bucket(const float *__restrict f, const double *__restrict cnt,
             const int32_t *__restrict nz, Py_ssize_t n, double *__restrict cum,
             const float *pf) {
         double q = 0.0;
-        Py_ssize_t j = 0;
+        Py_ssize_t j;
         if (pf != NULL) {
     #define PF 1
             DPTM_DOC_LOOP
@@ -2764,26 +2766,28 @@ cdef extern from *:
     }
     #undef DPTM_DOC_STEP
     #undef DPTM_DOC_LOOP
-    /* #{t < m : cum[t] <= u}: in non-decreasing cum, the first index with cum > u (m if
-       none), counted without a branch per entry (SSE2: two compares an instruction). */
-    static inline Py_ssize_t dptm_count_le(const double *cum, Py_ssize_t m, double u) {
-        Py_ssize_t t = 0, j = 0;
+    /* #{j < 4 ceil(n / 4) : cum[j] <= u}, counted without a branch per entry (SSE2: two
+       compares an instruction): in non-decreasing cum, the first index with cum > u, or
+       >= n if cum[n - 1] <= u. */
+    static inline Py_ssize_t dptm_count_le(const double *cum, Py_ssize_t n, double u) {
+        Py_ssize_t t, j = 0;
     #if defined(__SSE2__) && defined(__x86_64__)
         __m128d uu = _mm_set1_pd(u);
         __m128i a = _mm_setzero_si128(), b = _mm_setzero_si128();
-        for (; t + 4 <= m; t += 4) {
+        for (t = 0; t < n; t += 4) {
             a = _mm_sub_epi64(a, _mm_castpd_si128(_mm_cmple_pd(_mm_loadu_pd(cum + t), uu)));
             b = _mm_sub_epi64(b, _mm_castpd_si128(_mm_cmple_pd(_mm_loadu_pd(cum + t + 2), uu)));
         }
         a = _mm_add_epi64(a, b);
         j = (Py_ssize_t) (_mm_cvtsi128_si64(a) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(a, a)));
+    #else
+        for (t = 0; t < 4 * ((n + 3) >> 2); t++) j += cum[t] <= u;
     #endif
-        for (; t < m; t++) j += cum[t] <= u;
         return j;
     }
     /* A document's counts while its tokens are sampled: the non-zero topics of its count
        row c (K topics) in increasing order into nz, their counts as doubles into cnt (same
-       order), pos[t] = the index of t in nz for those topics (other entries untouched),
+       order), then the padding, pos[t] = the index of t in nz for those topics (other entries untouched),
        and the counts taken out of the topic totals n_k (dptm_doc_put puts the document's
        counts back, so the tokens update neither c nor n_k); returns their number. 64
        topics a step: a mask of the non-zero ones, then its set bits. */
@@ -2815,6 +2819,10 @@ cdef extern from *:
                 m &= m - 1;
             }
         }
+        for (i = 0; i < DPTM_LIST_PAD; i++) {
+            nz[n + i] = 0;
+            cnt[n + i] = 0.0;
+        }
         return n;
     }
     /* The end of a document: its counts (cnt, over the n topics of nz) back into its count
@@ -2828,6 +2836,7 @@ cdef extern from *:
         }
     }
     """
+    int DPTM_LIST_PAD
     double dptm_doc_bucket(const float* f, const double* cnt, const int32_t* nz, Py_ssize_t n,
                            double* cum, const float* pf) noexcept nogil
     Py_ssize_t dptm_count_le(const double* cum, Py_ssize_t m, double u) noexcept nogil
@@ -2894,7 +2903,10 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     block's end (the same doubles, so the linear scan's result). Returns the number of
     tokens resampled."""
     cdef Py_ssize_t d, k, w, j, jk, knew, wn = 0, n_nz = 0
-    cdef Py_ssize_t jp = -1                     # the list entry owed one count (-1: none)
+    # the list entry owed one count; none: the slot after the padding (topic 0, a count
+    # nobody reads), so that owing, paying and weighing it need no branch
+    cdef Py_ssize_t none = K + DPTM_LIST_PAD, jp = none
+    cdef double owed
     cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, ip, cur, end, doc_end, sel_left = 0
@@ -2904,6 +2916,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     cdef int32_t* drow = NULL
     # pos is read for any topic of the word bucket (checked against nz): defined values
     memset(pos, 0, K * sizeof(int32_t))
+    nz[none] = 0
     i = doc_ptr[d_lo]
     end = doc_ptr[d_hi]
     d = d_lo - 1
@@ -2944,9 +2957,8 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             # one's non-zero topics and counts taken (the tokens update only the copy: no
             # count row or total written at an address known only after the draw)
             if drow != NULL:
-                if jp >= 0:
-                    cnt[jp] += 1.0
-                    jp = -1
+                cnt[jp] += 1.0
+                jp = none
                 dptm_doc_put(drow, n_k, nz, cnt, n_nz)
             d += 1
             while doc_ptr[d + 1] <= cur:
@@ -2957,20 +2969,20 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         n_sampled += 1
         frow = word_factor + w * K
         a_w = alpha * word_mass[w]
-        # the token leaves its topic: a count owed to that entry cancels it (no store)
+        # the token leaves its topic: a count owed to that entry cancels it
         jk = pos[k]
-        if jk == jp:
-            jp = -1
-        else:
-            cnt[jk] -= 1.0
-            if cnt[jk] == 0.0:
-                drow[k] = 0                     # out of the list: not put back
-                n_nz -= 1
-                nz[jk] = nz[n_nz]
-                cnt[jk] = cnt[n_nz]
-                pos[nz[jk]] = <int32_t> jk
-                if jp == n_nz:
-                    jp = jk
+        cnt[jk] -= <double> (jk != jp)
+        jp = none if jk == jp else jp
+        if cnt[jk] == 0.0:
+            drow[k] = 0                         # out of the list: not put back
+            n_nz -= 1
+            nz[jk] = nz[n_nz]
+            cnt[jk] = cnt[n_nz]
+            pos[nz[jk]] = <int32_t> jk
+            nz[n_nz] = 0                        # a padding entry again
+            cnt[n_nz] = 0.0
+            if jp == n_nz:
+                jp = jk
         # long rows: the next token's word factor at this document's topics, prefetched
         # in the bucket's pass (if it is in this document)
         pf = word_factor + wn * K if K > PREFETCH_MAX_TOPICS and ip < doc_end else NULL
@@ -2978,25 +2990,21 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         # draw), then the count the previous token added, owed to entry jp, as one more
         # entry after them: the document bucket's total is the same
         q = dptm_doc_bucket(frow, cnt, nz, n_nz, cum, pf)
-        xp = <double> frow[nz[jp]] if jp >= 0 else 0.0
-        cum[n_nz] = q + xp
-        q = cum[n_nz]
+        owed = <double> (jp != none)
+        q = q + <double> frow[nz[jp]] * owed
         u = next_uniform(rng) * (q + a_w)
+        cnt[jp] += owed                         # paid (the address is known early)
         if u < q:
             # the first j with cum[j] > u, counted without a branch: cum increases, so the
-            # entries <= u are a prefix (no mispredicted loop exit); j = n_nz: the owed
+            # entries <= u are a prefix (no mispredicted loop exit); j >= n_nz: the owed
             # entry's topic. The drawn entry is owed a count in turn (its count is > 0:
             # the topic stays in the list).
             j = dptm_count_le(cum, n_nz, u)
-            if jp >= 0:
-                cnt[jp] += 1.0
             j = j if j < n_nz else jp
             knew = nz[j]
             jp = j
         else:
-            if jp >= 0:
-                cnt[jp] += 1.0
-                jp = -1
+            jp = none
             knew = _word_bucket(frow, word_blk + w * nb if word_blk != NULL else NULL, K,
                                 (u - q) / alpha)
             j = pos[knew]                       # stale for a topic not in the list
@@ -3007,6 +3015,8 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                 nz[n_nz] = <int32_t> knew
                 cnt[n_nz] = 1.0
                 n_nz += 1
+                nz[n_nz + DPTM_LIST_PAD - 1] = 0    # the padding's new last entry
+                cnt[n_nz + DPTM_LIST_PAD - 1] = 0.0
         if shared and n_wk != NULL:
             if knew != k:
                 z[cur] = <int32_t> knew
@@ -3020,8 +3030,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                 n_wk[w * K + k] -= 1
                 n_wk[w * K + knew] += 1
     if drow != NULL:
-        if jp >= 0:
-            cnt[jp] += 1.0
+        cnt[jp] += 1.0
         dptm_doc_put(drow, n_k, nz, cnt, n_nz)
     return n_sampled
 
@@ -3093,9 +3102,9 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
     if mode < 0 or D <= 0 or K <= 0:
         return 0
-    cdef double* cum = <double*> malloc((K + 1) * sizeof(double))
-    cdef int32_t* nz = <int32_t*> malloc(K * sizeof(int32_t))
-    cdef double* cnt = <double*> malloc(K * sizeof(double))
+    cdef double* cum = <double*> malloc((K + DPTM_LIST_PAD) * sizeof(double))
+    cdef int32_t* nz = <int32_t*> malloc((K + DPTM_LIST_PAD + 1) * sizeof(int32_t))
+    cdef double* cnt = <double*> malloc((K + DPTM_LIST_PAD + 1) * sizeof(double))
     cdef int32_t* pos = <int32_t*> malloc(K * sizeof(int32_t))
     if cum == NULL or nz == NULL or cnt == NULL or pos == NULL:
         free(cum); free(nz); free(cnt); free(pos)
@@ -3225,8 +3234,8 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     # per-thread scratch (the running sums, the document's non-zero topics, their
     # positions and counts), each thread's in cache lines of its own; tokens resampled per
     # block
-    cdef size_t scratch_bytes = (((2 * K + 1) * sizeof(double) + 2 * K * sizeof(int32_t) + 63)
-                                 // 64) * 64
+    cdef size_t scratch_bytes = (((2 * K + 2 * DPTM_LIST_PAD + 1) * sizeof(double)
+                                  + (2 * K + DPTM_LIST_PAD + 1) * sizeof(int32_t) + 63) // 64) * 64
     cdef void* scratch_raw = NULL
     cdef char* scratch = NULL
     cdef int64_t* sampled = NULL
@@ -3267,9 +3276,9 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
             with parallel(num_threads=n_threads):
                 tid = threadid()
                 cum = <double*> (scratch + tid * scratch_bytes)
-                cnt = cum + K + 1
-                nz = <int32_t*> (cnt + K)
-                pos = nz + K
+                cnt = cum + K + DPTM_LIST_PAD
+                nz = <int32_t*> (cnt + K + DPTM_LIST_PAD + 1)
+                pos = nz + K + DPTM_LIST_PAD + 1
                 # per-thread buffers: thread 0 writes n_wk, thread t > 0 row t - 1 of tc
                 mine = tc + (tid - 1) * VK if per_thread and tid > 0 else wk_target
                 for b in prange(n_blocks, schedule="dynamic"):
