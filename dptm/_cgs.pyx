@@ -2899,9 +2899,9 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     NULL: not updated (the caller does it from the topics).
     ``word_blk`` (NULL: linear scan for the word bucket) holds each word's running sums of
     its word-factor row (double, topic order) at the end of each block of WORD_BLOCK
-    topics: a binary search over the blocks, then the scan of one block from the previous
-    block's end (the same doubles, so the linear scan's result). Returns the number of
-    tokens resampled."""
+    topics (``_word_bucket``). Scratch: ``cum`` (K + DPTM_LIST_PAD doubles), ``cnt`` and
+    ``nz`` (K + DPTM_LIST_PAD + 1 each: the list, its padding, the slot of no owed
+    count), ``pos`` (K). Returns the number of tokens resampled."""
     cdef Py_ssize_t d, k, w, j, jk, knew, wn = 0, n_nz = 0
     # the list entry owed one count; none: the slot after the padding (topic 0, a count
     # nobody reads), so that owing, paying and weighing it need no branch
@@ -3076,15 +3076,25 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     its document's counts and redrawn from ``p_t ∝ F[w, t] (n_dk[d, t] + alpha)``
     (``F = word_factor``, live document counts), then the true counts ``n_wk``, ``n_dk``,
     ``n_k`` are updated; they only feed the next snapshot. Because F is fixed, p splits
-    into a document bucket ``F[w, t] n_dk[d, t]`` over the document's non-zero topics
-    ``nz`` and a word bucket ``alpha F[w, t]`` of total A_w = alpha * word_mass[w]
-    (``word_mass`` from ``noisy_snapshot``): with one uniform u on [0, Q + A_w),
-    Q = sum_j F[w, nz[j]] n_dk[d, nz[j]] (cumulative in the order of ``nz``), the topic is
-    the first nz[j] whose cumulative sum exceeds u if u < Q, else the first t with
-    sum_{t' <= t} F[w, t'] > (u - Q) / alpha (K - 1 if none). ``nz``
-    is built in increasing topic order at the first selected token of each document; a
-    topic whose count drops to 0 is replaced by the last entry, a topic that becomes
-    non-zero is appended.
+    into a document bucket ``F[w, t] n_dk[d, t]`` over the document's non-zero topics and
+    a word bucket ``alpha F[w, t]`` of total A_w = alpha * word_mass[w] (``word_mass`` from
+    ``noisy_snapshot``). The document bucket is a list: entries j = 0, 1, ... with topic
+    nz[j] and count c[j], weight x_j = F[w, nz[j]] c[j] (a double product, exact), and,
+    when the previous selected token of the document was drawn from the document bucket
+    (entry j*), the count it added is owed to that entry: c[j*] does not hold it yet, and
+    it is one more entry after the list, of topic nz[j*] and weight F[w, nz[j*]] (so each
+    topic still weighs F[w, t] n_dk[d, t]). With one uniform u on [0, Q + A_w), Q the
+    running sum (double, left to right) of the list's weights, then the owed entry's, the
+    topic is that of the first entry whose running sum exceeds u if u < Q, else the first
+    t with sum_{t' <= t} F[w, t'] > (u - Q) / alpha (K - 1 if none). The token leaving its
+    topic first cancels a count owed to that topic's entry, else takes 1 off its entry;
+    an owed count is paid into c after the weights are summed; a draw from the owed entry
+    owes the count to entry j* again. The list is built in increasing topic order at the
+    first selected token of each document (nothing owed); an entry whose count drops to 0
+    is replaced by the last entry (an owed count moving with it), a topic the word bucket
+    draws and the list lacks is appended with count 1 (nothing owed after a word-bucket
+    draw). The owed entry keeps a token's document bucket from waiting for the previous
+    token's draw; the document's counts are put back into ``n_dk`` and ``n_k`` at its end.
     O(K_d) per selected token (K_d: non-zero topics of the document) plus O(K) with
     probability A_w / (Q + A_w), plus O(K) per document with a selected token.
     ``noisy_gibbs_sweep_blocks`` runs the same sweep on blocks of documents in parallel.

@@ -77,13 +77,21 @@ def test_snapshot_noise_distribution():
     assert stats.kstest((s - 7).ravel(), stats.laplace(scale=2.5).cdf).pvalue > 1e-4
 
 
-def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, table, rng):
+def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, table, rng,
+                          events=None):
     """Token by token, the kernel's docstring in NumPy/Python, drawing the same numbers from
     the same generator in the same order (Generator.random() is next_double,
     Generator.standard_exponential() the ziggurat exponential; the next selected token is
     located before the current one is sampled): document bucket over the non-zero topics
     (the count the previous draw added, if it came from the document bucket, as an entry
-    of its own after the list), word bucket alpha F[w] searched on F[w] at (u - Q) / alpha."""
+    of its own after the list), word bucket alpha F[w] searched on F[w] at (u - Q) / alpha.
+    ``events`` (a dict): counts of the owed count's cases (cancelled, moved with the list's
+    last entry, drawn, given up for the word bucket)."""
+    events = {} if events is None else events
+
+    def seen(name):
+        events[name] = events.get(name, 0) + 1
+
     K = n_wk.shape[1]
     mass = word_mass(F)
     use_table = table.shape[0] > 0
@@ -137,12 +145,14 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
         jk = nz.index(k)
         if jk == jp:
             jp = -1                                     # the owed count cancels
+            seen("cancelled")
         elif drow[k] == 0:
             last = nz.pop()
             if jk < len(nz):
                 nz[jk] = last
                 if jp == len(nz):
                     jp = jk
+                    seen("moved")
         q, cum = 0.0, []
         for j, t in enumerate(nz):
             q += float(F[w, t]) * float(int(drow[t]) - (j == jp))
@@ -155,9 +165,13 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
             j = 0
             while j < len(cum) - 1 and cum[j] <= u:
                 j += 1
-            j = j if j < len(nz) else jp
+            if j >= len(nz):
+                j = jp
+                seen("drawn")
             knew, jp = nz[j], j
         else:
+            if jp >= 0:
+                seen("word bucket")
             jp = -1
             u = (u - q) / alpha
             acc, knew = 0.0, K - 1
@@ -199,6 +213,53 @@ def test_noisy_sweep_conditional_distribution():
     p = F[2].astype(float) * (dk + alpha)
     p /= p.sum()
     assert stats.chisquare(counts, p * counts.sum()).pvalue > 1e-4
+
+
+def test_noisy_sweep_joint_distribution_with_owed_counts():
+    """A whole sweep of one 6-token document (K = 3, every token resampled): the kernel's
+    joint distribution of the final topics is the exact one of sequential draws from
+    p_t ∝ F[w, t] (n_dk^{-i}[t] + alpha) (chi-square over the 3^6 outputs, cells of small
+    expectation pooled, false alarm 1e-6). Each token's document bucket holds the count the
+    previous draw added as an entry of its own after the list; the reference, which draws
+    the kernel's numbers from the same generator, shows every case of that owed count
+    taking place in such sweeps (cancelled by the next token leaving the topic, moved with
+    the list's last entry when an emptied topic leaves the list, drawn, given up when the
+    word bucket draws)."""
+    from test_private_gibbs_order import sweep_distribution
+    K, alpha, runs = 3, 0.15, 40000
+    words = np.array([0, 1, 2, 0, 2, 1], dtype=np.int32)
+    z0 = np.array([2, 0, 1, 1, 2, 0], dtype=np.int32)
+    F = np.array([[0.9, 0.05, 0.3], [0.2, 0.6, 0.1], [0.05, 0.3, 0.8]], dtype=np.float32)
+    doc_ptr = np.array([0, 6], dtype=np.int64)
+
+    def state():
+        z = z0.copy()
+        n_wk = np.zeros((3, K), dtype=np.int32)
+        np.add.at(n_wk, (words, z), 1)
+        n_dk = np.bincount(z, minlength=K).astype(np.int32)[None, :].copy()
+        return z, n_wk, n_dk, n_wk.sum(axis=0).astype(np.int64)
+
+    events = {}
+    for seed in range(300):
+        reference_noisy_sweep(doc_ptr, words, *state(), F, alpha, 1.0, NO_TABLE,
+                              np.random.default_rng(seed), events)
+    assert set(events) == {"cancelled", "moved", "drawn", "word bucket"}, events
+    exact = sweep_distribution(words.tolist(), z0.tolist(), F, alpha)
+    gen = np.random.default_rng(99)
+    counts = {}
+    for _ in range(runs):
+        z, n_wk, n_dk, n_k = state()
+        _cgs.noisy_gibbs_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, word_mass(F), alpha, 1.0,
+                               NO_TABLE, gen.bit_generator)
+        counts[tuple(z)] = counts.get(tuple(z), 0) + 1
+    keys = sorted(exact)
+    assert set(counts) <= set(keys)
+    observed = np.array([counts.get(k, 0) for k in keys], dtype=float)
+    expected = np.array([exact[k] for k in keys]) * runs
+    small = expected < 5
+    observed = np.append(observed[~small], observed[small].sum())
+    expected = np.append(expected[~small], expected[small].sum())
+    assert stats.chisquare(observed, expected).pvalue > 1e-6
 
 
 @pytest.mark.parametrize("rate,use_table", [(1.0, False), (0.4, False), (0.05, False), (1.0, True),
