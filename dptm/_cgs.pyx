@@ -2849,6 +2849,8 @@ cdef extern from *:
 # Word-factor rows of at most this many topics are prefetched whole for the next token (a
 # few cache lines); longer rows at the document's topics only (measured on KOS, K = 50-1000).
 DEF PREFETCH_MAX_TOPICS = 128
+# Uniforms drawn ahead when every token is resampled (one uniform per token).
+DEF UNIFORM_BATCH = 64
 # The row prefetches are for the token this many tokens ahead, when every token is resampled.
 DEF PREFETCH_AHEAD = 6
 
@@ -2912,7 +2914,9 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, ip, cur, end, doc_end, sel_left = 0
-    cdef double q, u, a_w, xp
+    cdef double q, u, a_w
+    cdef double ubuf[UNIFORM_BATCH]
+    cdef Py_ssize_t ub = 0, ue = 0
     cdef const float* frow
     cdef const float* pf
     cdef int32_t* drow = NULL
@@ -2995,7 +2999,19 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         q = dptm_doc_bucket(frow, cnt, nz, n_nz, cum, pf)
         owed = <double> (jp != none)
         q = q + <double> frow[nz[jp]] * owed
-        u = next_uniform(rng) * (q + a_w)
+        if mode == 0:
+            # every token draws one uniform and nothing else: drawn ahead in batches (the
+            # same uniforms in the same order, none past the block's last token), so the
+            # generator's call is not in the token's code
+            if ub == ue:
+                ue = min(UNIFORM_BATCH, end - cur)
+                for ub in range(ue):
+                    ubuf[ub] = next_uniform(rng)
+                ub = 0
+            u = ubuf[ub] * (q + a_w)
+            ub += 1
+        else:
+            u = next_uniform(rng) * (q + a_w)
         cnt[jp] += owed                         # paid (the address is known early)
         if u < q:
             # the first j with cum[j] > u, counted without a branch: cum increases, so the
