@@ -2741,7 +2741,7 @@ cdef extern from *:
     /* The document bucket: cum[j] = the running sum, left to right in double, of the
        products f[nz[j]] * cnt[j] (exact in double) over the R = ceil(n / 4) rows (the
        padding adds 0.0: cum past n repeats the total); returns the total (0.0 for n = 0).
-       pf (not NULL): the next token's word-factor row, prefetched at the same topics. */
+       pf (not NULL): a later token's word-factor row, prefetched at the same topics. */
     #define DPTM_DOC_STEP(j) { int32_t t_ = nz[j]; if (PF) __builtin_prefetch(pf + t_, 0, 3); \
                                q += (double) f[t_] * cnt[j]; cum[j] = q; }
     #define DPTM_DOC_LOOP \
@@ -2846,7 +2846,7 @@ cdef extern from *:
                       Py_ssize_t n) noexcept nogil
 
 
-# Word-factor rows of at most this many topics are prefetched whole for the next token (a
+# Word-factor rows of at most this many topics are prefetched whole for a later token (a
 # few cache lines); longer rows at the document's topics only (measured on KOS, K = 50-1000).
 DEF PREFETCH_MAX_TOPICS = 128
 # Uniforms drawn ahead when every token is resampled (one uniform per token).
@@ -2923,6 +2923,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     # pos is read for any topic of the word bucket (checked against nz): defined values
     memset(pos, 0, K * sizeof(int32_t))
     nz[none] = 0
+    cnt[none] = 0.0
     i = doc_ptr[d_lo]
     end = doc_ptr[d_hi]
     d = d_lo - 1
@@ -3089,7 +3090,9 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     token, are not read. Draw order: the first selection draw (for runs: R, then the gap
     draws needed to reach the first selected token), then for each selected token the
     selection draws that locate the *next* selected token, then this token's topic uniform
-    (selection is one token ahead of sampling). Nothing is drawn past the last token.
+    (selection is one token ahead of sampling; with every token selected the topic uniforms
+    are drawn up to 64 at a time, the same numbers in the same order). Nothing is drawn
+    past the last token.
 
     A selected token ``i`` of document ``d`` with word ``w`` and topic ``k`` is removed from
     its document's counts and redrawn from ``p_t ∝ F[w, t] (n_dk[d, t] + alpha)``
