@@ -3332,6 +3332,10 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                     # ms on one thread, 2.35 on two at K = 500); each row is still written
                     # by one thread, so the counts are the same
                     for w in prange(V, schedule="dynamic", chunksize=16):
+                        if (w + 1) % 16 != 0 and w + 1 < V:
+                            # the next row of the chunk loads while this one is updated
+                            # (KOS one thread, K = 500 / 1000: 18.3 / 24.1 -> 17.6 / 23.4 ms)
+                            dptm_prefetch_w(&n_wk[w + 1, 0], K * sizeof(int32_t))
                         for j in range(word_ptr[w], word_ptr[w + 1]):
                             # no branch on a move (a token that kept its topic takes 1
                             # off and adds it back: the same counts)
