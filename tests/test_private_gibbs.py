@@ -83,8 +83,9 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
     the same generator in the same order (Generator.random() is next_double,
     Generator.standard_exponential() the ziggurat exponential; the next selected token is
     located before the current one is sampled): document bucket over the non-zero topics
-    (the count the previous draw added, if it came from the document bucket, as an entry
-    of its own after the list), word bucket alpha F[w] searched on F[w] at (u - Q) / alpha.
+    (with K > 128, the count the previous draw added, if it came from the document bucket,
+    as an entry of its own after the list), word bucket alpha F[w] searched on F[w] at
+    (u - Q) / alpha.
     ``events`` (a dict): counts of the owed count's cases (cancelled, moved with the list's
     last entry, drawn, given up for the word bucket)."""
     events = {} if events is None else events
@@ -93,6 +94,7 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
         events[name] = events.get(name, 0) + 1
 
     K = n_wk.shape[1]
+    owe = K > 128
     mass = word_mass(F)
     use_table = table.shape[0] > 0
     if use_table or rate >= 1:
@@ -168,7 +170,7 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
             if j >= len(nz):
                 j = jp
                 seen("drawn")
-            knew, jp = nz[j], j
+            knew, jp = nz[j], (j if owe else -1)
         else:
             if jp >= 0:
                 seen("word bucket")
@@ -216,8 +218,9 @@ def test_noisy_sweep_conditional_distribution():
 
 
 def test_noisy_sweep_joint_distribution_with_owed_counts():
-    """A whole sweep of one 6-token document (K = 3, every token resampled): the kernel's
-    joint distribution of the final topics is the exact one of sequential draws from
+    """A whole sweep of one 6-token document (every token resampled; K = 130, long rows,
+    with F zero past topic 2, so three topics are live): the kernel's joint distribution of
+    the final topics is the exact one of sequential draws from
     p_t ∝ F[w, t] (n_dk^{-i}[t] + alpha) (chi-square over the 3^6 outputs, cells of small
     expectation pooled, false alarm 1e-6). Each token's document bucket holds the count the
     previous draw added as an entry of its own after the list; the reference, which draws
@@ -226,10 +229,12 @@ def test_noisy_sweep_joint_distribution_with_owed_counts():
     the list's last entry when an emptied topic leaves the list, drawn, given up when the
     word bucket draws)."""
     from test_private_gibbs_order import sweep_distribution
-    K, alpha, runs = 3, 0.15, 40000
+    K, alpha, runs = 130, 0.15, 40000
     words = np.array([0, 1, 2, 0, 2, 1], dtype=np.int32)
     z0 = np.array([2, 0, 1, 1, 2, 0], dtype=np.int32)
-    F = np.array([[0.9, 0.05, 0.3], [0.2, 0.6, 0.1], [0.05, 0.3, 0.8]], dtype=np.float32)
+    F3 = np.array([[0.9, 0.05, 0.3], [0.2, 0.6, 0.1], [0.05, 0.3, 0.8]], dtype=np.float32)
+    F = np.zeros((3, K), dtype=np.float32)
+    F[:, :3] = F3
     doc_ptr = np.array([0, 6], dtype=np.int64)
 
     def state():
@@ -244,7 +249,8 @@ def test_noisy_sweep_joint_distribution_with_owed_counts():
         reference_noisy_sweep(doc_ptr, words, *state(), F, alpha, 1.0, NO_TABLE,
                               np.random.default_rng(seed), events)
     assert set(events) == {"cancelled", "moved", "drawn", "word bucket"}, events
-    exact = sweep_distribution(words.tolist(), z0.tolist(), F, alpha)
+    # topics past 2 weigh 0: the exact distribution is that of the three live topics
+    exact = sweep_distribution(words.tolist(), z0.tolist(), F3, alpha)
     gen = np.random.default_rng(99)
     counts = {}
     for _ in range(runs):
@@ -262,12 +268,12 @@ def test_noisy_sweep_joint_distribution_with_owed_counts():
     assert stats.chisquare(observed, expected).pvalue > 1e-6
 
 
+@pytest.mark.parametrize("K", [4, 150])
 @pytest.mark.parametrize("rate,use_table", [(1.0, False), (0.4, False), (0.05, False), (1.0, True),
                                             (0.75, False), (0.8, False), (0.97, False)])
-def test_noisy_sweep_matches_reference(small, rate, use_table):
+def test_noisy_sweep_matches_reference(small, rate, use_table, K):
     X, _ = small
     corpus = Corpus.from_matrix(X)
-    K = 4
     st1 = GibbsState(corpus, K, np.random.default_rng(5))
     st2 = GibbsState(corpus, K, np.random.default_rng(5))
     F = np.random.default_rng(6).random((corpus.n_words, K)).astype(np.float32)
