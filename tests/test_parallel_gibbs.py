@@ -63,7 +63,7 @@ def assert_counts_of(corpus, z, n_wk, n_dk, n_k):
 
 
 # ------------------------------------------------------------ private sweeps on blocks
-@pytest.mark.parametrize("K", [4, 70])
+@pytest.mark.parametrize("K", [4, 70, 150])
 @pytest.mark.parametrize("rate,use_table", [(1.0, False), (0.4, False), (0.9, False),
                                             (1.0, True)])
 def test_block_sweep_is_the_reference_per_block(K, rate, use_table):

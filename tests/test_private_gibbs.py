@@ -77,13 +77,24 @@ def test_snapshot_noise_distribution():
     assert stats.kstest((s - 7).ravel(), stats.laplace(scale=2.5).cdf).pvalue > 1e-4
 
 
-def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, table, rng):
+def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, table, rng,
+                          events=None):
     """Token by token, the kernel's docstring in NumPy/Python, drawing the same numbers from
     the same generator in the same order (Generator.random() is next_double,
     Generator.standard_exponential() the ziggurat exponential; the next selected token is
-    located before the current one is sampled): document bucket over the non-zero topics,
-    word bucket alpha F[w] searched on F[w] at (u - Q) / alpha."""
+    located before the current one is sampled): document bucket over the non-zero topics
+    (with K > 128, the count the previous draw added, if it came from the document bucket,
+    as an entry of its own after the list), word bucket alpha F[w] searched on F[w] at
+    (u - Q) / alpha.
+    ``events`` (a dict): counts of the owed count's cases (cancelled, moved with the list's
+    last entry, drawn, given up for the word bucket)."""
+    events = {} if events is None else events
+
+    def seen(name):
+        events[name] = events.get(name, 0) + 1
+
     K = n_wk.shape[1]
+    owe = K > 128
     mass = word_mass(F)
     use_table = table.shape[0] > 0
     if use_table or rate >= 1:
@@ -120,6 +131,7 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
 
     doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
     n, d_loaded, nz = 0, -1, None
+    jp = -1                 # the list entry owed the count of the previous draw (-1: none)
     i = next_selected(start)
     while i < end:
         cur, i = i, next_selected(i + 1)
@@ -129,25 +141,40 @@ def reference_noisy_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, alpha, rate, ta
         d = doc_of[cur - start]
         drow = n_dk[d]
         if d != d_loaded:
-            nz, d_loaded = [t for t in range(K) if drow[t] > 0], d
+            nz, d_loaded, jp = [t for t in range(K) if drow[t] > 0], d, -1
         n += 1
         drow[k] -= 1
-        if drow[k] == 0:
-            j = nz.index(k)
+        jk = nz.index(k)
+        if jk == jp:
+            jp = -1                                     # the owed count cancels
+            seen("cancelled")
+        elif drow[k] == 0:
             last = nz.pop()
-            if j < len(nz):
-                nz[j] = last
+            if jk < len(nz):
+                nz[jk] = last
+                if jp == len(nz):
+                    jp = jk
+                    seen("moved")
         q, cum = 0.0, []
-        for t in nz:
-            q += float(F[w, t]) * int(drow[t])
+        for j, t in enumerate(nz):
+            q += float(F[w, t]) * float(int(drow[t]) - (j == jp))
+            cum.append(q)
+        if jp >= 0:
+            q += float(F[w, nz[jp]])
             cum.append(q)
         u = rng.random() * (q + alpha * mass[w])
         if u < q:
             j = 0
-            while j < len(nz) - 1 and cum[j] <= u:
+            while j < len(cum) - 1 and cum[j] <= u:
                 j += 1
-            knew = nz[j]
+            if j >= len(nz):
+                j = jp
+                seen("drawn")
+            knew, jp = nz[j], (j if owe else -1)
         else:
+            if jp >= 0:
+                seen("word bucket")
+            jp = -1
             u = (u - q) / alpha
             acc, knew = 0.0, K - 1
             for t in range(K):
@@ -190,12 +217,63 @@ def test_noisy_sweep_conditional_distribution():
     assert stats.chisquare(counts, p * counts.sum()).pvalue > 1e-4
 
 
+def test_noisy_sweep_joint_distribution_with_owed_counts():
+    """A whole sweep of one 6-token document (every token resampled; K = 130, long rows,
+    with F zero past topic 2, so three topics are live): the kernel's joint distribution of
+    the final topics is the exact one of sequential draws from
+    p_t ∝ F[w, t] (n_dk^{-i}[t] + alpha) (chi-square over the 3^6 outputs, cells of small
+    expectation pooled, false alarm 1e-6). Each token's document bucket holds the count the
+    previous draw added as an entry of its own after the list; the reference, which draws
+    the kernel's numbers from the same generator, shows every case of that owed count
+    taking place in such sweeps (cancelled by the next token leaving the topic, moved with
+    the list's last entry when an emptied topic leaves the list, drawn, given up when the
+    word bucket draws)."""
+    from test_private_gibbs_order import sweep_distribution
+    K, alpha, runs = 130, 0.15, 40000
+    words = np.array([0, 1, 2, 0, 2, 1], dtype=np.int32)
+    z0 = np.array([2, 0, 1, 1, 2, 0], dtype=np.int32)
+    F3 = np.array([[0.9, 0.05, 0.3], [0.2, 0.6, 0.1], [0.05, 0.3, 0.8]], dtype=np.float32)
+    F = np.zeros((3, K), dtype=np.float32)
+    F[:, :3] = F3
+    doc_ptr = np.array([0, 6], dtype=np.int64)
+
+    def state():
+        z = z0.copy()
+        n_wk = np.zeros((3, K), dtype=np.int32)
+        np.add.at(n_wk, (words, z), 1)
+        n_dk = np.bincount(z, minlength=K).astype(np.int32)[None, :].copy()
+        return z, n_wk, n_dk, n_wk.sum(axis=0).astype(np.int64)
+
+    events = {}
+    for seed in range(300):
+        reference_noisy_sweep(doc_ptr, words, *state(), F, alpha, 1.0, NO_TABLE,
+                              np.random.default_rng(seed), events)
+    assert set(events) == {"cancelled", "moved", "drawn", "word bucket"}, events
+    # topics past 2 weigh 0: the exact distribution is that of the three live topics
+    exact = sweep_distribution(words.tolist(), z0.tolist(), F3, alpha)
+    gen = np.random.default_rng(99)
+    counts = {}
+    for _ in range(runs):
+        z, n_wk, n_dk, n_k = state()
+        _cgs.noisy_gibbs_sweep(doc_ptr, words, z, n_wk, n_dk, n_k, F, word_mass(F), alpha, 1.0,
+                               NO_TABLE, gen.bit_generator)
+        counts[tuple(z)] = counts.get(tuple(z), 0) + 1
+    keys = sorted(exact)
+    assert set(counts) <= set(keys)
+    observed = np.array([counts.get(k, 0) for k in keys], dtype=float)
+    expected = np.array([exact[k] for k in keys]) * runs
+    small = expected < 5
+    observed = np.append(observed[~small], observed[small].sum())
+    expected = np.append(expected[~small], expected[small].sum())
+    assert stats.chisquare(observed, expected).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("K", [4, 150])
 @pytest.mark.parametrize("rate,use_table", [(1.0, False), (0.4, False), (0.05, False), (1.0, True),
                                             (0.75, False), (0.8, False), (0.97, False)])
-def test_noisy_sweep_matches_reference(small, rate, use_table):
+def test_noisy_sweep_matches_reference(small, rate, use_table, K):
     X, _ = small
     corpus = Corpus.from_matrix(X)
-    K = 4
     st1 = GibbsState(corpus, K, np.random.default_rng(5))
     st2 = GibbsState(corpus, K, np.random.default_rng(5))
     F = np.random.default_rng(6).random((corpus.n_words, K)).astype(np.float32)

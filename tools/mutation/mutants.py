@@ -480,4 +480,28 @@ MUTANTS += [
          new="if (jb >= n) jb = n;", tests=["tests/test_adlda.py"],
          what="the sampler takes a topic new to the word (document or smoothing bucket) as "
               "in its list wherever its stale position points"),
+    # -- session 14: the private sweep owes the previous draw's count (an entry of its own
+    # after the document's list) and puts a document's counts back at its end (exactness)
+    dict(id="S01", file="dptm/_cgs.pyx",
+         old="            if jp == n_nz:\n                jp = jk\n", new="",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="the owed count not moved with the list's last entry when an emptied topic "
+              "leaves the list (paid to a padding entry)"),
+    dict(id="S02", file="dptm/_cgs.pyx",
+         old="        q = q + <double> frow[nz[jp]] * owed\n", new="",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="the document bucket leaves out the count the previous draw added"),
+    dict(id="S03", file="dptm/_cgs.pyx",
+         old="        cnt[jp] += owed                         # paid (the address is known early)\n",
+         new="", tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="an owed count never paid (the drawn topics' counts lost)"),
+    dict(id="S04", file="dptm/_cgs.pyx",
+         old="            j = j if j < n_nz else jp\n", new="            j = j if j < n_nz else n_nz - 1\n",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="a draw of the owed entry gives the list's last topic"),
+    dict(id="S05", file="dptm/_cgs.pyx",
+         old="        cnt[jk] -= <double> (jk != jp)\n", new="        cnt[jk] -= 1.0\n",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="a token leaving the topic it is owed a count for takes it off the list's "
+              "count too, the owed count dropped (one count lost)"),
 ]
