@@ -2787,10 +2787,10 @@ cdef extern from *:
     }
     /* A document's counts while its tokens are sampled: the non-zero topics of its count
        row c (K topics) in increasing order into nz, their counts as doubles into cnt (same
-       order), then the padding, pos[t] = the index of t in nz for those topics (other entries untouched),
-       and the counts taken out of the topic totals n_k (dptm_doc_put puts the document's
-       counts back, so the tokens update neither c nor n_k); returns their number. 64
-       topics a step: a mask of the non-zero ones, then its set bits. */
+       order), then the padding, pos[t] = the index of t in nz for those topics (other
+       entries untouched), and the counts taken out of the topic totals n_k (dptm_doc_put
+       puts the document's counts back, so the tokens update neither c nor n_k); returns
+       their number. 64 topics a step: a mask of the non-zero ones, then its set bits. */
     static inline Py_ssize_t dptm_doc_take(const int32_t *__restrict c, Py_ssize_t K,
             int32_t *__restrict nz, double *__restrict cnt, int32_t *__restrict pos,
             int64_t *__restrict n_k) {
