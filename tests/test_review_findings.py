@@ -5,8 +5,6 @@ the test fails today and starts passing once the finding is fixed (strict: then 
 must be removed). Fixed findings are plain regression tests.
 """
 import math
-import subprocess
-import sys
 import textwrap
 from fractions import Fraction
 
@@ -17,6 +15,7 @@ import scipy.sparse as sp
 from dptm.accounting import (GaussianEvent, ParallelComposedEvent, PrivacyReport,
                              SelfComposedEvent)
 from dptm.models.private_vb import _expected_counts, _within_norm
+from _child import run_child
 
 
 # --------------------------------------------------------------------------- R1
@@ -36,8 +35,7 @@ def test_R1_exact_path_failure_is_not_a_silent_reject():
         _cgs.fill_discrete_laplace(out, 10, 1, np.random.PCG64(1))
         print("SAMPLES", out.tolist())
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, cwd=_repo_root())  # a hang guard (the child must abort at once), not a speed check
+    proc = run_child(code, cwd=_repo_root())
     assert "SAMPLES" not in proc.stdout, (
         "a failing exact path still produced noise samples: " + proc.stdout.strip())
 
