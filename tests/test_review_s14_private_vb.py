@@ -144,7 +144,7 @@ def test_a_non_finite_contribution_never_reaches_the_release(monkeypatch):
         got = P._expected_counts(X, beta, 0.3, 1.0, g)
     monkeypatch.setattr(P, "_estep", real)
     assert np.all(np.isfinite(got))
-    np.testing.assert_array_equal(got, rest + P._expected_counts(X[1:1], beta, 0.3, 1.0, g))
+    np.testing.assert_array_equal(got, rest)
     for bad in (np.inf, np.nan, 0.0, -1.0):
         w = np.ones(X.shape[1])
         w[3] = bad
