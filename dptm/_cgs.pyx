@@ -3198,11 +3198,12 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     ``word_ptr``, ``word_tokens`` (optional): the token positions grouped by word (word
     ``w``'s tokens are ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``). The sweep never reads
     ``n_wk`` (it samples from the fixed word factor), so with them the blocks only write
-    ``z`` and ``n_dk`` and ``n_wk`` is updated after the sweep from the old and new topics,
-    in parallel over words (no atomic adds, no cache line written by two threads; on one
-    thread, rows written in word order instead of a random count per token, the cheaper
-    way for long rows). Without them, ``n_wk`` is updated as tokens move (atomic adds on
-    several threads). The result is the same integer counts either way.
+    ``z`` and ``n_dk`` and each row of ``n_wk`` is counted again after the sweep from its
+    word's topics, in parallel over words (no atomic adds, no cache line written by two
+    threads; on one thread, rows written in word order instead of a random count per
+    token, the cheaper way for long rows). Without them, ``n_wk`` is updated as tokens
+    move (atomic adds on several threads). ``n_wk`` must hold the counts of ``z`` (as in a
+    fit): the result is then the same integer counts either way.
 
     ``thread_counts`` (optional, without ``word_ptr``; (n_threads - 1) x (V K) int32, all
     zero): thread 0 updates ``n_wk`` as tokens move and thread t > 0 its row t - 1 of
@@ -3266,11 +3267,8 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef int32_t* mine
     cdef int32_t* src
     cdef Py_ssize_t tid, VK = V * K, n_tc = 0, c
-    cdef int32_t* z_old = NULL
     cdef int32_t* wk_target = &n_wk[0, 0]
     cdef Py_ssize_t w, j
-    cdef int64_t tok
-    cdef int32_t k_old, k_new
     # per-thread scratch (the running sums, the document's non-zero topics, their
     # positions and counts), each thread's in cache lines of its own; tokens resampled per
     # block
@@ -3284,7 +3282,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                 or word_ptr[0] != 0 or word_ptr[V] != words.shape[0]:
             free(rngs); free(dk_raw)
             raise ValueError("word_ptr / word_tokens must group the token positions by word")
-        # the blocks write their n_wk changes nowhere (a scratch row): n_wk is rebuilt below
+        # the blocks write their n_wk changes nowhere: n_wk is counted again below
         wk_target = NULL
     if per_thread:
         if thread_counts.shape[0] < n_threads - 1 or thread_counts.shape[1] != VK:
@@ -3295,11 +3293,9 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
         tc = &thread_counts[0, 0]
         n_tc = n_threads - 1
     try:
-        if deferred:
-            z_old = <int32_t*> malloc(max(words.shape[0], 1) * sizeof(int32_t))
         scratch = <char*> _own_lines(n_threads * scratch_bytes, &scratch_raw)
         sampled = <int64_t*> calloc(n_blocks, sizeof(int64_t))
-        if (deferred and z_old == NULL) or scratch == NULL or sampled == NULL:
+        if scratch == NULL or sampled == NULL:
             raise MemoryError()
         for b in range(n_blocks):
             rngs[b] = get_bitgen(bit_generators[b])
@@ -3308,9 +3304,6 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
         nz = pos = mine = NULL
         cnt = NULL
         with nogil:
-            if deferred and zp != NULL and (doc_ptr[0] != 0 or doc_ptr[D] != words.shape[0]):
-                # tokens outside the documents: their old topics too (read by word below)
-                memcpy(z_old, zp, words.shape[0] * sizeof(int32_t))
             # one parallel region for the sweep and the count update (the worksharing
             # loops' barriers order them): one thread wake-up per sweep, not two
             with parallel(num_threads=n_threads):
@@ -3322,11 +3315,6 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                 # per-thread buffers: thread 0 writes n_wk, thread t > 0 row t - 1 of tc
                 mine = tc + (tid - 1) * VK if per_thread and tid > 0 else wk_target
                 for b in prange(n_blocks, schedule="dynamic"):
-                    if deferred and zp != NULL:
-                        # the block's old topics, copied by the thread about to sweep it
-                        memcpy(z_old + doc_ptr[block_ptr[b]], zp + doc_ptr[block_ptr[b]],
-                               (doc_ptr[block_ptr[b + 1]] - doc_ptr[block_ptr[b]])
-                               * sizeof(int32_t))
                     sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp,
                                               zp, mine, &n_dk[0, 0], dk + b * Kp,
                                               &word_factor[0, 0], &word_mass[0], rp, K,
@@ -3341,17 +3329,16 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                     # by one thread, so the counts are the same
                     for w in prange(V, schedule="dynamic", chunksize=16):
                         if (w + 1) % 16 != 0 and w + 1 < V:
-                            # the next row of the chunk loads while this one is updated
+                            # the next row of the chunk loads while this one is counted
                             # (KOS one thread, K = 500 / 1000: 18.3 / 24.1 -> 17.6 / 23.4 ms)
                             dptm_prefetch_w(&n_wk[w + 1, 0], K * sizeof(int32_t))
+                        # the row counted again from the word's topics (n_wk held their
+                        # counts before the sweep: the same counts as taking each token
+                        # off its old topic, with no copy of the old topics and one
+                        # random load and add per token instead of two)
+                        memset(&n_wk[w, 0], 0, K * sizeof(int32_t))
                         for j in range(word_ptr[w], word_ptr[w + 1]):
-                            # no branch on a move (a token that kept its topic takes 1
-                            # off and adds it back: the same counts)
-                            tok = word_tokens[j]
-                            k_old = z_old[tok]
-                            k_new = zp[tok]
-                            n_wk[w, k_old] -= 1
-                            n_wk[w, k_new] += 1
+                            n_wk[w, zp[word_tokens[j]]] += 1
                 if per_thread:
                     # every thread's changes into n_wk, the buffers zeroed for the next sweep
                     for w in prange(V, schedule="static"):
@@ -3367,7 +3354,6 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     finally:
         free(rngs)
         free(dk_raw)
-        free(z_old)
         free(scratch_raw)
         free(sampled)
     return n_sampled
