@@ -2889,14 +2889,27 @@ cdef Py_ssize_t _word_bucket(const float* frow, const double* crow, Py_ssize_t K
     return t1 - 1
 
 
+# _noisy_block's two compiled forms: every token resampled (_Every, mode 0: no selection
+# draw, test or call in the token's code) and the selection modes 1-3 (_Some); the tag
+# pointer (NULL) only picks the form
+cdef struct _Every:
+    char unused
+cdef struct _Some:
+    char unused
+ctypedef fused sel_t:
+    _Every
+    _Some
+
+
 cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t d_hi,
                              const int32_t* words, int32_t* z, int32_t* n_wk, int32_t* n_dk,
                              int64_t* n_k, const float* word_factor, const double* word_mass,
                              const double* rate_table, Py_ssize_t K,
                              double alpha, int mode, double scale, bitgen_t* rng, double* cum,
                              int32_t* nz, double* cnt, int32_t* pos, bint shared,
-                             const double* word_blk) noexcept nogil:
-    """The sweep of ``noisy_gibbs_sweep`` over documents [d_lo, d_hi) with one stream.
+                             const double* word_blk, sel_t* form) noexcept nogil:
+    """The sweep of ``noisy_gibbs_sweep`` over documents [d_lo, d_hi) with one stream
+    (``form``: a NULL ``_Every*`` for mode 0, a NULL ``_Some*`` for the others).
 
     ``n_k`` receives the topic-total changes (the totals themselves, or a zeroed delta
     buffer); ``shared``: other threads update ``n_wk`` concurrently (atomic adds); ``n_wk``
@@ -2931,19 +2944,24 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     end = doc_ptr[d_hi]
     d = d_lo - 1
     doc_end = i                                 # no document loaded yet
-    if mode == 3 and i < end:
-        sel_left = _geometric_capped(rng, scale, end - i)
-    i = _next_selected(rng, mode, scale, i, end, &sel_left)
+    if sel_t is _Some:
+        if mode == 3 and i < end:
+            sel_left = _geometric_capped(rng, scale, end - i)
+        i = _next_selected(rng, mode, scale, i, end, &sel_left)
     while i < end:
-        # locating the next selected token first keeps the selection draws off
-        # this token's critical path (measured: the per-token cost otherwise grows
-        # as the rate falls)
         cur = i
-        i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
-        # every token selected (mode 0): the rows are requested six tokens ahead (a
-        # token's sampling is much shorter than a load from memory; KOS, K = 500 / 1000:
-        # 2 ahead 21.0 / 29.8 ms, 6 ahead 19.4 / 25.2 ms, 10 and 16 ahead no better)
-        ip = i + PREFETCH_AHEAD - 1 if mode == 0 and i + PREFETCH_AHEAD - 1 < end else i
+        if sel_t is _Every:
+            i = cur + 1
+            # every token selected: the rows are requested six tokens ahead (a token's
+            # sampling is much shorter than a load from memory; KOS, K = 500 / 1000: 2
+            # ahead 21.0 / 29.8 ms, 6 ahead 19.4 / 25.2 ms, 10 and 16 ahead no better)
+            ip = i + PREFETCH_AHEAD - 1 if i + PREFETCH_AHEAD - 1 < end else i
+        else:
+            # locating the next selected token first keeps the selection draws off
+            # this token's critical path (measured: the per-token cost otherwise grows
+            # as the rate falls)
+            i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
+            ip = i
         if ip < end:
             # that token's rows load while this one is sampled (its word is random: the
             # secret visiting order): its word factor at the topics it will read and its
@@ -2960,9 +2978,10 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                     dptm_prefetch_w(n_wk + wn * K + z[ip], 1)
         w = words[cur]
         k = z[cur]
-        if mode == 1:
-            if next_uniform(rng) >= rate_table[w * K + k]:
-                continue
+        if sel_t is _Some:
+            if mode == 1:
+                if next_uniform(rng) >= rate_table[w * K + k]:
+                    continue
         if cur >= doc_end:
             # first selected token of a document: the previous one's counts put back, this
             # one's non-zero topics and counts taken (the tokens update only the copy: no
@@ -3003,7 +3022,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         q = dptm_doc_bucket(frow, cnt, nz, n_nz, cum, pf)
         owed = <double> (jp != none)
         q = q + <double> frow[nz[jp]] * owed
-        if mode == 0:
+        if sel_t is _Every:
             # every token draws one uniform and nothing else: drawn ahead in batches (the
             # same uniforms in the same order, none past the block's last token), so the
             # generator's call is not in the token's code
@@ -3142,6 +3161,8 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
     if mode < 0 or D <= 0 or K <= 0:
         return 0
+    cdef const int32_t* wp = &words[0] if words.shape[0] else NULL
+    cdef int32_t* zp = &z[0] if z.shape[0] else NULL
     cdef double* cum = <double*> malloc((K + DPTM_LIST_PAD) * sizeof(double))
     cdef int32_t* nz = <int32_t*> malloc((K + DPTM_LIST_PAD + 1) * sizeof(int32_t))
     cdef double* cnt = <double*> malloc((K + DPTM_LIST_PAD + 1) * sizeof(double))
@@ -3151,11 +3172,17 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
-            n_sampled = _noisy_block(&doc_ptr[0], 0, D, &words[0] if words.shape[0] else NULL,
-                                     &z[0] if z.shape[0] else NULL, &n_wk[0, 0], &n_dk[0, 0],
-                                     &n_k[0], &word_factor[0, 0], &word_mass[0],
-                                     &rate_table[0, 0] if mode == 1 else NULL, K, alpha, mode,
-                                     scale, rng, cum, nz, cnt, pos, False, NULL)
+            if mode == 0:
+                n_sampled = _noisy_block(&doc_ptr[0], 0, D, wp, zp, &n_wk[0, 0], &n_dk[0, 0],
+                                         &n_k[0], &word_factor[0, 0], &word_mass[0], NULL, K,
+                                         alpha, mode, scale, rng, cum, nz, cnt, pos, False,
+                                         NULL, <_Every*> NULL)
+            else:
+                n_sampled = _noisy_block(&doc_ptr[0], 0, D, wp, zp, &n_wk[0, 0], &n_dk[0, 0],
+                                         &n_k[0], &word_factor[0, 0], &word_mass[0],
+                                         &rate_table[0, 0] if mode == 1 else NULL, K, alpha,
+                                         mode, scale, rng, cum, nz, cnt, pos, False, NULL,
+                                         <_Some*> NULL)
     finally:
         free(cum)
         free(nz)
@@ -3315,11 +3342,18 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                 # per-thread buffers: thread 0 writes n_wk, thread t > 0 row t - 1 of tc
                 mine = tc + (tid - 1) * VK if per_thread and tid > 0 else wk_target
                 for b in prange(n_blocks, schedule="dynamic"):
-                    sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1], wp,
-                                              zp, mine, &n_dk[0, 0], dk + b * Kp,
-                                              &word_factor[0, 0], &word_mass[0], rp, K,
-                                              alpha, mode, scale, rngs[b], cum, nz, cnt, pos,
-                                              shared, bp)
+                    if mode == 0:
+                        sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1],
+                                                  wp, zp, mine, &n_dk[0, 0], dk + b * Kp,
+                                                  &word_factor[0, 0], &word_mass[0], rp, K,
+                                                  alpha, mode, scale, rngs[b], cum, nz, cnt,
+                                                  pos, shared, bp, <_Every*> NULL)
+                    else:
+                        sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1],
+                                                  wp, zp, mine, &n_dk[0, 0], dk + b * Kp,
+                                                  &word_factor[0, 0], &word_mass[0], rp, K,
+                                                  alpha, mode, scale, rngs[b], cum, nz, cnt,
+                                                  pos, shared, bp, <_Some*> NULL)
                 dptm_omp_barrier()              # every block swept before the counts move
                 if deferred:
                     # word frequencies are skewed: small chunks of words handed out as
