@@ -24,7 +24,8 @@ epsilon, the efficiency-privacy function, and the topic-based attack.
    word-bucket search table built in the untimed setup, as NoisyGibbsLDA.fit and
    SubsampledGibbsLDA.fit get it from the snapshot kernel's factor pass, never from the
    sweep), the snapshot (single stream, and the fit's row blocks at each thread count,
-   search table included), snapshot + private sweep (one fit iteration), one SUB-LDA
+   search table included; where fit leaves the true counts to the snapshot, rows counted
+   from the topics there), snapshot + private sweep (one fit iteration), one SUB-LDA
    iteration (discrete Gaussian snapshot, sigma 7.07, by inversion and by the former
    alias-table sampler, + the gamma 0.5 sweep), and a plain GibbsLDA sweep (the estimator's
    choice: blocked dense, SparseLDA from K = 200, AD-LDA for n > 1); (b) end-to-end fits of
@@ -293,13 +294,18 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
         word_blocks = (np.empty((corpus.n_words, -(-K // 16)))
                        if K >= pg._WORD_SEARCH_MIN_TOPICS else None)
         clip_buf = noise.clipped_buffer(st.n_wk.shape, 50.0)
-        # the true counts' update as fit chooses it, built once per thread count (untimed)
+        # the true counts' update as the fits (schedule 'every', SUB-LDA) choose it, built
+        # once per thread count (untimed): in place, per-thread buffers, or (where it would
+        # be word by word) left to the next snapshot, which counts each row from the topics
+        # as it draws its noise (_SnapshotGibbsBase._sweeper's recount)
         updates = {}
 
-        def by_word(t):
+        def counts(t):
+            """(the sweep's keywords, the snapshot's) for t threads."""
             if t not in updates:
-                updates[t] = dict(zip(("word_ptr", "word_tokens", "thread_counts"),
-                                      pg._count_update_buffers(corpus, K, t)))
+                wp, wt, tc = pg._count_update_buffers(corpus, K, t)
+                updates[t] = ({"thread_counts": tc, "recount": wp is not None},
+                              {"recount": (st.z, wp, wt) if wp is not None else None})
             return updates[t]
         sgens = pg._snapshot_generators(sec, corpus.n_words, K)
         sparse = K >= gibbs_mod._SPARSE_MIN_TOPICS
@@ -313,7 +319,7 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                 _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, st.z, st.n_wk,
                                               st.n_dk, st.n_k, snap[1], snap[2], alpha, rate,
                                               NO_TABLE, block_ptr, gens, t,
-                                              **by_word(t), word_blocks=word_blocks)
+                                              **counts(t)[0], word_blocks=word_blocks)
 
             def restore_and_table(t=t):
                 # the fit's sweep reads the search table the snapshot kernel filled in its
@@ -332,7 +338,7 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                 # secret child stream each, t threads) with its search table (filled by the
                 # snapshot kernel, as in fit), the sweep
                 noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t, word_blocks=word_blocks,
-                               clipped=clip_buf)
+                               clipped=clip_buf, **counts(t)[1])
                 sweep(t, 1.0)
 
             def sub_iteration(noise_, t):
@@ -340,7 +346,8 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                 # snapshot with its search table, then the subsampled sweep
                 def run(_):
                     noise_.snapshot(st.n_wk, 50.0, beta, sgens, snap, t,
-                                    word_blocks=word_blocks, clipped=clip_buf)
+                                    word_blocks=word_blocks, clipped=clip_buf,
+                                    **counts(t)[1])
                     sweep(t, 0.5)
                 return run
 
@@ -374,11 +381,12 @@ def thread_kernel_timing(X, Ks, threads, repeats, burn_in):
                       Case(g, "snapshot + private sweep (gamma=1)", full, restore, work=n,
                            unit="tokens", extra={"K": K, "threads": t}),
                       # the snapshot of fit alone: row blocks, search table from K = 64,
-                      # int32 clipped counts (a snapshot that is not released)
+                      # int32 clipped counts (a snapshot that is not released), the rows
+                      # counted from the topics where the fit's sweep leaves them
                       Case(g, "snapshot (row blocks, as fit)",
                            lambda _, t=t: noise.snapshot(st.n_wk, 50.0, beta, sgens, snap, t,
                                                          word_blocks=word_blocks,
-                                                         clipped=clip_buf),
+                                                         clipped=clip_buf, **counts(t)[1]),
                            restore, work=n, unit="tokens", extra={"K": K, "threads": t}),
                       Case(g, "SUB-LDA snapshot + sweep (gamma=0.5, inversion)",
                            sub_iteration(dgau, t), restore, work=n, unit="tokens",

@@ -295,6 +295,82 @@ def test_snapshot_blocks(kind, params):
     np.testing.assert_array_equal(m, np.cumsum(f.astype(np.float64), axis=1)[:, -1])
 
 
+@pytest.mark.parametrize("kind,params", SNAPSHOT_KINDS)
+def test_snapshot_counts_rows_from_topics(kind, params):
+    """``noisy_snapshot(topics=, word_ptr=, word_tokens=)``: each row counted from its
+    word's topics as its noise is drawn, ``n_wk`` not read: the snapshot, word factor,
+    masses, search table and clipped counts of the same call on the counts of those topics,
+    bit for bit, on 1, 2 or 3 threads, in blocks of rows (rows of words without tokens
+    included: zero counts)."""
+    V, K, N, clip, beta = 23, 40, 400, 6.0, 0.1
+    rng = np.random.default_rng(3)
+    words = rng.integers(0, V - 3, N).astype(np.int32)        # the last 3 words: no token
+    z = rng.integers(0, K, N).astype(np.int32)
+    counts = np.zeros((V, K), dtype=np.int32)
+    np.add.at(counts, (words, z), 1)
+    word_tokens = np.argsort(words, kind="stable").astype(np.int64)
+    word_ptr = np.concatenate(([0], np.cumsum(np.bincount(words, minlength=V)))).astype(np.int64)
+    garbage = rng.integers(-5, 50, (V, K)).astype(np.int32)
+    scale, a, b, c = params
+
+    def run(n_wk, n_threads, clipped, **recount):
+        out = (np.empty((V, K)), np.empty((V, K), dtype=np.float32), np.empty(V))
+        blocks = np.empty((V, 3))
+        cl = np.empty((V, K), dtype=np.int32) if clipped else None
+        gens = [np.random.default_rng([4, j]).bit_generator for j in range(5)]
+        _cgs.noisy_snapshot(n_wk, kind, scale, a, b, c, clip, beta, *out, gens, n_threads,
+                            word_blocks=blocks, clipped=cl, **recount)
+        return out[1:] + (blocks,) + ((cl,) if clipped else (out[0],))
+    for clipped in ((False, True) if kind in (3, 4, 5) else (False,)):
+        ref = run(counts, 1, clipped)
+        for n_threads in (1, 2, 3):
+            got = run(garbage, n_threads, clipped, topics=z, word_ptr=word_ptr,
+                      word_tokens=word_tokens)
+            for x, y in zip(got, ref):
+                np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="go together"):
+        run(counts, 1, False, topics=z, word_ptr=word_ptr)
+    with pytest.raises(ValueError, match="group the token positions"):
+        run(counts, 1, False, topics=z[:-1], word_ptr=word_ptr, word_tokens=word_tokens)
+
+
+@pytest.mark.parametrize("K", [4, 150])
+def test_block_sweep_recount_leaves_the_counts_to_the_snapshot(K):
+    """``noisy_gibbs_sweep_blocks(recount=True)``: the sweep of the by-word update (same
+    topics, document counts, totals and draws) with ``n_wk`` left as it was, on 1, 2 or 3
+    threads; the snapshot counting from the new topics then sees the by-word counts."""
+    corpus = ragged_corpus(seed=5)
+    V = corpus.n_words
+    F = np.random.default_rng(1).random((V, K)).astype(np.float32)
+    mass = word_mass(F)
+    block_ptr = token_blocks(corpus.doc_ptr, block_tokens=20)
+    init = GibbsState(corpus, K, np.random.default_rng(4))
+    word_tokens = np.argsort(corpus.word_ids, kind="stable").astype(np.int64)
+    word_ptr = np.concatenate(([0], np.cumsum(np.bincount(corpus.word_ids, minlength=V)))
+                              ).astype(np.int64)
+
+    def sweep(n_threads, **extra):
+        st = state_copy(init)
+        gens = [np.random.default_rng([7, b]).bit_generator for b in range(block_ptr.size - 1)]
+        _cgs.noisy_gibbs_sweep_blocks(corpus.doc_ptr, corpus.word_ids, *st, F, mass, 0.5, 1.0,
+                                      NO_TABLE, block_ptr, gens, n_threads, **extra)
+        return st, [g.state for g in gens]
+    (ref, ref_gens) = sweep(1, word_ptr=word_ptr, word_tokens=word_tokens)
+    for n_threads in (1, 2, 3):
+        got, gens = sweep(n_threads, recount=True)
+        assert gens == ref_gens
+        for i in (0, 2, 3):
+            np.testing.assert_array_equal(got[i], ref[i])
+        np.testing.assert_array_equal(got[1], init.n_wk)         # not touched
+        out = (np.empty((V, K)), np.empty((V, K), dtype=np.float32), np.empty(V))
+        _cgs.noisy_snapshot(got[1], 0, 0.0, 0, 0, 0, 1e9, 0.1, *out,
+                            np.random.default_rng(0).bit_generator, topics=got[0],
+                            word_ptr=word_ptr, word_tokens=word_tokens)
+        np.testing.assert_array_equal(out[0], ref[1])
+    with pytest.raises(ValueError, match="recount takes neither"):
+        sweep(1, recount=True, word_ptr=word_ptr, word_tokens=word_tokens)
+
+
 @pytest.mark.parametrize("B", [9, 23, 30])
 def test_snapshot_many_row_blocks_any_threads(B):
     """More row blocks than threads, handed out as threads free up (B = 9: blocks of 3 rows
@@ -448,16 +524,23 @@ def test_fit_clipped_snapshots_give_the_same_model(model, n_jobs, monkeypatch):
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_fit_deferred_counts_give_the_same_model(n_jobs, monkeypatch):
-    """Above _DEFERRED_COUNTS_MIN_TOPICS a fit updates the true counts after each sweep,
-    word by word; the model is the one of the per-token updates (same integer counts, so
-    the same snapshots and draws)."""
+@pytest.mark.parametrize("model", ["every", "first", "last", "sub"])
+def test_fit_deferred_counts_give_the_same_model(n_jobs, model, monkeypatch):
+    """Above _DEFERRED_COUNTS_MIN_TOPICS a fit counts the true counts word by word, after
+    each sweep or, where every sweep follows a snapshot (schedule 'every', SUB-LDA), in the
+    next snapshot's pass; the model is the one of the per-token updates (same integer
+    counts, so the same snapshots and draws)."""
     X, _, _ = make_lda_corpus(30, 25, 4, random_state=2)
     fits = []
     for threshold in (10 ** 9, 0):
         monkeypatch.setattr(private_gibbs, "_DEFERRED_COUNTS_MIN_TOPICS", threshold)
-        m = NoisyGibbsLDA(6, epsilon_per_iter=1.0, clip=20, max_iter=4, random_state=5,
-                          n_jobs=n_jobs).fit(X)
+        if model == "sub":
+            est = SubsampledGibbsLDA(6, sample_rate=0.6, clip=20, max_iter=4, random_state=5,
+                                     n_jobs=n_jobs)
+        else:
+            est = NoisyGibbsLDA(6, epsilon_per_iter=1.0, clip=20, max_iter=4, random_state=5,
+                                noise_schedule=model, n_jobs=n_jobs)
+        m = est.fit(X)
         fits.append((m.components_, m.doc_topic_))
     for a, b in zip(*fits):
         np.testing.assert_array_equal(a, b)

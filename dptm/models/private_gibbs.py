@@ -164,7 +164,7 @@ class _Noise:
         return self.scale
 
     def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, *,
-                 word_blocks=None, clipped=None):
+                 word_blocks=None, clipped=None, recount=None):
         """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
         ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
         or a list (one per block of rows, see ``_snapshot_generators``). ``word_blocks``
@@ -173,7 +173,9 @@ class _Noise:
         table). ``clipped`` (optional, from ``clipped_buffer``): the snapshot is then not
         written (``out[0]`` keeps its old contents); the kernel keeps the clamped, clipped
         noisy counts there instead, for a snapshot that is not released (same draws, same
-        factor)."""
+        factor). ``recount`` (optional, ``(z, word_ptr, word_tokens)``): the counts are
+        those of the topics ``z`` (``n_wk`` is not read), counted row by row as the noise
+        is drawn (``_cgs.noisy_snapshot``'s ``topics``)."""
         if out is None:
             out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
                    np.empty(n_wk.shape[0]))
@@ -182,9 +184,11 @@ class _Noise:
             self.table = (_laplace_table.dyadic_table(self.a) if self.kind == 5
                           else _discrete_gaussian_table(self.a, self.b))
         gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
+        topics, word_ptr, word_tokens = recount if recount is not None else (None,) * 3
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
                             *out, bit_generator, n_threads, gauss, laplace,
-                            word_blocks=word_blocks, clipped=clipped)
+                            word_blocks=word_blocks, clipped=clipped, topics=topics,
+                            word_ptr=word_ptr, word_tokens=word_tokens)
         return out
 
     def clipped_buffer(self, shape, clip):
@@ -261,9 +265,10 @@ def _count_update_buffers(corpus, K, n_threads):
 
     On several threads with short rows, every thread but the first keeps its own V x K
     count changes (``thread_counts``, while they fit in ``_THREAD_COUNTS_MAX_BYTES``);
-    otherwise, on several threads or for long rows, the counts are updated after the sweep
-    word by word from the token positions grouped by word; else in place. The same counts
-    either way (internal to the fit, like the counts themselves)."""
+    otherwise, on several threads or for long rows, the counts are counted word by word
+    from the token positions grouped by word, after the sweep or (``_sweeper``'s
+    ``recount``) by the next snapshot; else in place. The same counts either way
+    (internal to the fit, like the counts themselves)."""
     V = corpus.n_words
     if (n_threads > 1 and K <= _DEFERRED_COUNTS_MIN_TOPICS
             and 4 * (n_threads - 1) * V * K <= _THREAD_COUNTS_MAX_BYTES):
@@ -314,7 +319,7 @@ class _SnapshotGibbsBase(TopicModelMixin):
         trace_idx = _check_trace_tokens(self.trace_tokens, corpus.n_tokens) if self.record_trace else None
         return corpus, state, noise_rng, sweep_rng, trace_idx
 
-    def _sweeper(self, corpus, sweep_rng, n_threads):
+    def _sweeper(self, corpus, sweep_rng, n_threads, recount=False):
         """The noisy sweep of this fit: documents in fixed blocks (public document
         lengths only), block ``b`` drawing from its own child of the secret ``sweep_rng``
         for every sweep, so the result does not depend on ``n_threads``. Returns
@@ -322,21 +327,31 @@ class _SnapshotGibbsBase(TopicModelMixin):
         dropped with it at the end of ``fit``. ``sweep.word_blocks`` is the word-bucket
         search table (the running sums at the end of each block of 16 topics; None below
         ``_WORD_SEARCH_MIN_TOPICS``): pass it to ``_Noise.snapshot``, which fills it from
-        the snapshot it draws."""
+        the snapshot it draws. ``recount``: every sweep of the fit follows a snapshot;
+        where the counts would be updated word by word after the sweep (long rows, or
+        several threads without per-thread buffers), the sweep then leaves ``state.n_wk``
+        stale and ``sweep.recount(state)`` is the ``recount`` argument of the next
+        ``_Noise.snapshot`` (which counts the rows from the topics as it draws their
+        noise: one pass over the counts per iteration instead of two; the same counts),
+        else None."""
         block_ptr = token_blocks(corpus.doc_ptr, block_tokens=_BLOCK_TOKENS)
         gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]
         K = self.n_components
         word_blocks = (np.empty((corpus.n_words, -(-K // _WORD_BLOCK)))
                        if K >= _WORD_SEARCH_MIN_TOPICS else None)
         word_ptr, word_tokens, thread_counts = _count_update_buffers(corpus, K, n_threads)
+        recount = recount and word_ptr is not None
+        by_word = {} if recount else {"word_ptr": word_ptr, "word_tokens": word_tokens}
 
         def sweep(state, snap, alpha, rate, table):
             return _cgs.noisy_gibbs_sweep_blocks(
                 corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk, state.n_dk, state.n_k,
                 snap[1], snap[2], alpha, rate, table, block_ptr, gens, n_threads,
-                word_ptr=word_ptr, word_tokens=word_tokens, thread_counts=thread_counts,
-                word_blocks=word_blocks)
+                thread_counts=thread_counts, word_blocks=word_blocks, recount=recount,
+                **by_word)
         sweep.word_blocks = word_blocks
+        sweep.recount = ((lambda state: (state.z, word_ptr, word_tokens)) if recount
+                         else (lambda state: None))
         return sweep
 
     def _assumed_public(self, clipped):
@@ -659,7 +674,9 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         delta = self._check_params()
         n_threads = effective_n_jobs(self.n_jobs)
         corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
-        sweep = self._sweeper(corpus, sweep_rng, n_threads)
+        # every sweep follows a snapshot (schedule 'every'): the snapshot counts n_wk
+        sweep = self._sweeper(corpus, sweep_rng, n_threads,
+                              recount=self.noise_schedule == "every")
         noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
         T = self.max_iter
@@ -693,7 +710,8 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                     # the snapshot kernel also fills the sweep's search table
                     snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                           snap if self.trace_ is None else None, n_threads,
-                                          word_blocks=sweep.word_blocks, clipped=clip_buf)
+                                          word_blocks=sweep.word_blocks, clipped=clip_buf,
+                                          recount=sweep.recount(state))
                 sweep(state, snap, alpha, 1.0, _NO_TABLE)
                 self._trace_add(state, snap[0], noisy)
             if self.verbose:
@@ -931,7 +949,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         gamma, delta, v, q = self._check_params(eval_X)
         n_threads = effective_n_jobs(self.n_jobs)
         corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
-        sweep = self._sweeper(corpus, sweep_rng, n_threads)
+        sweep = self._sweeper(corpus, sweep_rng, n_threads, recount=True)   # a snapshot each
         noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
         alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
         T = self.max_iter           # accounted, even if the stopping rule ends earlier
@@ -965,7 +983,8 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
             # a fresh array per snapshot when tracing (the trace keeps them all)
             snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                   snap if self.trace_ is None else None, n_threads,
-                                  word_blocks=sweep.word_blocks, clipped=clip_buf)
+                                  word_blocks=sweep.word_blocks, clipped=clip_buf,
+                                  recount=sweep.recount(state))
             s = snap[0]
             table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
             sweep(state, snap, alpha, gamma, table)   # search table: from the snapshot

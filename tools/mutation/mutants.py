@@ -504,4 +504,25 @@ MUTANTS += [
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="a token leaving the topic it is owed a count for takes it off the list's "
               "count too, the owed count dropped (one count lost)"),
+    # -- session 15: where every sweep follows a snapshot, the snapshot counts the rows
+    # from the topics (the sweep leaves n_wk stale)
+    dict(id="C01", file="dptm/_cgs.pyx",
+         old="                        memset(myrow, 0, K * sizeof(int32_t))\n", new="",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="the snapshot's recounted row not cleared: each row holds the counts of every "
+              "earlier row of its thread too (sensitivity unbounded)"),
+    dict(id="C02", file="dptm/models/private_gibbs.py",
+         old=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 42 + "recount=sweep.recount(state))",
+         new=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf)",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="NoisyGibbsLDA's snapshots from the counts the recounting sweeps leave stale "
+              "(the initial topics' counts)"),
+    dict(id="C03", file="dptm/models/private_gibbs.py",
+         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 34 + "recount=sweep.recount(state))",
+         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf)",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="SubsampledGibbsLDA's snapshots from the counts the recounting sweeps leave "
+              "stale"),
 ]
