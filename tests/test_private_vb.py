@@ -329,21 +329,29 @@ def test_released_topics_combine_the_last_two_releases(monkeypatch):
 
 
 def test_default_schedule_is_a_function_of_the_public_epsilon():
-    # golden values: below eps 2, 3 presence releases of 0.2 + counts 0.4; from 2 on the
-    # module default (4 x 0.15 + 0.4)
+    # golden values: below eps 2, 3 presence releases of 0.2 + counts 0.4; from 2 the
+    # module default (4 x 0.15 + 0.4); from 4, 8 x 0.075 + 0.4
     few = (("presence", 0.2),) * 3 + (("counts", 0.4),)
+    many = (("presence", 0.075),) * 8 + (("counts", 0.4),)
     for eps in (0.1, 1.0, 1.999):
         assert private_vb.default_schedule(eps) == few
-    for eps in (2.0, 4.0, 100.0):
+    for eps in (2.0, 3.999):
         assert private_vb.default_schedule(eps) == private_vb.DEFAULT_SCHEDULE
+    assert private_vb.DEFAULT_SCHEDULE == (("presence", 0.15),) * 4 + (("counts", 0.4),)
+    for eps in (4.0, 100.0):
+        sched = private_vb.default_schedule(eps)
+        assert [s for s, _ in sched] == [s for s, _ in many]
+        np.testing.assert_allclose([w for _, w in sched], [w for _, w in many], rtol=1e-12)
     with pytest.raises(ValueError, match="target_epsilon"):
         private_vb.default_schedule(0.0)
     assert PrivateBatchLDA(3, target_epsilon=1.0).max_iter == 4
-    assert PrivateBatchLDA(3, target_epsilon=4.0).max_iter == 5
+    assert PrivateBatchLDA(3, target_epsilon=2.0).max_iter == 5
+    assert PrivateBatchLDA(3, target_epsilon=4.0).max_iter == 9
 
 
 @pytest.mark.parametrize("eps,shares", [(1.0, [0.2, 0.2, 0.2, 0.4]),
-                                        (4.0, [0.15, 0.15, 0.15, 0.15, 0.4])])
+                                        (2.0, [0.15, 0.15, 0.15, 0.15, 0.4]),
+                                        (4.0, [0.075] * 8 + [0.4])])
 def test_default_schedule_draws_the_recorded_sigmas(monkeypatch, eps, shares):
     # every release of the epsilon-dependent default is drawn at the sigma recorded in
     # release_sigmas_ / privacy_ (closed form z / sqrt(share)), with its statistic

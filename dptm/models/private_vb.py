@@ -44,6 +44,21 @@ DEFAULT_SCHEDULE = (("presence", 0.15),) * 4 + (("counts", 0.4),)
 # synthetic17k 2.45 -> 2.34, kos-lda17k 1.647 -> 1.627, c50-lda17k 1.685 -> 1.686; at
 # eps 4 four search releases stay better (kos-lda17k 1.401 vs 1.410 with three).
 _FEW_SEARCH_EPSILON = 2.0
+# From this PUBLIC target epsilon on, the same 0.6 of the budget is spent on eight presence
+# releases of 0.075 (each search release is averaged with the one before, below): on real
+# corpora of 15,000+ documents the topics are far from converged after four passes (short
+# documents: Debian's descriptions, 37 tokens, reach 1.163x without noise in five
+# releases), and from eps 4 the signal affords twice the passes. Session 15, paired seeded
+# fits, ratio to batch VB, four releases of 0.15 -> eight of 0.075 averaged: eps 4 Debian
+# 17,000 docs 1.3005 -> 1.279 (4 seeds), 33,613 docs 1.231 -> 1.189 (2), KOS-like 17k
+# 1.285 -> 1.275 (2), synthetic 50k 1.044 -> 1.021 (2); eps 8 Debian 17k 1.188 -> 1.162
+# (4), C50 1.406 -> 1.398 (8); worse on the small real corpora KOS (2,916 docs) 1.413 ->
+# 1.434 (8), C50 (4,250) 1.563 -> 1.568 (8), at eps 8 KOS 1.268 -> 1.277, and on the
+# corpora drawn from LDA fits with long or model-exact documents (C50-like 17k 1.249 ->
+# 1.260, synthetic 17k: see the README). At eps 2 more releases lose (Debian 17k 1.415 ->
+# 1.425 with eight).
+_MANY_SEARCH_EPSILON = 4.0
+_MANY_SEARCH_RELEASES = 8
 _STATISTICS = ("presence", "counts")
 # The released topics combine the last two releases (independent noise; the earlier one
 # is biased by older topics and its statistic, which _combine_releases measures).
@@ -104,8 +119,7 @@ _SHRINK_SEARCH_MIN_EPSILON = 4.0
 # (2,916 docs) 1.422 -> 1.449 (1.463) (8) and synthetic 50k 1.120 -> 1.128 (1.145) (2). At
 # eps 2 (hard threshold, no shrinkage) a lower threshold loses (Debian 17k 1.443 -> 1.481).
 _SHRUNK_SEARCH_THRESHOLD = 1.25
-# Below _SHRINK_SEARCH_MIN_EPSILON (without public init_topics), each search release from
-# the third on is averaged with the one before (_combine_releases: independent noise, the
+# Without public init_topics, each search release from the third on is averaged with the one before (_combine_releases: independent noise, the
 # earlier one weighted by its noise variance plus its measured excess difference) before
 # the threshold. Paired seeded fits, ratio to batch VB, threshold -> combined: at eps 2 KOS
 # 1.680 -> 1.657 (4 seeds), C50 1.815 -> 1.801 (4), KOS-like 17k 1.396 -> 1.392 (2), C50-like
@@ -115,9 +129,12 @@ _SHRUNK_SEARCH_THRESHOLD = 1.25
 # (12), C50-like 1.635 -> 1.642 (8), synthetic 17k 2.284 -> 2.294 (2), synthetic 50k 1.474 ->
 # 1.477 (2); at eps 0.5 KOS 2.420 -> 2.429 (16), C50 2.353 -> 2.325 (16), KOS-like 1.817 ->
 # 1.790 (6), C50-like 1.767 -> 1.757 (6), synthetic 50k 1.858 -> 1.864 (2): real corpora gain
-# 0.7-1.4% but for KOS at 0.5, model-drawn ones -1.5% to +0.4%. From eps 4, with the shrunk
-# kept entries, it gained on KOS (1.420 -> 1.410, 16 seeds) but lost on C50 at eps 8 (1.507
-# -> 1.511, 16) and 0.1-0.2% on the 17k stand-ins.
+# 0.7-1.4% but for KOS at 0.5, model-drawn ones -1.5% to +0.4%. From eps 4 (session 12,
+# four search releases, with the shrunk kept entries) it gained on KOS (1.420 -> 1.410, 16
+# seeds) but lost on C50 at eps 8 (1.507 -> 1.511, 16) and 0.1-0.2% on the 17k stand-ins;
+# since session 15 it applies there too, where the eight search releases of 0.075 need it
+# (Debian 17k at eps 4: eight releases 1.293 alone, 1.279 averaged; four releases of 0.15
+# averaged or not: KOS-like 1.288 / 1.285, C50-like 1.249 / 1.249, KOS 1.415 / 1.413).
 
 
 def _denoise(est, sigma, eta, threshold, shrink=0.0):
@@ -479,8 +496,9 @@ def default_schedule(target_epsilon):
     PUBLIC target epsilon only (so it costs no privacy).
 
     Below epsilon 2, three presence releases of 0.2 of the budget and one count release
-    of 0.4; from 2 on, ``DEFAULT_SCHEDULE`` (four presence releases of 0.15, one count
-    release of 0.4).
+    of 0.4; from 2, ``DEFAULT_SCHEDULE`` (four presence releases of 0.15, one count
+    release of 0.4); from 4, eight presence releases of 0.075 and one count release of
+    0.4.
 
     Parameters
     ----------
@@ -494,7 +512,10 @@ def default_schedule(target_epsilon):
     eps = check_positive(target_epsilon, "target_epsilon")
     if eps < _FEW_SEARCH_EPSILON:
         return (("presence", 0.2),) * 3 + (("counts", 0.4),)
-    return DEFAULT_SCHEDULE
+    if eps < _MANY_SEARCH_EPSILON:
+        return DEFAULT_SCHEDULE
+    return ((("presence", 0.6 / _MANY_SEARCH_RELEASES),) * _MANY_SEARCH_RELEASES
+            + (("counts", 0.4),))
 
 
 def _check_schedule(schedule, target_epsilon=None):
@@ -569,9 +590,9 @@ class PrivateBatchLDA(TopicModelMixin):
     (and after the first below epsilon 2) entries below 2 noise standard deviations are
     set to zero (topics are sparse; pure noise would otherwise spread mass over every
     word); from target epsilon 4 on, the entries above 1.25 noise standard deviations are
-    kept, with their per-word shrunk values;
-    below 4, each search release from the third on is first averaged with the one before
-    (as the final estimate below). With three releases or more, the releases after the
+    kept, with their per-word shrunk values. Each search release from the third on is
+    first averaged with the one before (as the final estimate below; without
+    ``init_topics``). With three releases or more, the releases after the
     first weigh each word's entries by f_w^-0.35 (f_w: the word's total over the topics in
     the first release, floored at twice its noise sd) before a document is scaled to
     ``clip_norm``: a document spends more of its norm on its rarer words, which the noise
@@ -594,8 +615,9 @@ class PrivateBatchLDA(TopicModelMixin):
         One pair per release, in order: ``statistic`` is ``"presence"`` or ``"counts"``,
         ``share`` (> 0) its part of the budget (normalised to sum to one). Default
         ``default_schedule(target_epsilon)`` (public): below epsilon 2, three presence
-        releases of 0.2 and one count release of 0.4; from 2 on, ``DEFAULT_SCHEDULE``,
-        four presence releases of 0.15 and one count release of 0.4.
+        releases of 0.2 and one count release of 0.4; from 2, ``DEFAULT_SCHEDULE``,
+        four presence releases of 0.15 and one count release of 0.4; from 4, eight
+        presence releases of 0.075 and one count release of 0.4.
     clip_norm : float, default=1.0
         L2 norm of every document's contribution (its sensitivity); the noise is
         ``clip_norm`` times the calibrated multiplier, so the guarantee depends only on
@@ -739,7 +761,7 @@ class PrivateBatchLDA(TopicModelMixin):
         random_start = init is None
         shrink_first = random_start and eps >= _SHRINK_FIRST_MIN_EPSILON
         shrink_search = random_start and eps >= _SHRINK_SEARCH_MIN_EPSILON
-        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON
+        combine_search = random_start
         releases, drawn = [], []
         weights = None          # the word weights of the releases after the first
         for i, ((presence, _), sigma) in enumerate(zip(schedule, sigmas)):
@@ -759,8 +781,8 @@ class PrivateBatchLDA(TopicModelMixin):
                                    else _search_denoise(est, sd, eta, shrink=shrink_search),
                                    eta, weights)
                 if i == 0 and len(schedule) >= 3:
-                    # from the first release only, so the combined releases (the last two;
-                    # below eps 4 also consecutive search releases) share one set
+                    # from the first release only, so the combined releases (the last two,
+                    # and consecutive search releases) share one set
                     weights = _word_weights(est, sd)
             self._progress(i + 1, total=len(schedule), unit="release")
         # the released topics from the last estimate (``est``, noise sd ``sd``; replaces
