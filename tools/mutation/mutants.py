@@ -409,10 +409,10 @@ MUTANTS += [
          new="    return eta + np.where(est > _SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
          tests=_EB, what="the shrunk search releases cut at the hard threshold's 2 sd"),
     dict(id="B23", file="dptm/models/private_vb.py",
-         old="        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON",
-         new="        combine_search = random_start",
-         tests=_EB, what="search releases combined from epsilon 4 on too (not the measured "
-                         "default there)"),
+         old="        combine_search = random_start",
+         new="        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON",
+         tests=_EB, what="search releases not averaged from epsilon 4 on (session 14's rule; "
+                         "the eight releases of 0.075 need it)"),
     dict(id="B24", file="dptm/models/private_vb.py",
          old="                est, sd = _combine_releases(releases[-2:], _DEFAULT_THRESHOLD)",
          new="                est, sd = _combine_releases(releases[-2:-1] + [(stat, sd)],"
@@ -420,8 +420,8 @@ MUTANTS += [
          tests=_EB, what="a combined search release reads the un-noised statistic"),
     # -- session 12: search releases averaged at every epsilon below 4
     dict(id="B25", file="dptm/models/private_vb.py",
-         old="        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON",
-         new="        combine_search = eps < _SHRINK_SEARCH_MIN_EPSILON",
+         old="        combine_search = random_start",
+         new="        combine_search = True",
          tests=_EB, what="search releases after public init_topics averaged (not measured "
                          "there)"),
     # -- session 14: the later releases' word weights
@@ -460,6 +460,11 @@ MUTANTS += [
          new="ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, None)",
          tests=["tests/test_distributed.py"],
          what="the distributed fit does not send the word weights to the workers"),
+    # -- session 15: eight search releases from epsilon 4
+    dict(id="B33", file="dptm/models/private_vb.py",
+         old="    if eps < _MANY_SEARCH_EPSILON:",
+         new="    if True:",
+         tests=BATCH, what="the default schedule keeps four search releases from epsilon 4"),
     # -- session 13: GibbsLDA's sparse AD-LDA rounds edit word lists through positions (not
     # privacy code: a wrong list is a wrong non-private fit, caught by the same tests)
     dict(id="W03", file="dptm/_cgs.pyx",
