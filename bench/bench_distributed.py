@@ -43,6 +43,8 @@ sys.path.insert(0, ROOT)
 os.environ["PYTHONPATH"] = ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
 from _harness import parser, report  # noqa: E402
 
+VB_EPSILON = 2.0   # PrivateBatchLDA's budget here (its default schedule: five passes)
+
 
 def make_block(seed, n_docs, phi, doc_length, alpha):
     """One partition of the LDA generative process (token by token), as CSR int64."""
@@ -171,13 +173,13 @@ def main():
         if model == "gibbs":
             T = args.iters
         else:   # default schedule: every release is a pass over every document
-            from dptm.models.private_vb import DEFAULT_SCHEDULE
-            T = passes = len(DEFAULT_SCHEDULE)
+            from dptm.models.private_vb import default_schedule
+            T = passes = len(default_schedule(VB_EPSILON))
 
         def estimator():
             if model == "gibbs":
                 return NoisyGibbsLDA(K, clip=200, epsilon_per_iter=1.0, max_iter=T)
-            return PrivateBatchLDA(K, target_epsilon=2.0)
+            return PrivateBatchLDA(K, target_epsilon=VB_EPSILON)
 
         # distributed fit
         idle = {q: rss(q) for q in worker_pids}
