@@ -530,4 +530,43 @@ MUTANTS += [
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="SubsampledGibbsLDA's snapshots from the counts the recounting sweeps leave "
               "stale"),
+    # -- session 15 review (rev15): the recount path and the eight-release default
+    dict(id="Q01", file="dptm/_cgs.pyx",
+         old="                        crow = myrow\n", new="",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         what="the recounting snapshot draws its noise around n_wk (stale in a recounting "
+              "fit) instead of the row it counted from the topics"),
+    dict(id="Q02", file="dptm/models/private_gibbs.py",
+         old=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 42 + "recount=sweep.recount(state))",
+         new=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 42 + "recount=sweep.recount(state) if self.trace_ is None else None)",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         what="NoisyGibbsLDA's traced fits (double snapshots) read the stale counts"),
+    dict(id="Q03", file="dptm/models/private_gibbs.py",
+         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 34 + "recount=sweep.recount(state))",
+         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 34 + "recount=sweep.recount(state) if self.trace_ is None else None)",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         what="SubsampledGibbsLDA's traced fits (double snapshots) read the stale counts"),
+    dict(id="Q04", file="dptm/models/private_gibbs.py",
+         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 34 + "recount=sweep.recount(state))",
+         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 34 + "recount=sweep.recount(state) if self.convergence_tol is None "
+             "else None)",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         what="SubsampledGibbsLDA's fits with the stopping rule read the stale counts"),
+    dict(id="Q05", file="dptm/models/private_vb.py",
+         old="        parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)",
+         new="        parts.append(SelfComposedEvent(ev, j - i) if j > i else ev)",
+         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_review_s15.py"],
+         what="a run of equal releases accounted one short (calibration and report alike)"),
+    dict(id="Q06", file="dptm/models/private_vb.py",
+         old="            _schedule_event(drawn, C), \"document\",",
+         new="            _schedule_event(drawn, 1.0), \"document\",",
+         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_review_s15.py"],
+         what="the report's releases at sensitivity 1 whatever clip_norm (understated for "
+              "clip_norm > 1)"),
 ]
