@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from dptm import NoisyGibbsLDA, Release, SubsampledGibbsLDA
-from dptm.datasets import make_lda_corpus
+
+from _neighbours import word_replaced
 
 pytestmark = pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning")
 
@@ -28,13 +29,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def neighbours():
-    X, _, _ = make_lda_corpus(50, 25, 3, doc_length=20, random_state=1)
-    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X)
-    Xp = X.copy()
-    a = int(np.flatnonzero(X[0])[0])
-    b = int(np.flatnonzero(X[0] == 0)[0])
-    Xp[0, a] -= 1                       # one token of document 0: word a -> word b
-    Xp[0, b] += 1
+    X, Xp = word_replaced(50)
     assert np.abs(X - Xp).sum() == 2 and (X.sum(axis=1) == Xp.sum(axis=1)).all()
     return X, Xp
 

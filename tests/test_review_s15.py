@@ -17,6 +17,8 @@ from dptm.models import private_gibbs
 from dptm.models import private_vb as P
 from dptm.models.private_vb import PrivateBatchLDA
 
+from _neighbours import word_replaced
+
 
 def _zcdp_epsilon(rho, delta):
     """(epsilon, delta) of rho-zCDP, computed here (not by dptm.accounting): the RDP
@@ -86,13 +88,7 @@ RECOUNT_CASES = [
 
 @pytest.fixture(scope="module")
 def word_neighbours():
-    X, _, _ = make_lda_corpus(40, 25, 3, doc_length=20, random_state=1)
-    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X)
-    Xp = X.copy()
-    a = int(np.flatnonzero(X[0])[0])
-    b = int(np.flatnonzero(X[0] == 0)[0])
-    Xp[0, a] -= 1                       # one token of document 0: word a -> word b
-    Xp[0, b] += 1
+    X, Xp = word_replaced(40)
     return X, Xp
 
 
