@@ -130,16 +130,20 @@ def test_eb_denoise_degenerate_releases_stay_finite(kind):
 
 
 def test_search_denoise_golden():
-    # K = 4, sd = 1, by hand; shrink keeps the entries above 1.25 sd. Word 0: mean 2.5,
+    # K = 4, sd = 1, by hand; shrink keeps the entries above 1 sd. Word 0: mean 2.5,
     # deviations (7.5, -2.5, -2.5, -2.5), sample variance 25, James-Stein factor 1 - 1/25 =
-    # 0.96 -> (9.7, 0.1, 0.1, 0.1); only entry 0 is above 1.25 sd. Word 1: variance 2.5/3 < 1
-    # (noise only): factor 0, every entry its mean 2; entries 0, 1 and 3 are above 1.25 sd in
-    # the raw release (1.5 > 1.25, but not above the hard threshold's 2), so kept at 2.
-    # Word 2: mean 3, variance 8, factor 7/8 -> (4.75, 4.75, -0.5 -> 0, 3); kept 0, 1, 3.
-    assert P._SHRUNK_SEARCH_THRESHOLD == 1.25 and P._SEARCH_THRESHOLD == 2.0
-    est = np.array([[10.0, 3.0, 5.0], [0.0, 2.5, 5.0], [0.0, 1.0, -1.0], [0.0, 1.5, 3.0]])
-    want = 0.1 + np.array([[9.7, 2.0, 4.75], [0.0, 2.0, 4.75], [0.0, 0.0, 0.0],
-                           [0.0, 2.0, 3.0]])
+    # 0.96 -> (9.7, 0.1, 0.1, 0.1); only entry 0 is above 1 sd. Word 1: (3, 2.5, 1.1, 1.5),
+    # mean 2.025, sample variance 0.7692 < 1 (noise only): factor 0, every entry its mean;
+    # all four are above 1 sd in the raw release (1.1 > 1, but not above session 14's 1.25
+    # or the hard threshold's 2), so all kept at 2.025. Word 2: mean 3, variance 8, factor
+    # 7/8 -> (4.75, 4.75, -0.5 -> 0, 3); kept 0, 1, 3. Word 3: (3, 2.5, 0.9, 1.5), mean
+    # 1.975, variance 0.9025 < 1: every entry 1.975, but entry 2 is 0.9 in the raw release,
+    # so dropped (the cut reads the release, not the shrunk values).
+    assert P._SHRUNK_SEARCH_THRESHOLD == 1.0 and P._SEARCH_THRESHOLD == 2.0
+    est = np.array([[10.0, 3.0, 5.0, 3.0], [0.0, 2.5, 5.0, 2.5], [0.0, 1.1, -1.0, 0.9],
+                    [0.0, 1.5, 3.0, 1.5]])
+    want = 0.1 + np.array([[9.7, 2.025, 4.75, 1.975], [0.0, 2.025, 4.75, 1.975],
+                           [0.0, 2.025, 0.0, 0.0], [0.0, 2.025, 3.0, 1.975]])
     np.testing.assert_allclose(P._search_denoise(est, 1.0, 0.1, shrink=True), want, rtol=1e-13)
     # units-free (the noise sd itself overflows when squared past 1e154)
     np.testing.assert_allclose(P._search_denoise(est * 1e160, 1e160, 0.0, shrink=True),
