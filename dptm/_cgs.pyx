@@ -2781,6 +2781,10 @@ cdef extern from *:
        followed by 4 padding entries (topic 0, count 0), so the list is read in whole rows
        of 4 (no loop tail whose length changes with n). */
     #define DPTM_LIST_PAD 4
+    /* 0.0 and 1.0 indexed by a comparison: GCC compiles (double) (a != b) to a branch on
+       a != b, which the token loop is to do without (the private sweep, KOS, K = 500, one
+       thread: 15.7 -> 15.4 ms, the same draws) */
+    static const double dptm_zero_one[2] = {0.0, 1.0};
     /* The document bucket: cum[j] = the running sum, left to right in double, of the
        products f[nz[j]] * cnt[j] (exact in double) over the R = ceil(n / 4) rows (the
        padding adds 0.0: cum past n repeats the total); returns the total (0.0 for n = 0).
@@ -2880,6 +2884,7 @@ cdef extern from *:
     }
     """
     int DPTM_LIST_PAD
+    const double dptm_zero_one[2]
     double dptm_doc_bucket(const float* f, const double* cnt, const int32_t* nz, Py_ssize_t n,
                            double* cum, const float* pf) noexcept nogil
     Py_ssize_t dptm_count_le(const double* cum, Py_ssize_t m, double u) noexcept nogil
@@ -3044,7 +3049,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         a_w = alpha * word_mass[w]
         # the token leaves its topic: a count owed to that entry cancels it
         jk = pos[k]
-        cnt[jk] -= <double> (jk != jp)
+        cnt[jk] -= dptm_zero_one[jk != jp]
         jp = none if jk == jp else jp
         if cnt[jk] == 0.0:
             drow[k] = 0                         # out of the list: not put back
@@ -3063,7 +3068,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         # draw), then the count the previous token added, owed to entry jp, as one more
         # entry after them (long rows): the document bucket's total is the same
         q = dptm_doc_bucket(frow, cnt, nz, n_nz, cum, pf)
-        owed = <double> (jp != none)
+        owed = dptm_zero_one[jp != none]
         q = q + <double> frow[nz[jp]] * owed
         if sel_t is _Every:
             # every token draws one uniform and nothing else: drawn ahead in batches (the
