@@ -51,12 +51,12 @@ _FEW_SEARCH_EPSILON = 2.0
 # releases), and from eps 4 the signal affords twice the passes. Session 15, paired seeded
 # fits, ratio to batch VB, four releases of 0.15 -> eight of 0.075 averaged: eps 4 Debian
 # 17,000 docs 1.3005 -> 1.279 (4 seeds), 33,613 docs 1.231 -> 1.189 (2), KOS-like 17k
-# 1.285 -> 1.275 (2), synthetic 50k 1.044 -> 1.021 (2); eps 8 Debian 17k 1.188 -> 1.162
+# 1.280 -> 1.271 (4), synthetic 50k 1.091 -> 1.021 (2); eps 8 Debian 17k 1.188 -> 1.162
 # (4), C50 1.406 -> 1.398 (8); worse on the small real corpora KOS (2,916 docs) 1.413 ->
 # 1.434 (8), C50 (4,250) 1.563 -> 1.568 (8), at eps 8 KOS 1.268 -> 1.277, and on the
-# corpora drawn from LDA fits with long or model-exact documents (C50-like 17k 1.249 ->
-# 1.260, synthetic 17k: see the README). At eps 2 more releases lose (Debian 17k 1.415 ->
-# 1.425 with eight).
+# corpora drawn from LDA fits with long or model-exact documents (C50-like 17k 1.243 ->
+# 1.251 (4), synthetic 17k 1.141 -> 1.172 (6)). At eps 2 more releases lose (Debian 17k
+# 1.415 -> 1.425 with eight).
 _MANY_SEARCH_EPSILON = 4.0
 _MANY_SEARCH_RELEASES = 8
 _STATISTICS = ("presence", "counts")
@@ -124,22 +124,24 @@ _SHRINK_SEARCH_MIN_EPSILON = 4.0
 # 1.0191 (2), C50 1.568 -> 1.559 (8); eps 8 Debian 17k 1.162 -> 1.151 (4); worse on KOS
 # 1.434 -> 1.444 (8; eps 8 1.2766 -> 1.2779) and synthetic 17k 1.181 -> 1.188 (4).
 _SHRUNK_SEARCH_THRESHOLD = 1.0
-# Without public init_topics, each search release from the third on is averaged with the one before (_combine_releases: independent noise, the
-# earlier one weighted by its noise variance plus its measured excess difference) before
-# the threshold. Paired seeded fits, ratio to batch VB, threshold -> combined: at eps 2 KOS
-# 1.680 -> 1.657 (4 seeds), C50 1.815 -> 1.801 (4), KOS-like 17k 1.396 -> 1.392 (2), C50-like
-# 1.439 -> 1.438 (2), synthetic 17k 1.424 -> 1.422 (2), synthetic 50k 1.167 -> 1.169 (2); at eps
-# 3 KOS 1.507 -> 1.494 (6), C50 1.709 -> 1.707 (4); at eps 1 (session 12; the third of three
-# search releases) KOS 2.048 -> 2.033 (16), C50 2.032 -> 2.011 (16), KOS-like 1.587 -> 1.583
-# (12), C50-like 1.635 -> 1.642 (8), synthetic 17k 2.284 -> 2.294 (2), synthetic 50k 1.474 ->
-# 1.477 (2); at eps 0.5 KOS 2.420 -> 2.429 (16), C50 2.353 -> 2.325 (16), KOS-like 1.817 ->
-# 1.790 (6), C50-like 1.767 -> 1.757 (6), synthetic 50k 1.858 -> 1.864 (2): real corpora gain
-# 0.7-1.4% but for KOS at 0.5, model-drawn ones -1.5% to +0.4%. From eps 4 (session 12,
-# four search releases, with the shrunk kept entries) it gained on KOS (1.420 -> 1.410, 16
-# seeds) but lost on C50 at eps 8 (1.507 -> 1.511, 16) and 0.1-0.2% on the 17k stand-ins;
-# since session 15 it applies there too, where the eight search releases of 0.075 need it
-# (Debian 17k at eps 4: eight releases 1.293 alone, 1.279 averaged; four releases of 0.15
-# averaged or not: KOS-like 1.288 / 1.285, C50-like 1.249 / 1.249, KOS 1.415 / 1.413).
+# Without public init_topics, each search release from the third on is averaged with the
+# one before (_combine_releases: independent noise, the earlier one weighted by its noise
+# variance plus its measured excess difference) before the threshold. Paired seeded fits,
+# ratio to batch VB, threshold -> combined: at eps 2 KOS 1.680 -> 1.657 (4 seeds), C50
+# 1.815 -> 1.801 (4), KOS-like 17k 1.396 -> 1.392 (2), C50-like 1.439 -> 1.438 (2),
+# synthetic 17k 1.424 -> 1.422 (2), synthetic 50k 1.167 -> 1.169 (2); at eps 3 KOS 1.507
+# -> 1.494 (6), C50 1.709 -> 1.707 (4); at eps 1 (session 12; the third of three search
+# releases) KOS 2.048 -> 2.033 (16), C50 2.032 -> 2.011 (16), KOS-like 1.587 -> 1.583
+# (12), C50-like 1.635 -> 1.642 (8), synthetic 17k 2.284 -> 2.294 (2), synthetic 50k 1.474
+# -> 1.477 (2); at eps 0.5 KOS 2.420 -> 2.429 (16), C50 2.353 -> 2.325 (16), KOS-like
+# 1.817 -> 1.790 (6), C50-like 1.767 -> 1.757 (6), synthetic 50k 1.858 -> 1.864 (2): real
+# corpora gain 0.7-1.4% but for KOS at 0.5, model-drawn ones -1.5% to +0.4%. From eps 4
+# (session 12, four search releases, with the shrunk kept entries) it gained on KOS (1.420
+# -> 1.410, 16 seeds) but lost on C50 at eps 8 (1.507 -> 1.511, 16) and 0.1-0.2% on the
+# 17k stand-ins; since session 15 it applies there too, where the eight search releases of
+# 0.075 need it (Debian 17k at eps 4: eight releases 1.293 alone, 1.279 averaged; four
+# releases of 0.15 averaged or not: KOS-like 1.288 / 1.285, C50-like 1.249 / 1.249, KOS
+# 1.415 / 1.413).
 
 
 def _denoise(est, sigma, eta, threshold, shrink=0.0):
