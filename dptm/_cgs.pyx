@@ -3128,6 +3128,24 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     return n_sampled
 
 
+cdef inline Py_ssize_t _noisy_block_any(const int64_t* doc_ptr, Py_ssize_t d_lo,
+                                        Py_ssize_t d_hi, const int32_t* words, int32_t* z,
+                                        int32_t* n_wk, int32_t* n_dk, int64_t* n_k,
+                                        const float* word_factor, const double* word_mass,
+                                        const double* rate_table, Py_ssize_t K, double alpha,
+                                        int mode, double scale, bitgen_t* rng, double* cum,
+                                        int32_t* nz, double* cnt, int32_t* pos, bint shared,
+                                        const double* word_blk) noexcept nogil:
+    """``_noisy_block`` in the form for ``mode`` (mode 0: every token resampled)."""
+    if mode == 0:
+        return _noisy_block(doc_ptr, d_lo, d_hi, words, z, n_wk, n_dk, n_k, word_factor,
+                            word_mass, rate_table, K, alpha, mode, scale, rng, cum, nz, cnt,
+                            pos, shared, word_blk, <_Every*> NULL)
+    return _noisy_block(doc_ptr, d_lo, d_hi, words, z, n_wk, n_dk, n_k, word_factor,
+                        word_mass, rate_table, K, alpha, mode, scale, rng, cum, nz, cnt, pos,
+                        shared, word_blk, <_Some*> NULL)
+
+
 cdef _check_word_groups(const int64_t[::1] word_ptr, const int64_t[::1] word_tokens,
                         Py_ssize_t V, Py_ssize_t n_tokens):
     if word_ptr.shape[0] != V + 1 or word_tokens.shape[0] != n_tokens \
@@ -3227,17 +3245,10 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
-            if mode == 0:
-                n_sampled = _noisy_block(&doc_ptr[0], 0, D, wp, zp, &n_wk[0, 0], &n_dk[0, 0],
-                                         &n_k[0], &word_factor[0, 0], &word_mass[0], NULL, K,
-                                         alpha, mode, scale, rng, cum, nz, cnt, pos, False,
-                                         NULL, <_Every*> NULL)
-            else:
-                n_sampled = _noisy_block(&doc_ptr[0], 0, D, wp, zp, &n_wk[0, 0], &n_dk[0, 0],
+            n_sampled = _noisy_block_any(&doc_ptr[0], 0, D, wp, zp, &n_wk[0, 0], &n_dk[0, 0],
                                          &n_k[0], &word_factor[0, 0], &word_mass[0],
                                          &rate_table[0, 0] if mode == 1 else NULL, K, alpha,
-                                         mode, scale, rng, cum, nz, cnt, pos, False, NULL,
-                                         <_Some*> NULL)
+                                         mode, scale, rng, cum, nz, cnt, pos, False, NULL)
     finally:
         free(cum)
         free(nz)
@@ -3409,18 +3420,11 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                 # per-thread buffers: thread 0 writes n_wk, thread t > 0 row t - 1 of tc
                 mine = tc + (tid - 1) * VK if per_thread and tid > 0 else wk_target
                 for b in prange(n_blocks, schedule="dynamic"):
-                    if mode == 0:
-                        sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1],
+                    sampled[b] = _noisy_block_any(&doc_ptr[0], block_ptr[b], block_ptr[b + 1],
                                                   wp, zp, mine, &n_dk[0, 0], dk + b * Kp,
                                                   &word_factor[0, 0], &word_mass[0], rp, K,
                                                   alpha, mode, scale, rngs[b], cum, nz, cnt,
-                                                  pos, shared, bp, <_Every*> NULL)
-                    else:
-                        sampled[b] = _noisy_block(&doc_ptr[0], block_ptr[b], block_ptr[b + 1],
-                                                  wp, zp, mine, &n_dk[0, 0], dk + b * Kp,
-                                                  &word_factor[0, 0], &word_mass[0], rp, K,
-                                                  alpha, mode, scale, rngs[b], cum, nz, cnt,
-                                                  pos, shared, bp, <_Some*> NULL)
+                                                  pos, shared, bp)
                 dptm_omp_barrier()              # every block swept before the counts move
                 if deferred:
                     # word frequencies are skewed: small chunks of words handed out as
