@@ -3,12 +3,10 @@
 import subprocess
 import sys
 
-# A hang guard, not a speed check: a child that should abort at once but hangs fails its
-# test instead of stalling the suite. Nothing in the tests depends on how long it takes.
-_HANG_GUARD_S = 120
-
 
 def run_child(code, **kwargs):
-    """``python -c code`` in a child process; its CompletedProcess (text stdout / stderr)."""
+    """``python -c code`` in a child process; its CompletedProcess (text stdout / stderr).
+    No timeout: the tests assert what the child printed and how it ended, never how long
+    it took."""
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=_HANG_GUARD_S, **kwargs)
+                          **kwargs)
