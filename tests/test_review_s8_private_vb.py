@@ -96,17 +96,22 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     # _shrink_to_word_means(release 1, its drawn sd, eta) from epsilon 2 on (the hard
     # threshold _search_denoise below), then _search_denoise(release i, its drawn sd, eta),
     # its kept entries shrunk per word from _SHRINK_SEARCH_MIN_EPSILON on; releases 3 on
-    # averaged with the one before first (at every epsilon since session 15)
+    # averaged with the one before first (at every epsilon since session 15); from
+    # _EB_SEARCH_MIN_EPSILON the last _EB_SEARCH_RELEASES search releases' kept entries
+    # take their posterior means (_eb_search_denoise) instead
     # - never the un-noised statistic, the combined estimate or the EB fit. (The
     # forced-release test of test_private_vb.py only sees the released topics, which the
     # final releases alone decide.)
     # The releases after the first weigh the words by _word_weights(release 1, its sd)
     # and the topics between are post-processed in those units, then _unweighted.
-    betas, outs, weights = [], [], []
+    # The E-step's document-topic prior: _FIT_DOC_TOPIC_MASS / K from
+    # _FIT_PRIOR_MIN_EPSILON (random start, doc_topic_prior not given), else the model's.
+    betas, outs, weights, alphas = [], [], [], []
     real_stat, real_release = P._expected_counts, P._release
 
     def stat_spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
                  word_weight=None):
+        alphas.append(alpha)
         betas.append(beta.copy())
         weights.append(None if word_weight is None else word_weight.copy())
         return real_stat(X, beta, alpha, norm, granularity, presence, n_threads, word_weight)
@@ -121,10 +126,16 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     firsts = []
     shrink_first = eps >= P._SHRINK_FIRST_MIN_EPSILON
     shrink = eps >= P._SHRINK_SEARCH_MIN_EPSILON
+    m_releases = eb_from = (4 if eps < 2 else 5 if eps < 4 else 9)
+    if eps >= P._EB_SEARCH_MIN_EPSILON:
+        eb_from = m_releases - 1 - P._EB_SEARCH_RELEASES
     for data in (X, X[:-1]):
-        betas.clear(), outs.clear(), weights.clear()
+        betas.clear(), outs.clear(), weights.clear(), alphas.clear()
         m = _fit(data, n_components=3, target_epsilon=eps)
-        assert len(betas) == len(outs) == m.n_iter_ == (4 if eps < 2 else 5 if eps < 4 else 9)
+        assert len(betas) == len(outs) == m.n_iter_ == m_releases
+        want_alpha = (P._FIT_DOC_TOPIC_MASS / 3 if eps >= P._FIT_PRIOR_MIN_EPSILON
+                      else m.doc_topic_prior_)
+        assert alphas == [want_alpha] * m_releases and m.doc_topic_prior_ == 1 / 3
         firsts.append(betas[0])
         eta = m.topic_word_prior_
         w = P._word_weights(*outs[0])
@@ -137,6 +148,11 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
                 np.testing.assert_array_equal(betas[i], post(est, sd, eta))
                 other = (P._search_denoise if shrink_first else P._shrink_to_word_means)(
                     est, sd, eta)
+            elif i - 1 >= eb_from:
+                est, sd = P._combine_releases(outs[i - 2:i], P._DEFAULT_THRESHOLD)
+                np.testing.assert_array_equal(
+                    betas[i], P._unweighted(P._eb_search_denoise(est, sd, eta), eta, w))
+                other = P._unweighted(P._search_denoise(est, sd, eta, shrink), eta, w)
             elif i >= 3:
                 est, sd = P._combine_releases(outs[i - 2:i], P._DEFAULT_THRESHOLD)
                 np.testing.assert_array_equal(
@@ -152,10 +168,11 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     np.testing.assert_array_equal(firsts[0], firsts[1])   # the start ignores the data
     # from public init_topics the first release is no near-uniform contrast: every release
     # between is post-processed alike
-    betas.clear(), outs.clear(), weights.clear()
+    betas.clear(), outs.clear(), weights.clear(), alphas.clear()
     init = np.random.default_rng(0).random((3, X.shape[1])) + 0.5
     m = _fit(X, n_components=3, target_epsilon=eps, init_topics=init)
     w, eta = P._word_weights(*outs[0]), m.topic_word_prior_
+    assert alphas == [m.doc_topic_prior_] * len(betas)    # not measured from public topics
     for i in range(1, len(betas)):
         want = P._search_denoise(outs[i - 1][0], outs[i - 1][1], eta)
         if i >= 2:
@@ -314,3 +331,19 @@ def test_F7_a_tiny_clip_norm_is_refused_before_any_release(monkeypatch):
     assert drawn == []
     m = _fit(_corpus(), n_components=3, clip_norm=2.0 ** -850)
     assert np.all(np.isfinite(m.components_)) and len(drawn) == m.n_iter_
+
+
+def test_a_given_doc_topic_prior_is_the_e_steps_at_every_epsilon(monkeypatch):
+    # _FIT_DOC_TOPIC_MASS / K replaces only the default prior: a user's doc_topic_prior
+    # is what every E-step uses (and transform's, unchanged), at eps 8 as at eps 1.
+    alphas = []
+    real = P._expected_counts
+
+    def spy(X, beta, alpha, *args, **kw):
+        alphas.append(alpha)
+        return real(X, beta, alpha, *args, **kw)
+    monkeypatch.setattr(P, "_expected_counts", spy)
+    for eps in (1.0, 8.0):
+        alphas.clear()
+        m = _fit(_corpus(), n_components=3, target_epsilon=eps, doc_topic_prior=0.2)
+        assert alphas == [0.2] * m.n_iter_ and m.doc_topic_prior_ == 0.2

@@ -124,6 +124,35 @@ _SHRINK_SEARCH_MIN_EPSILON = 4.0
 # 1.0191 (2), C50 1.568 -> 1.559 (8); eps 8 Debian 17k 1.162 -> 1.151 (4); worse on KOS
 # 1.434 -> 1.444 (8; eps 8 1.2766 -> 1.2779) and synthetic 17k 1.181 -> 1.188 (4).
 _SHRUNK_SEARCH_THRESHOLD = 1.0
+# From this PUBLIC target epsilon on (without public init_topics), the last
+# _EB_SEARCH_RELEASES search releases keep the same entries (above _SHRUNK_SEARCH_THRESHOLD
+# sd) but with their empirical-Bayes posterior means (_eb_denoise, per topic, as the
+# released topics) instead of the per-word shrunk values: these are the topics the final
+# count release's E-step reads. Session 16, paired seeded fits at eps 4, ratio to batch VB,
+# shrunk -> posterior means: Debian 17,000 docs 1.274 -> 1.238 (4 seeds), KOS 1.444 ->
+# 1.405 (8), but C50 1.559 -> 1.567 (8), KOS-like 17k 1.271 -> 1.277 (2); every entry its
+# posterior mean (no cut): Debian 17k 1.235, KOS 1.416, but C50 1.583, KOS-like 1.291; the
+# last four search releases 1.2415, every one after the first 1.297 (Debian 17k). With
+# _FIT_DOC_TOPIC_MASS below, the two together in the README.
+_EB_SEARCH_MIN_EPSILON = 4.0
+_EB_SEARCH_RELEASES = 2
+# From this PUBLIC target epsilon on (without doc_topic_prior or init_topics), the fit's
+# E-step uses the document-topic prior _FIT_DOC_TOPIC_MASS / K (0.35 at K = 20) instead of
+# 1 / K: spread responsibilities put more topic mass into a document's norm (a one-hot
+# responsibility vector has norm 1, a spread one less) and keep early, noisy topics from
+# locking a document onto one topic. ``transform`` keeps doc_topic_prior_. Session 16,
+# paired seeded fits, ratio to batch VB, prior 0.05 -> 0.35 at eps 4: Debian 17,000 docs
+# 1.274 -> 1.253 (4 seeds), 33,613 docs 1.175 -> 1.157 (2), Debian cut to 12 tokens a
+# document 1.201 -> 1.161 (4), C50-like 17k 1.250 -> 1.230 (2), synthetic 17k 1.225 ->
+# 1.138 (2), KOS-like 17k 1.271 -> 1.268 (2); worse on synthetic 50k 1.019 -> 1.036 (2)
+# and the small real corpora KOS (2,916 docs) 1.444 -> 1.455, C50 (4,250) 1.559 -> 1.565
+# (8 each); at eps 8 Debian 17k 1.151 -> 1.136, KOS-like 1.236 -> 1.220, KOS 1.278 ->
+# 1.286, C50 1.378 -> 1.387. Debian 17k with 0.2 / 0.5 / 1.0: 1.265 / 1.301 / 1.703; a
+# prior proportional to the document's length (0.19 n_d / K): 1.259, but C50-like 1.682.
+# Below eps 4 not adopted (eps 1: Debian 17k 1.602 -> 1.576, synthetic 17k 2.235 -> 2.384,
+# KOS 2.007 -> 2.013).
+_FIT_PRIOR_MIN_EPSILON = 4.0
+_FIT_DOC_TOPIC_MASS = 7.0
 # Without public init_topics, each search release from the third on is averaged with the
 # one before (_combine_releases: independent noise, the earlier one weighted by its noise
 # variance plus its measured excess difference) before the threshold. Paired seeded fits,
@@ -299,6 +328,14 @@ def _search_denoise(est, sd, eta, shrink=False):
     if not shrink or est.shape[0] < 2:
         return _denoise(est, sd, eta, _SEARCH_THRESHOLD)
     return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)
+
+
+def _eb_search_denoise(est, sd, eta):
+    """The topics after one of the last search releases ``est`` (noise sd ``sd``, from
+    epsilon 4): the entries above ``_SHRUNK_SEARCH_THRESHOLD`` sd with their empirical-Bayes
+    posterior means (``_eb_denoise``, the prior fitted per topic on the whole release), the
+    others 0, plus the prior ``eta``. Free in privacy (post-processing)."""
+    return np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _eb_denoise(est, sd, eta), eta)
 
 
 def _final_topics(est, sd, eta, threshold):
@@ -597,7 +634,11 @@ class PrivateBatchLDA(TopicModelMixin):
     (and after the first below epsilon 2) entries below 2 noise standard deviations are
     set to zero (topics are sparse; pure noise would otherwise spread mass over every
     word); from target epsilon 4 on, the entries above 1 noise standard deviation are
-    kept, with their per-word shrunk values. Each search release from the third on is
+    kept, with their per-word shrunk values (after the last two search releases: with
+    their empirical-Bayes posterior means, as the released topics below), and the E-step
+    reads the documents with the document-topic prior 7 / K (``doc_topic_prior`` not
+    given; more spread responsibilities carry more mass per unit of norm and keep early,
+    noisy topics from locking a document onto one). Each search release from the third on is
     first averaged with the one before (as the final estimate below; without
     ``init_topics``). With three releases or more, the releases after the
     first weigh each word's entries by f_w^-0.35 (f_w: the word's total over the topics in
@@ -649,7 +690,9 @@ class PrivateBatchLDA(TopicModelMixin):
         data-independent random start. With them every search release is hard-thresholded
         (the per-word shrinkage is measured only from the random start).
     doc_topic_prior, topic_word_prior : float, optional
-        Default 1 / K.
+        Default 1 / K. The fit's E-step uses 7 / K instead from target epsilon 4 on (with
+        the random start), unless ``doc_topic_prior`` is given; ``transform`` always uses
+        ``doc_topic_prior_``.
     transform_max_iter : int, default=50
         Gibbs fold-in sweeps of ``transform``.
     n_jobs : int, optional
@@ -745,6 +788,9 @@ class PrivateBatchLDA(TopicModelMixin):
         K = self.n_components
         init = self._check_init(V)
         alpha, eta = self.doc_topic_prior_, self.topic_word_prior_
+        random_start = init is None
+        if self.doc_topic_prior is None and random_start and eps >= _FIT_PRIOR_MIN_EPSILON:
+            alpha = _FIT_DOC_TOPIC_MASS / K      # the fit's E-step only (public: eps, K)
         sigmas = _calibrate_schedule(eps, delta, [w for _, w in schedule], C)
         if not math.isfinite(max(sigmas) * 2.0 ** 64):
             # sums of up to 2^64 contributions and their noise must stay finite; decided
@@ -765,10 +811,12 @@ class PrivateBatchLDA(TopicModelMixin):
             beta = eta + init * (1e3 / init.sum(axis=1, keepdims=True))
         # post-processing between releases, by PUBLIC epsilon (measured from the random
         # start only, so a public init_topics keeps the hard threshold throughout)
-        random_start = init is None
         shrink_first = random_start and eps >= _SHRINK_FIRST_MIN_EPSILON
         shrink_search = random_start and eps >= _SHRINK_SEARCH_MIN_EPSILON
         combine_search = random_start
+        # the search releases whose kept entries take their posterior means
+        eb_from = (len(schedule) - 1 - _EB_SEARCH_RELEASES
+                   if random_start and eps >= _EB_SEARCH_MIN_EPSILON else len(schedule))
         releases, drawn = [], []
         weights = None          # the word weights of the releases after the first
         for i, ((presence, _), sigma) in enumerate(zip(schedule, sigmas)):
@@ -785,6 +833,7 @@ class PrivateBatchLDA(TopicModelMixin):
                 est, sd = _combine_releases(releases[-2:], _DEFAULT_THRESHOLD)
             if not last:           # the released topics: _final_topics, after the loop
                 beta = _unweighted(_shrink_to_word_means(est, sd, eta) if i == 0 and shrink_first
+                                   else _eb_search_denoise(est, sd, eta) if i >= eb_from
                                    else _search_denoise(est, sd, eta, shrink=shrink_search),
                                    eta, weights)
                 if i == 0 and len(schedule) >= 3:

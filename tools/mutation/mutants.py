@@ -569,4 +569,17 @@ MUTANTS += [
          tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_review_s15.py"],
          what="the report's releases at sensitivity 1 whatever clip_norm (understated for "
               "clip_norm > 1)"),
+    # -- session 16: the last search releases' posterior means and the fit's E-step prior
+    # (post-processing and the per-document function: a wrong one is a wrong fit, not a
+    # privacy loss; the E-step re-derivation must see it)
+    dict(id="Q07", file="dptm/models/private_vb.py",
+         old="                                   else _eb_search_denoise(est, sd, eta) if i >= eb_from",
+         new="                                   else _eb_search_denoise(est, sd, eta) if i > eb_from",
+         tests=["tests/test_review_s8_private_vb.py"],
+         what="one search release fewer post-processed by the posterior mean"),
+    dict(id="Q08", file="dptm/models/private_vb.py",
+         old="        if self.doc_topic_prior is None and random_start and eps >= _FIT_PRIOR_MIN_EPSILON:",
+         new="        if random_start and eps >= _FIT_PRIOR_MIN_EPSILON:",
+         tests=["tests/test_review_s8_private_vb.py"],
+         what="the fit's E-step prior overrides a doc_topic_prior the user gave"),
 ]
