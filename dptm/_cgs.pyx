@@ -2785,6 +2785,19 @@ cdef extern from *:
        a != b, which the token loop is to do without (the private sweep, KOS, K = 500, one
        thread: 15.7 -> 15.4 ms, the same draws) */
     static const double dptm_zero_one[2] = {0.0, 1.0};
+    /* A token leaves list entry jk: its count less 1, or unchanged if jk is the entry jp
+       owed a count (they cancel). The next token's document bucket waits on the previous
+       draw (jp) through this value: selected with integer masks on the two doubles' bits
+       (c - 1.0 is computed before jp is known), a few cycles shorter than a table load
+       and a subtraction (KOS, K = 500, one thread: 15.97 -> 15.29 ms, the same draws) */
+    static inline void dptm_leave(double *cnt, Py_ssize_t jk, Py_ssize_t jp) {
+        double c = cnt[jk], c1 = c - 1.0;
+        uint64_t a, b;
+        memcpy(&a, &c, 8);
+        memcpy(&b, &c1, 8);
+        a ^= (a ^ b) & (0 - (uint64_t) (jk != jp));
+        memcpy(cnt + jk, &a, 8);
+    }
     /* The document bucket: cum[j] = the running sum, left to right in double, of the
        products f[nz[j]] * cnt[j] (exact in double) over the R = ceil(n / 4) rows (the
        padding adds 0.0: cum past n repeats the total); returns the total (0.0 for n = 0).
@@ -2885,6 +2898,7 @@ cdef extern from *:
     """
     int DPTM_LIST_PAD
     const double dptm_zero_one[2]
+    void dptm_leave(double* cnt, Py_ssize_t jk, Py_ssize_t jp) noexcept nogil
     double dptm_doc_bucket(const float* f, const double* cnt, const int32_t* nz, Py_ssize_t n,
                            double* cum, const float* pf) noexcept nogil
     Py_ssize_t dptm_count_le(const double* cum, Py_ssize_t m, double u) noexcept nogil
@@ -3049,7 +3063,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         a_w = alpha * word_mass[w]
         # the token leaves its topic: a count owed to that entry cancels it
         jk = pos[k]
-        cnt[jk] -= dptm_zero_one[jk != jp]
+        dptm_leave(cnt, jk, jp)
         jp = none if jk == jp else jp
         if cnt[jk] == 0.0:
             drow[k] = 0                         # out of the list: not put back

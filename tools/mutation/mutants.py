@@ -505,7 +505,7 @@ MUTANTS += [
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="a draw of the owed entry gives the list's last topic"),
     dict(id="S05", file="dptm/_cgs.pyx",
-         old="        cnt[jk] -= dptm_zero_one[jk != jp]\n", new="        cnt[jk] -= 1.0\n",
+         old="        a ^= (a ^ b) & (0 - (uint64_t) (jk != jp));\n", new="        a = b;\n",
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="a token leaving the topic it is owed a count for takes it off the list's "
               "count too, the owed count dropped (one count lost)"),
