@@ -2785,18 +2785,30 @@ cdef extern from *:
        a != b, which the token loop is to do without (the private sweep, KOS, K = 500, one
        thread: 15.7 -> 15.4 ms, the same draws) */
     static const double dptm_zero_one[2] = {0.0, 1.0};
-    /* A token leaves list entry jk: its count less 1, or unchanged if jk is the entry jp
-       owed a count (they cancel). The next token's document bucket waits on the previous
-       draw (jp) through this value: selected with integer masks on the two doubles' bits
-       (c - 1.0 is computed before jp is known), a few cycles shorter than a table load
-       and a subtraction (KOS, K = 500, one thread: 15.97 -> 15.29 ms, the same draws) */
-    static inline void dptm_leave(double *cnt, Py_ssize_t jk, Py_ssize_t jp) {
+    /* A token leaves list entry jk: its count less 1, or unchanged if same (jk is the
+       entry owed a count: they cancel); returns whether the entry emptied. The next
+       token's document bucket waits on the previous draw through this value: selected
+       with integer masks on the two doubles' bits (c - 1.0 is computed before the draw),
+       a few cycles shorter than a table load and a subtraction (KOS, K = 500, one
+       thread: 15.97 -> 15.29 ms, the same draws) */
+    static inline int dptm_leave(double *cnt, Py_ssize_t jk, int same) {
         double c = cnt[jk], c1 = c - 1.0;
         uint64_t a, b;
         memcpy(&a, &c, 8);
         memcpy(&b, &c1, 8);
-        a ^= (a ^ b) & (0 - (uint64_t) (jk != jp));
+        a ^= (a ^ b) & (0 - (uint64_t) (same == 0));
         memcpy(cnt + jk, &a, 8);
+        return a == 0;
+    }
+    /* Whether a document-bucket draw u (below its total) lands on list entry nx: the
+       entry dptm_count_le finds is nx (cum[nx - 1] <= u < cum[nx]), or it finds none of
+       the n entries (cum[n - 1] <= u: the owed entry) and that is nx (same). Three loads
+       and compares instead of the count's chain (cum[0] is read for n = 0: defined) */
+    static inline int dptm_draws(const double *cum, Py_ssize_t nx, Py_ssize_t n, double u,
+            int same) {
+        Py_ssize_t a = nx - (nx > 0), b = n - (n > 0);
+        return (((cum[a] <= u) | (nx == 0)) & (u < cum[nx]))
+               | (((cum[b] <= u) | (n == 0)) & same);
     }
     /* The document bucket: cum[j] = the running sum, left to right in double, of the
        products f[nz[j]] * cnt[j] (exact in double) over the R = ceil(n / 4) rows (the
@@ -2898,7 +2910,8 @@ cdef extern from *:
     """
     int DPTM_LIST_PAD
     const double dptm_zero_one[2]
-    void dptm_leave(double* cnt, Py_ssize_t jk, Py_ssize_t jp) noexcept nogil
+    int dptm_leave(double* cnt, Py_ssize_t jk, int same) noexcept nogil
+    int dptm_draws(const double* cum, Py_ssize_t nx, Py_ssize_t n, double u, int same) noexcept nogil
     double dptm_doc_bucket(const float* f, const double* cnt, const int32_t* nz, Py_ssize_t n,
                            double* cum, const float* pf) noexcept nogil
     Py_ssize_t dptm_count_le(const double* cum, Py_ssize_t m, double u) noexcept nogil
@@ -2951,6 +2964,28 @@ cdef Py_ssize_t _word_bucket(const float* frow, const double* crow, Py_ssize_t K
     return t1 - 1
 
 
+cdef inline Py_ssize_t _leave(double* cnt, int32_t* nz, int32_t* pos, int32_t* drow,
+                              Py_ssize_t k, bint same, Py_ssize_t* jp, Py_ssize_t n_nz,
+                              Py_ssize_t none) noexcept nogil:
+    """A token of topic ``k`` leaves ``_noisy_block``'s document list (``same``: its entry
+    is the one owed a count, ``jp[0]``, and the two cancel); an emptied entry is replaced
+    by the list's last. Returns the list's new length."""
+    cdef Py_ssize_t jk = pos[k]
+    if same:
+        jp[0] = none
+    if dptm_leave(cnt, jk, same):
+        drow[k] = 0                             # out of the list: not put back
+        n_nz -= 1
+        nz[jk] = nz[n_nz]
+        cnt[jk] = cnt[n_nz]
+        pos[nz[jk]] = <int32_t> jk
+        nz[n_nz] = 0                            # a padding entry again
+        cnt[n_nz] = 0.0
+        if jp[0] == n_nz:
+            jp[0] = jk
+    return n_nz
+
+
 # _noisy_block's two compiled forms: every token resampled (_Every, mode 0: no selection
 # draw, test or call in the token's code) and the selection modes 1-3 (_Some); the tag
 # pointer (NULL) only picks the form
@@ -2993,6 +3028,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, ip, cur, end, doc_end, sel_left = 0
     cdef double q, u, a_w
+    cdef bint hit = False
     cdef double ubuf[UNIFORM_BATCH]
     cdef Py_ssize_t ub = 0, ue = 0
     cdef const float* frow
@@ -3000,6 +3036,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     cdef int32_t* drow = NULL
     # pos is read for any topic of the word bucket (checked against nz): defined values
     memset(pos, 0, K * sizeof(int32_t))
+    cum[0] = 0.0                                # read by dptm_draws for an empty list
     nz[none] = 0
     cnt[none] = 0.0
     i = doc_ptr[d_lo]
@@ -3058,23 +3095,15 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             doc_end = doc_ptr[d + 1]
             drow = n_dk + d * K
             n_nz = dptm_doc_take(drow, K, nz, cnt, pos, n_k)
+            if sel_t is _Every:
+                n_nz = _leave(cnt, nz, pos, drow, k, False, &jp, n_nz, none)
         n_sampled += 1
         frow = word_factor + w * K
         a_w = alpha * word_mass[w]
-        # the token leaves its topic: a count owed to that entry cancels it
-        jk = pos[k]
-        dptm_leave(cnt, jk, jp)
-        jp = none if jk == jp else jp
-        if cnt[jk] == 0.0:
-            drow[k] = 0                         # out of the list: not put back
-            n_nz -= 1
-            nz[jk] = nz[n_nz]
-            cnt[jk] = cnt[n_nz]
-            pos[nz[jk]] = <int32_t> jk
-            nz[n_nz] = 0                        # a padding entry again
-            cnt[n_nz] = 0.0
-            if jp == n_nz:
-                jp = jk
+        # the token leaves its topic: a count owed to that entry cancels it (every token
+        # resampled: the previous token of its document did it, see below)
+        if sel_t is _Some:
+            n_nz = _leave(cnt, nz, pos, drow, k, pos[k] == jp, &jp, n_nz, none)
         # long rows: that token's word factor at this document's topics, prefetched in
         # the bucket's pass (if it is in this document)
         pf = word_factor + wn * K if K > PREFETCH_MAX_TOPICS and ip < doc_end else NULL
@@ -3103,6 +3132,14 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             # entries <= u are a prefix (no mispredicted loop exit); j >= n_nz: the owed
             # entry's topic. The drawn entry is owed a count in turn (long rows; short
             # rows: added at once), its count is > 0: the topic stays in the list.
+            if sel_t is _Every:
+                # whether the next token (same document) leaves the entry this draw is
+                # owed to, from u and three sums: its leaving waits on this, not on the
+                # count (KOS, K = 500, one thread: 15.73 -> 14.75 ms, the same draws)
+                hit = False
+                if owe and i < doc_end:
+                    jk = pos[z[i]]
+                    hit = dptm_draws(cum, jk, n_nz, u, jk == jp)
             j = dptm_count_le(cum, n_nz, u)
             j = j if j < n_nz else jp
             knew = nz[j]
@@ -3112,6 +3149,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                 jp = none
         else:
             jp = none
+            hit = False
             knew = _word_bucket(frow, word_blk + w * nb if word_blk != NULL else NULL, K,
                                 (u - q) / alpha)
             j = pos[knew]                       # stale for a topic not in the list
@@ -3136,6 +3174,10 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             if n_wk != NULL:                    # else updated by the caller after the sweep
                 n_wk[w * K + k] -= 1
                 n_wk[w * K + knew] += 1
+        if sel_t is _Every:
+            if i < doc_end:
+                # the next token leaves its topic now (nothing changes the list between)
+                n_nz = _leave(cnt, nz, pos, drow, z[i], hit, &jp, n_nz, none)
     if drow != NULL:
         cnt[jp] += 1.0
         dptm_doc_put(drow, n_k, nz, cnt, n_nz)
