@@ -2927,7 +2927,7 @@ DEF PREFETCH_MAX_TOPICS = 128
 # Uniforms drawn ahead when every token is resampled (one uniform per token).
 DEF UNIFORM_BATCH = 64
 # The row prefetches are for the token this many tokens ahead, when every token is resampled.
-DEF PREFETCH_AHEAD = 6
+DEF PREFETCH_AHEAD = 10
 
 
 cdef inline Py_ssize_t _first_above(const double* sums, Py_ssize_t n, double u) noexcept nogil:
@@ -3051,9 +3051,11 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         cur = i
         if sel_t is _Every:
             i = cur + 1
-            # every token selected: the rows are requested six tokens ahead (a token's
+            # every token selected: the rows are requested ten tokens ahead (a token's
             # sampling is much shorter than a load from memory; KOS, K = 500 / 1000: 2
-            # ahead 21.0 / 29.8 ms, 6 ahead 19.4 / 25.2 ms, 10 and 16 ahead no better)
+            # ahead 21.0 / 29.8 ms, 6 ahead 19.4 / 25.2 ms; with the shorter token of
+            # session 16, 6 ahead 15.94 / 20.94 ms, 10 ahead 15.22 / 19.49, 14 ahead
+            # 20.37 at K = 1000; K = 50 / 100 the same)
             ip = i + PREFETCH_AHEAD - 1 if i + PREFETCH_AHEAD - 1 < end else i
         else:
             # locating the next selected token first keeps the selection draws off
