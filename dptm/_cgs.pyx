@@ -3098,13 +3098,14 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             drow = n_dk + d * K
             n_nz = dptm_doc_take(drow, K, nz, cnt, pos, n_k)
             if sel_t is _Every:
-                n_nz = _leave(cnt, nz, pos, drow, k, False, &jp, n_nz, none)
+                if owe:
+                    n_nz = _leave(cnt, nz, pos, drow, k, False, &jp, n_nz, none)
         n_sampled += 1
         frow = word_factor + w * K
         a_w = alpha * word_mass[w]
         # the token leaves its topic: a count owed to that entry cancels it (every token
-        # resampled: the previous token of its document did it, see below)
-        if sel_t is _Some:
+        # resampled, long rows: the previous token of its document did it, see below)
+        if sel_t is _Some or not owe:
             n_nz = _leave(cnt, nz, pos, drow, k, pos[k] == jp, &jp, n_nz, none)
         # long rows: that token's word factor at this document's topics, prefetched in
         # the bucket's pass (if it is in this document)
@@ -3177,8 +3178,10 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                 n_wk[w * K + k] -= 1
                 n_wk[w * K + knew] += 1
         if sel_t is _Every:
-            if i < doc_end:
-                # the next token leaves its topic now (nothing changes the list between)
+            if owe and i < doc_end:
+                # the next token leaves its topic now (nothing changes the list between;
+                # short rows owe nothing: there it leaves in its own turn, KOS K = 50:
+                # 12.6 ms, 13.3 leaving early)
                 n_nz = _leave(cnt, nz, pos, drow, z[i], hit, &jp, n_nz, none)
     if drow != NULL:
         cnt[jp] += 1.0
