@@ -3105,8 +3105,10 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         a_w = alpha * word_mass[w]
         # the token leaves its topic: a count owed to that entry cancels it (every token
         # resampled, long rows: the previous token of its document did it, see below)
-        if sel_t is _Some or not owe:
+        if sel_t is _Some:
             n_nz = _leave(cnt, nz, pos, drow, k, pos[k] == jp, &jp, n_nz, none)
+        elif not owe:                           # nothing owed: no cancel to select
+            n_nz = _leave(cnt, nz, pos, drow, k, False, &jp, n_nz, none)
         # long rows: that token's word factor at this document's topics, prefetched in
         # the bucket's pass (if it is in this document)
         pf = word_factor + wn * K if K > PREFETCH_MAX_TOPICS and ip < doc_end else NULL
