@@ -2785,6 +2785,31 @@ cdef extern from *:
        a != b, which the token loop is to do without (the private sweep, KOS, K = 500, one
        thread: 15.7 -> 15.4 ms, the same draws) */
     static const double dptm_zero_one[2] = {0.0, 1.0};
+    /* A token leaves list entry jk: its count less 1, or unchanged if same (jk is the
+       entry owed a count: they cancel); returns whether the entry emptied. The next
+       token's document bucket waits on the previous draw through this value: selected
+       with integer masks on the two doubles' bits (c - 1.0 is computed before the draw),
+       a few cycles shorter than a table load and a subtraction (KOS, K = 500, one
+       thread: 15.97 -> 15.29 ms, the same draws) */
+    static inline int dptm_leave(double *cnt, Py_ssize_t jk, int same) {
+        double c = cnt[jk], c1 = c - 1.0;
+        uint64_t a, b;
+        memcpy(&a, &c, 8);
+        memcpy(&b, &c1, 8);
+        a ^= (a ^ b) & (0 - (uint64_t) (same == 0));
+        memcpy(cnt + jk, &a, 8);
+        return a == 0;
+    }
+    /* Whether a document-bucket draw u (below its total) lands on list entry nx: the
+       entry dptm_count_le finds is nx (cum[nx - 1] <= u < cum[nx]), or it finds none of
+       the n entries (cum[n - 1] <= u: the owed entry) and that is nx (same). Three loads
+       and compares instead of the count's chain (cum[0] is read for n = 0: defined) */
+    static inline int dptm_draws(const double *cum, Py_ssize_t nx, Py_ssize_t n, double u,
+            int same) {
+        Py_ssize_t a = nx - (nx > 0), b = n - (n > 0);
+        return (((cum[a] <= u) | (nx == 0)) & (u < cum[nx]))
+               | (((cum[b] <= u) | (n == 0)) & same);
+    }
     /* The document bucket: cum[j] = the running sum, left to right in double, of the
        products f[nz[j]] * cnt[j] (exact in double) over the R = ceil(n / 4) rows (the
        padding adds 0.0: cum past n repeats the total); returns the total (0.0 for n = 0).
@@ -2885,6 +2910,8 @@ cdef extern from *:
     """
     int DPTM_LIST_PAD
     const double dptm_zero_one[2]
+    int dptm_leave(double* cnt, Py_ssize_t jk, int same) noexcept nogil
+    int dptm_draws(const double* cum, Py_ssize_t nx, Py_ssize_t n, double u, int same) noexcept nogil
     double dptm_doc_bucket(const float* f, const double* cnt, const int32_t* nz, Py_ssize_t n,
                            double* cum, const float* pf) noexcept nogil
     Py_ssize_t dptm_count_le(const double* cum, Py_ssize_t m, double u) noexcept nogil
@@ -2900,7 +2927,7 @@ DEF PREFETCH_MAX_TOPICS = 128
 # Uniforms drawn ahead when every token is resampled (one uniform per token).
 DEF UNIFORM_BATCH = 64
 # The row prefetches are for the token this many tokens ahead, when every token is resampled.
-DEF PREFETCH_AHEAD = 6
+DEF PREFETCH_AHEAD = 10
 
 
 cdef inline Py_ssize_t _first_above(const double* sums, Py_ssize_t n, double u) noexcept nogil:
@@ -2935,6 +2962,28 @@ cdef Py_ssize_t _word_bucket(const float* frow, const double* crow, Py_ssize_t K
         if acc > u:
             return t
     return t1 - 1
+
+
+cdef inline Py_ssize_t _leave(double* cnt, int32_t* nz, int32_t* pos, int32_t* drow,
+                              Py_ssize_t k, bint same, Py_ssize_t* jp, Py_ssize_t n_nz,
+                              Py_ssize_t none) noexcept nogil:
+    """A token of topic ``k`` leaves ``_noisy_block``'s document list (``same``: its entry
+    is the one owed a count, ``jp[0]``, and the two cancel); an emptied entry is replaced
+    by the list's last. Returns the list's new length."""
+    cdef Py_ssize_t jk = pos[k]
+    if same:
+        jp[0] = none
+    if dptm_leave(cnt, jk, same):
+        drow[k] = 0                             # out of the list: not put back
+        n_nz -= 1
+        nz[jk] = nz[n_nz]
+        cnt[jk] = cnt[n_nz]
+        pos[nz[jk]] = <int32_t> jk
+        nz[n_nz] = 0                            # a padding entry again
+        cnt[n_nz] = 0.0
+        if jp[0] == n_nz:
+            jp[0] = jk
+    return n_nz
 
 
 # _noisy_block's two compiled forms: every token resampled (_Every, mode 0: no selection
@@ -2979,6 +3028,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     cdef Py_ssize_t n_sampled = 0
     cdef int64_t i, ip, cur, end, doc_end, sel_left = 0
     cdef double q, u, a_w
+    cdef bint hit = False
     cdef double ubuf[UNIFORM_BATCH]
     cdef Py_ssize_t ub = 0, ue = 0
     cdef const float* frow
@@ -2986,6 +3036,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     cdef int32_t* drow = NULL
     # pos is read for any topic of the word bucket (checked against nz): defined values
     memset(pos, 0, K * sizeof(int32_t))
+    cum[0] = 0.0                                # read by dptm_draws for an empty list
     nz[none] = 0
     cnt[none] = 0.0
     i = doc_ptr[d_lo]
@@ -3000,9 +3051,11 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         cur = i
         if sel_t is _Every:
             i = cur + 1
-            # every token selected: the rows are requested six tokens ahead (a token's
+            # every token selected: the rows are requested ten tokens ahead (a token's
             # sampling is much shorter than a load from memory; KOS, K = 500 / 1000: 2
-            # ahead 21.0 / 29.8 ms, 6 ahead 19.4 / 25.2 ms, 10 and 16 ahead no better)
+            # ahead 21.0 / 29.8 ms, 6 ahead 19.4 / 25.2 ms; with the shorter token of
+            # session 16, 6 ahead 15.94 / 20.94 ms, 10 ahead 15.22 / 19.49, 14 ahead
+            # 20.37 at K = 1000; K = 50 / 100 the same)
             ip = i + PREFETCH_AHEAD - 1 if i + PREFETCH_AHEAD - 1 < end else i
         else:
             # locating the next selected token first keeps the selection draws off
@@ -3044,23 +3097,18 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             doc_end = doc_ptr[d + 1]
             drow = n_dk + d * K
             n_nz = dptm_doc_take(drow, K, nz, cnt, pos, n_k)
+            if sel_t is _Every:
+                if owe:
+                    n_nz = _leave(cnt, nz, pos, drow, k, False, &jp, n_nz, none)
         n_sampled += 1
         frow = word_factor + w * K
         a_w = alpha * word_mass[w]
-        # the token leaves its topic: a count owed to that entry cancels it
-        jk = pos[k]
-        cnt[jk] -= dptm_zero_one[jk != jp]
-        jp = none if jk == jp else jp
-        if cnt[jk] == 0.0:
-            drow[k] = 0                         # out of the list: not put back
-            n_nz -= 1
-            nz[jk] = nz[n_nz]
-            cnt[jk] = cnt[n_nz]
-            pos[nz[jk]] = <int32_t> jk
-            nz[n_nz] = 0                        # a padding entry again
-            cnt[n_nz] = 0.0
-            if jp == n_nz:
-                jp = jk
+        # the token leaves its topic: a count owed to that entry cancels it (every token
+        # resampled, long rows: the previous token of its document did it, see below)
+        if sel_t is _Some:
+            n_nz = _leave(cnt, nz, pos, drow, k, pos[k] == jp, &jp, n_nz, none)
+        elif not owe:                           # nothing owed: no cancel to select
+            n_nz = _leave(cnt, nz, pos, drow, k, False, &jp, n_nz, none)
         # long rows: that token's word factor at this document's topics, prefetched in
         # the bucket's pass (if it is in this document)
         pf = word_factor + wn * K if K > PREFETCH_MAX_TOPICS and ip < doc_end else NULL
@@ -3089,6 +3137,14 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             # entries <= u are a prefix (no mispredicted loop exit); j >= n_nz: the owed
             # entry's topic. The drawn entry is owed a count in turn (long rows; short
             # rows: added at once), its count is > 0: the topic stays in the list.
+            if sel_t is _Every:
+                # whether the next token (same document) leaves the entry this draw is
+                # owed to, from u and three sums: its leaving waits on this, not on the
+                # count (KOS, K = 500, one thread: 15.73 -> 14.75 ms, the same draws)
+                hit = False
+                if owe and i < doc_end:
+                    jk = pos[z[i]]
+                    hit = dptm_draws(cum, jk, n_nz, u, jk == jp)
             j = dptm_count_le(cum, n_nz, u)
             j = j if j < n_nz else jp
             knew = nz[j]
@@ -3098,6 +3154,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                 jp = none
         else:
             jp = none
+            hit = False
             knew = _word_bucket(frow, word_blk + w * nb if word_blk != NULL else NULL, K,
                                 (u - q) / alpha)
             j = pos[knew]                       # stale for a topic not in the list
@@ -3122,6 +3179,12 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             if n_wk != NULL:                    # else updated by the caller after the sweep
                 n_wk[w * K + k] -= 1
                 n_wk[w * K + knew] += 1
+        if sel_t is _Every:
+            if owe and i < doc_end:
+                # the next token leaves its topic now (nothing changes the list between;
+                # short rows owe nothing: there it leaves in its own turn, KOS K = 50:
+                # 12.6 ms, 13.3 leaving early)
+                n_nz = _leave(cnt, nz, pos, drow, z[i], hit, &jp, n_nz, none)
     if drow != NULL:
         cnt[jp] += 1.0
         dptm_doc_put(drow, n_k, nz, cnt, n_nz)

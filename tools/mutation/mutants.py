@@ -488,7 +488,7 @@ MUTANTS += [
     # -- session 14: the private sweep owes the previous draw's count (an entry of its own
     # after the document's list) and puts a document's counts back at its end (exactness)
     dict(id="S01", file="dptm/_cgs.pyx",
-         old="            if jp == n_nz:\n                jp = jk\n", new="",
+         old="        if jp[0] == n_nz:\n            jp[0] = jk\n", new="",
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="the owed count not moved with the list's last entry when an emptied topic "
               "leaves the list (paid to a padding entry)"),
@@ -505,10 +505,23 @@ MUTANTS += [
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="a draw of the owed entry gives the list's last topic"),
     dict(id="S05", file="dptm/_cgs.pyx",
-         old="        cnt[jk] -= dptm_zero_one[jk != jp]\n", new="        cnt[jk] -= 1.0\n",
+         old="        a ^= (a ^ b) & (0 - (uint64_t) (same == 0));\n", new="        a = b;\n",
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="a token leaving the topic it is owed a count for takes it off the list's "
               "count too, the owed count dropped (one count lost)"),
+    # -- session 16: every token resampled, the next token of the document leaves its topic
+    # right after this draw, told by three running sums whether it cancels the owed count
+    dict(id="S06", file="dptm/_cgs.pyx",
+         old="                    hit = dptm_draws(cum, jk, n_nz, u, jk == jp)\n",
+         new="                    hit = False\n",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="the next token never cancels the count owed to its own entry (taken off and "
+              "owed at once: an emptied entry leaves the list with a count still owed)"),
+    dict(id="S07", file="dptm/_cgs.pyx",
+         old="        return (((cum[a] <= u) | (nx == 0)) & (u < cum[nx]))\n",
+         new="        return ((cum[a] <= u) & (u < cum[nx]))\n",
+         tests=GIBBS + ["tests/test_parallel_gibbs.py"],
+         what="a draw of the list's first entry never seen as the next token's entry"),
     # -- session 15: where every sweep follows a snapshot, the snapshot counts the rows
     # from the topics (the sweep leaves n_wk stale)
     dict(id="C01", file="dptm/_cgs.pyx",
