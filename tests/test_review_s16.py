@@ -1,6 +1,6 @@
 """Independent privacy review (session 16) of PrivateBatchLDA's e9c337e: from PUBLIC target
 epsilon 4 (random start) the last two search releases are post-processed by
-``_eb_search_denoise`` and the fit's E-step uses the document-topic prior 7 / K unless
+``_eb_search_denoise`` and the fit's E-step uses the document-topic prior 0.35 unless
 ``doc_topic_prior`` is given (report: notes/s16/report-rev16.md).
 
 The adversary of DESIGN.md knows the code, the public parameters and every document but
@@ -13,6 +13,7 @@ where the other fits; (e) ``fit_distributed`` takes the same path bit for bit at
 (tests/test_distributed.py only covers eps 2 with a 2-release schedule, which never
 reaches the new code); (f) release / transform / pickle expose nothing new.
 """
+import json
 import math
 import pickle
 import warnings
@@ -86,7 +87,7 @@ def test_fit_prior_and_eb_releases_depend_on_public_parameters_only(monkeypatch,
     X = _corpus()
     n = len(P.default_schedule(eps))
     want_eb = list(range(n - 3, n - 1)) if eps >= 4 else []
-    want_alpha = 7.0 / K if eps >= 4 else 1.0 / K
+    want_alpha = P._FIT_DOC_TOPIC_PRIOR if eps >= 4 else 1.0 / K
     log = _spy(monkeypatch)
     seen = {}
     for name, data in {"base": X, **_neighbours(X)}.items():
@@ -136,7 +137,7 @@ def _exact_sq_norm_le(stat, g, C):
 @pytest.mark.parametrize("K", [1, 2, 500])
 def test_every_document_contributes_at_most_clip_norm_whatever_the_prior(K):
     # the neighbour's statistic minus the base's is exactly the added document's lattice
-    # contribution, of L2 norm <= clip_norm, for the fit prior 7/K and extreme user priors,
+    # contribution, of L2 norm <= clip_norm, for the fit prior 0.35 and extreme user priors,
     # for topics from the random start, after _eb_search_denoise, and degenerate ones
     rng = np.random.default_rng(K)
     X = _corpus(D=15)
@@ -152,7 +153,7 @@ def test_every_document_contributes_at_most_clip_norm_whatever_the_prior(K):
              "huge": np.full((K, V), 1e300) * (1 + rng.random((K, V)))}
     weights = P._word_weights(np.abs(release), sigma)
     adds = [r for name, r in _neighbours(X).items() if name != "removed"]
-    for alpha in (7.0 / K, 5e-324, 1e-300, 1e300, 1.7e308):
+    for alpha in (P._FIT_DOC_TOPIC_PRIOR, 5e-324, 1e-300, 1e300, 1.7e308):
         for bname, beta in betas.items():
             for presence, ww in ((True, None), (False, weights)):
                 with np.errstate(all="ignore"):
@@ -276,7 +277,7 @@ def test_fit_distributed_takes_the_same_path_bit_for_bit_from_eps_4(monkeypatch,
         alphas.append(alpha)
         return real(X, beta, alpha, *a)
     monkeypatch.setattr(ddist, "_vb_stat", vb_stat)
-    want_alpha = kw.get("doc_topic_prior", 7.0 / K)
+    want_alpha = kw.get("doc_topic_prior", P._FIT_DOC_TOPIC_PRIOR)
     for parts in (1, 3):
         alphas.clear()
         with warnings.catch_warnings():
@@ -306,13 +307,13 @@ def test_release_transform_and_pickle_keep_the_public_prior(tmp_path, monkeypatc
     rel = m.release()
     assert rel.doc_topic_prior == 1.0 / K
     rel.save(tmp_path / "r")
-    text = (tmp_path / "r" / "release.json").read_text()
-    assert repr(7.0 / K) not in text and "1.75" not in text
+    meta = json.loads((tmp_path / "r" / "release.json").read_text())
+    assert meta["doc_topic_prior"] == 1.0 / K
     back = Release.load(tmp_path / "r")
     np.testing.assert_array_equal(back.topic_word, m.topic_word_)
     # a pickle holds the same state as before the change (no fit prior, no releases)
     assert sorted(vars(pickle.loads(pickle.dumps(m)))) == sorted(vars(m))
-    assert not any(isinstance(v, float) and v == 7.0 / K for v in vars(m).values())
+    assert not any(isinstance(v, float) and v == P._FIT_DOC_TOPIC_PRIOR for v in vars(m).values())
     seen = []
     real = _base._fold_in_counts
 
@@ -353,7 +354,7 @@ def test_in_every_release_of_a_real_fit_the_added_document_moves_the_sum_by_at_m
         monkeypatch.setattr(P, "_expected_counts", stat)
         m = _fit(Y, n_components=K, target_epsilon=eps, clip_norm=3.0)
         assert np.all(np.isfinite(m.components_))
-    assert checked == [7.0 / K] * (4 * len(P.default_schedule(eps)))
+    assert checked == [P._FIT_DOC_TOPIC_PRIOR] * (4 * len(P.default_schedule(eps)))
 
 
 def test_n_jobs_does_not_change_the_fit_from_eps_4():

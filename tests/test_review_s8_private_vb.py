@@ -104,7 +104,7 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     # final releases alone decide.)
     # The releases after the first weigh the words by _word_weights(release 1, its sd)
     # and the topics between are post-processed in those units, then _unweighted.
-    # The E-step's document-topic prior: _FIT_DOC_TOPIC_MASS / K from
+    # The E-step's document-topic prior: _FIT_DOC_TOPIC_PRIOR from
     # _FIT_PRIOR_MIN_EPSILON (random start, doc_topic_prior not given), else the model's.
     betas, outs, weights, alphas = [], [], [], []
     real_stat, real_release = P._expected_counts, P._release
@@ -133,7 +133,7 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
         betas.clear(), outs.clear(), weights.clear(), alphas.clear()
         m = _fit(data, n_components=3, target_epsilon=eps)
         assert len(betas) == len(outs) == m.n_iter_ == m_releases
-        want_alpha = (P._FIT_DOC_TOPIC_MASS / 3 if eps >= P._FIT_PRIOR_MIN_EPSILON
+        want_alpha = (P._FIT_DOC_TOPIC_PRIOR if eps >= P._FIT_PRIOR_MIN_EPSILON
                       else m.doc_topic_prior_)
         assert alphas == [want_alpha] * m_releases and m.doc_topic_prior_ == 1 / 3
         firsts.append(betas[0])
@@ -334,7 +334,7 @@ def test_F7_a_tiny_clip_norm_is_refused_before_any_release(monkeypatch):
 
 
 def test_a_given_doc_topic_prior_is_the_e_steps_at_every_epsilon(monkeypatch):
-    # _FIT_DOC_TOPIC_MASS / K replaces only the default prior: a user's doc_topic_prior
+    # _FIT_DOC_TOPIC_PRIOR replaces only the default prior: a user's doc_topic_prior
     # is what every E-step uses (and transform's, unchanged), at eps 8 as at eps 1.
     alphas = []
     real = P._expected_counts

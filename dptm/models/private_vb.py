@@ -133,26 +133,28 @@ _SHRUNK_SEARCH_THRESHOLD = 1.0
 # 1.405 (8), but C50 1.559 -> 1.567 (8), KOS-like 17k 1.271 -> 1.277 (2); every entry its
 # posterior mean (no cut): Debian 17k 1.235, KOS 1.416, but C50 1.583, KOS-like 1.291; the
 # last four search releases 1.2415, every one after the first 1.297 (Debian 17k). With
-# _FIT_DOC_TOPIC_MASS below, the two together in the README.
+# _FIT_DOC_TOPIC_PRIOR below, the two together in the README.
 _EB_SEARCH_MIN_EPSILON = 4.0
 _EB_SEARCH_RELEASES = 2
 # From this PUBLIC target epsilon on (without doc_topic_prior or init_topics), the fit's
-# E-step uses the document-topic prior _FIT_DOC_TOPIC_MASS / K (0.35 at K = 20) instead of
-# 1 / K: spread responsibilities put more topic mass into a document's norm (a one-hot
-# responsibility vector has norm 1, a spread one less) and keep early, noisy topics from
-# locking a document onto one topic. ``transform`` keeps doc_topic_prior_. Session 16,
-# paired seeded fits, ratio to batch VB, prior 0.05 -> 0.35 at eps 4: Debian 17,000 docs
-# 1.274 -> 1.253 (4 seeds), 33,613 docs 1.175 -> 1.157 (2), Debian cut to 12 tokens a
-# document 1.201 -> 1.161 (4), C50-like 17k 1.250 -> 1.230 (2), synthetic 17k 1.225 ->
-# 1.138 (2), KOS-like 17k 1.271 -> 1.268 (2); worse on synthetic 50k 1.019 -> 1.036 (2)
-# and the small real corpora KOS (2,916 docs) 1.444 -> 1.455, C50 (4,250) 1.559 -> 1.565
-# (8 each); at eps 8 Debian 17k 1.151 -> 1.136, KOS-like 1.236 -> 1.220, KOS 1.278 ->
-# 1.286, C50 1.378 -> 1.387. Debian 17k with 0.2 / 0.5 / 1.0: 1.265 / 1.301 / 1.703; a
-# prior proportional to the document's length (0.19 n_d / K): 1.259, but C50-like 1.682.
-# Below eps 4 not adopted (eps 1: Debian 17k 1.602 -> 1.576, synthetic 17k 2.235 -> 2.384,
-# KOS 2.007 -> 2.013).
+# E-step uses the document-topic prior _FIT_DOC_TOPIC_PRIOR instead of 1 / K: spread
+# responsibilities put more topic mass into a document's norm (a one-hot responsibility
+# vector has norm 1, a spread one less) and keep early, noisy topics from locking a
+# document onto one topic. ``transform`` keeps doc_topic_prior_. Session 16, paired seeded
+# fits, ratio to batch VB, prior 0.05 -> 0.35 at eps 4, K = 20: Debian 17,000 docs 1.274 ->
+# 1.253 (4 seeds), 33,613 docs 1.175 -> 1.157 (2), Debian cut to 12 tokens a document
+# 1.201 -> 1.161 (4), C50-like 17k 1.250 -> 1.230 (2), synthetic 17k 1.225 -> 1.138 (2),
+# KOS-like 17k 1.271 -> 1.268 (2); worse on synthetic 50k 1.019 -> 1.036 (2) and the small
+# real corpora KOS (2,916 docs) 1.444 -> 1.455, C50 (4,250) 1.559 -> 1.565 (8 each); at eps
+# 8 Debian 17k 1.151 -> 1.136, KOS-like 1.236 -> 1.220, KOS 1.278 -> 1.286, C50 1.378 ->
+# 1.387. Debian 17k with 0.2 / 0.5 / 1.0: 1.265 / 1.301 / 1.703; a prior proportional to
+# the document's length (0.19 n_d / K): 1.259, but C50-like 1.682. Per topic, not per K:
+# Debian 17k perplexity with the posterior-mean searches above, default -> 0.35 (-> 7 / K):
+# K = 5 1224 -> 1221 (4 seeds), K = 10 1072 -> 1055 (1142 with 0.7, 4), K = 50 797 -> 652
+# (674 with 0.14, 2), K = 100 727 -> 490 (2). Below eps 4 not adopted (eps 1: Debian 17k
+# 1.602 -> 1.576, synthetic 17k 2.235 -> 2.384, KOS 2.007 -> 2.013).
 _FIT_PRIOR_MIN_EPSILON = 4.0
-_FIT_DOC_TOPIC_MASS = 7.0
+_FIT_DOC_TOPIC_PRIOR = 0.35
 # Without public init_topics, each search release from the third on is averaged with the
 # one before (_combine_releases: independent noise, the earlier one weighted by its noise
 # variance plus its measured excess difference) before the threshold. Paired seeded fits,
@@ -635,8 +637,9 @@ class PrivateBatchLDA(TopicModelMixin):
     set to zero (topics are sparse; pure noise would otherwise spread mass over every
     word); from target epsilon 4 on, the entries above 1 noise standard deviation are
     kept, with their per-word shrunk values (after the last two search releases: with
-    their empirical-Bayes posterior means, as the released topics below), and the E-step
-    reads the documents with the document-topic prior 7 / K (``doc_topic_prior`` not
+    their empirical-Bayes posterior means, the prior fitted per topic as for the released
+    topics below; the other entries still zero), and the E-step
+    reads the documents with the document-topic prior 0.35 (``doc_topic_prior`` not
     given; more spread responsibilities carry more mass per unit of norm and keep early,
     noisy topics from locking a document onto one). Each search release from the third on is
     first averaged with the one before (as the final estimate below; without
@@ -690,9 +693,9 @@ class PrivateBatchLDA(TopicModelMixin):
         data-independent random start. With them every search release is hard-thresholded
         (the per-word shrinkage is measured only from the random start).
     doc_topic_prior, topic_word_prior : float, optional
-        Default 1 / K. The fit's E-step uses 7 / K instead from target epsilon 4 on (with
-        the random start), unless ``doc_topic_prior`` is given; ``transform`` always uses
-        ``doc_topic_prior_``.
+        Default (None) 1 / K for ``transform`` and the release; the fit's E-step uses 0.35
+        instead from target epsilon 4 on (with the random start). A given value, 1 / K
+        included, is used by both.
     transform_max_iter : int, default=50
         Gibbs fold-in sweeps of ``transform``.
     n_jobs : int, optional
@@ -790,7 +793,7 @@ class PrivateBatchLDA(TopicModelMixin):
         alpha, eta = self.doc_topic_prior_, self.topic_word_prior_
         random_start = init is None
         if self.doc_topic_prior is None and random_start and eps >= _FIT_PRIOR_MIN_EPSILON:
-            alpha = _FIT_DOC_TOPIC_MASS / K      # the fit's E-step only (public: eps, K)
+            alpha = _FIT_DOC_TOPIC_PRIOR         # the fit's E-step only (public: eps)
         sigmas = _calibrate_schedule(eps, delta, [w for _, w in schedule], C)
         if not math.isfinite(max(sigmas) * 2.0 ** 64):
             # sums of up to 2^64 contributions and their noise must stay finite; decided
