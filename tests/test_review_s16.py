@@ -9,7 +9,7 @@ E-step prior, which releases get the posterior means) depends on public paramete
 never on the documents; (b) every release still has L2 sensitivity ``clip_norm`` whatever
 the prior and K; (c) the report is unchanged and is the closed-form zCDP composition of
 the recorded sigmas; (d) the new post-processing stays finite and no neighbour refuses
-where the other fits; (e) ``fit_distributed`` takes the same path bit for bit at eps >= 4
+where the other fits; (e) ``fit_distributed`` takes the same path bit for bit from eps 2
 (tests/test_distributed.py only covers eps 2 with a 2-release schedule, which never
 reaches the new code); (f) release / transform / pickle expose nothing new.
 """
@@ -81,13 +81,13 @@ def _spy(monkeypatch):
 
 
 # ------------------------------------------------------------ (a) public decisions only
-@pytest.mark.parametrize("eps", [3.99, 4.0, 8.0])
+@pytest.mark.parametrize("eps", [1.99, 2.0, 4.0, 8.0])
 @pytest.mark.parametrize("K", [1, 2, 7])
 def test_fit_prior_and_eb_releases_depend_on_public_parameters_only(monkeypatch, eps, K):
     X = _corpus()
     n = len(P.default_schedule(eps))
-    want_eb = list(range(n - 3, n - 1)) if eps >= 4 else []
-    want_alpha = P._FIT_DOC_TOPIC_PRIOR if eps >= 4 else 1.0 / K
+    want_eb = list(range(n - 3, n - 1)) if eps >= P._EB_SEARCH_MIN_EPSILON else []
+    want_alpha = P._FIT_DOC_TOPIC_PRIOR if eps >= P._FIT_PRIOR_MIN_EPSILON else 1.0 / K
     log = _spy(monkeypatch)
     seen = {}
     for name, data in {"base": X, **_neighbours(X)}.items():

@@ -90,7 +90,7 @@ def test_F3_fit_warnings_do_not_depend_on_the_private_document_count():
 
 
 # --------------------------------------------------- checked properties (no bug found)
-@pytest.mark.parametrize("eps", [1.0, 3.5, 4.0])
+@pytest.mark.parametrize("eps", [1.0, 2.0, 3.5, 4.0])
 def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, eps):
     # The topics of every E-step: the data-independent start, then exactly
     # _shrink_to_word_means(release 1, its drawn sd, eta) from epsilon 2 on (the hard

@@ -134,7 +134,11 @@ _SHRUNK_SEARCH_THRESHOLD = 1.0
 # posterior mean (no cut): Debian 17k 1.235, KOS 1.416, but C50 1.583, KOS-like 1.291; the
 # last four search releases 1.2415, every one after the first 1.297 (Debian 17k). With
 # _FIT_DOC_TOPIC_PRIOR below, the two together in the README.
-_EB_SEARCH_MIN_EPSILON = 4.0
+# At eps 2 (four search releases of 0.15, hard 2 sd threshold before), with the prior below,
+# both changes: Debian 17k 1.415 -> 1.368 (4), KOS-like 1.383 -> 1.379, synthetic 17k 1.362
+# -> 1.360 (2 each), KOS 1.625 -> 1.628, C50 1.731 -> 1.734 (8 each), C50-like 1.422 ->
+# 1.436 (2); with the 2 sd cut instead of 1: Debian 17k 1.390.
+_EB_SEARCH_MIN_EPSILON = 2.0
 _EB_SEARCH_RELEASES = 2
 # From this PUBLIC target epsilon on (without doc_topic_prior or init_topics), the fit's
 # E-step uses the document-topic prior _FIT_DOC_TOPIC_PRIOR instead of 1 / K: spread
@@ -151,9 +155,10 @@ _EB_SEARCH_RELEASES = 2
 # the document's length (0.19 n_d / K): 1.259, but C50-like 1.682. Per topic, not per K:
 # Debian 17k perplexity with the posterior-mean searches above, default -> 0.35 (-> 7 / K):
 # K = 5 1224 -> 1221 (4 seeds), K = 10 1072 -> 1055 (1142 with 0.7, 4), K = 50 797 -> 652
-# (674 with 0.14, 2), K = 100 727 -> 490 (2). Below eps 4 not adopted (eps 1: Debian 17k
-# 1.602 -> 1.576, synthetic 17k 2.235 -> 2.384, KOS 2.007 -> 2.013).
-_FIT_PRIOR_MIN_EPSILON = 4.0
+# (674 with 0.14, 2), K = 100 727 -> 490 (2). From eps 2 (the figures with both changes
+# above); at eps 1 not adopted (Debian 17k 1.602 -> 1.576, synthetic 17k 2.235 -> 2.384, KOS
+# 2.007 -> 2.013).
+_FIT_PRIOR_MIN_EPSILON = 2.0
 _FIT_DOC_TOPIC_PRIOR = 0.35
 # Without public init_topics, each search release from the third on is averaged with the
 # one before (_combine_releases: independent noise, the earlier one weighted by its noise
@@ -334,7 +339,7 @@ def _search_denoise(est, sd, eta, shrink=False):
 
 def _eb_search_denoise(est, sd, eta):
     """The topics after one of the last search releases ``est`` (noise sd ``sd``, from
-    epsilon 4): the entries above ``_SHRUNK_SEARCH_THRESHOLD`` sd with their empirical-Bayes
+    epsilon 2): the entries above ``_SHRUNK_SEARCH_THRESHOLD`` sd with their empirical-Bayes
     posterior means (``_eb_denoise``, the prior fitted per topic on the whole release), the
     others 0, plus the prior ``eta``. Free in privacy (post-processing)."""
     return np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _eb_denoise(est, sd, eta), eta)
@@ -636,9 +641,10 @@ class PrivateBatchLDA(TopicModelMixin):
     (and after the first below epsilon 2) entries below 2 noise standard deviations are
     set to zero (topics are sparse; pure noise would otherwise spread mass over every
     word); from target epsilon 4 on, the entries above 1 noise standard deviation are
-    kept, with their per-word shrunk values (after the last two search releases: with
-    their empirical-Bayes posterior means, the prior fitted per topic as for the released
-    topics below; the other entries still zero), and the E-step
+    kept, with their per-word shrunk values. From target epsilon 2 on, the last two search
+    releases keep the entries above 1 noise standard deviation with their empirical-Bayes
+    posterior means (the prior fitted per topic as for the released topics below; the
+    other entries zero), and the E-step
     reads the documents with the document-topic prior 0.35 (``doc_topic_prior`` not
     given; more spread responsibilities carry more mass per unit of norm and keep early,
     noisy topics from locking a document onto one). Each search release from the third on is
@@ -694,7 +700,7 @@ class PrivateBatchLDA(TopicModelMixin):
         (the per-word shrinkage is measured only from the random start).
     doc_topic_prior, topic_word_prior : float, optional
         Default (None) 1 / K for ``transform`` and the release; the fit's E-step uses 0.35
-        instead from target epsilon 4 on (with the random start). A given value, 1 / K
+        instead from target epsilon 2 on (with the random start). A given value, 1 / K
         included, is used by both.
     transform_max_iter : int, default=50
         Gibbs fold-in sweeps of ``transform``.
