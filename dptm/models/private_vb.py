@@ -644,14 +644,13 @@ class PrivateBatchLDA(TopicModelMixin):
     kept, with their per-word shrunk values. From target epsilon 2 on, the last two search
     releases keep the entries above 1 noise standard deviation with their empirical-Bayes
     posterior means (the prior fitted per topic as for the released topics below; the
-    other entries zero), and the E-step
-    reads the documents with the document-topic prior 0.35 (``doc_topic_prior`` not
-    given; more spread responsibilities carry more mass per unit of norm and keep early,
-    noisy topics from locking a document onto one). Each search release from the third on is
-    first averaged with the one before (as the final estimate below; without
-    ``init_topics``). With three releases or more, the releases after the
-    first weigh each word's entries by f_w^-0.35 (f_w: the word's total over the topics in
-    the first release, floored at twice its noise sd) before a document is scaled to
+    other entries zero), and the E-step reads the documents with the document-topic prior
+    0.35 (``doc_topic_prior`` not given; more spread responsibilities carry more mass per
+    unit of norm and keep early, noisy topics from locking a document onto one). Each
+    search release from the third on is first averaged with the one before (as the final
+    estimate below; without ``init_topics``). With three releases or more, the releases
+    after the first weigh each word's entries by f_w^-0.35 (f_w: the word's total over the
+    topics in the first release, floored at twice its noise sd) before a document is scaled to
     ``clip_norm``: a document spends more of its norm on its rarer words, which the noise
     otherwise drowns, and less on frequent ones; every estimate is divided by the weights
     again (post-processing of the first release; the sensitivity is still ``clip_norm``).
