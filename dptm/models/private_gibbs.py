@@ -286,6 +286,8 @@ class _SnapshotGibbsBase(TopicModelMixin):
 
     # Default noise; 'laplace' / 'gaussian' are the floating-point samplers (not hardened).
     _FLOAT_MECHANISMS = ("laplace", "gaussian")
+    # What the guarantee protects, known before fit: a vocabulary pipeline refuses it.
+    _privacy_adjacency = "word"
 
     def _check_clip(self):
         if self.clip is None:
