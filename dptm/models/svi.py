@@ -642,6 +642,7 @@ class PrivateOnlineLDA(TopicModelMixin):
         steps_per_epoch = math.ceil(n_plan / S)
         T = int(self.max_iter) * steps_per_epoch
         q = min(1.0, S / n_plan)
+        n_paper = max(1, math.ceil(n_plan))      # the paper's recipes count whole documents
         # -- noise: a function of public values only (total_samples, V, K, N, S, the target)
         self._start_private(K, V)
         self.total_samples_ = n_plan
@@ -657,7 +658,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             if self.noise_multiplier is not None:
                 z = float(self.noise_multiplier)
             elif self.sampling == "poisson":
-                z = self._calibrate(q=q, steps=T, n_docs=n_plan)
+                z = self._calibrate(q=q, steps=T, n_docs=n_paper)
             else:
                 z = self._calibrate(q=1.0, steps=int(self.max_iter), n_docs=D, paper_steps=T)
             paper = (float(N) if self.noise_multiplier is None and self.accounting != "rdp"
@@ -670,7 +671,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             else:
                 self._fit_event_ = SelfComposedEvent(leaf, int(self.max_iter), label="fit")
             self._check_target(self._fit_event_, f"{T} steps")
-            self._paper_claim_ = self._paper_claim(n_plan, T)
+            self._paper_claim_ = self._paper_claim(n_paper, T)
         # -- randomness: one generator per fit, never stored
         gen, self._seeded_ = self._generator()
         init_rng, trunc_rng, epoch_rng, step_parent = spawn_generators(gen, 5)[:4]
