@@ -289,3 +289,13 @@ def test_online_lda_ignores_the_number_of_documents_given_total_samples():
     assert a.privacy_.event == b.privacy_.event and a.sigma_ == b.sigma_
     assert a.n_batch_iter_ == b.n_batch_iter_ == 1 + 5      # ceil(100 / 20) steps
     assert a.privacy_.event.event.sampling_probability == pytest.approx(0.2)
+
+
+def test_fdptm_user_level_on_an_added_user():
+    docs = _tokens(_base())
+    users = np.arange(len(docs)) // 3
+    new_user = [["w0"] * (LONG - 1) + ["zyxwv"]] * 3
+    pair = ((docs, users), (docs + new_user, np.concatenate([users, [users.max() + 1] * 3])))
+    make = lambda: FullyPrivateTopicModel(_vocab(), FDPTM_MODELS["topicdp"](), random_state=2)
+    _assert_same(make, pair, fit=lambda e, d: e.fit(d[0], groups=d[1]),
+                 released=lambda f: f.vocabulary_.tolist())
