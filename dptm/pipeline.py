@@ -141,11 +141,11 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
     >>> from dptm.models.svi import PrivateOnlineLDA
     >>> docs = ["storm flood rain warning", "election vote poll", "flood rain river"] * 300
     >>> fdptm = FullyPrivateTopicModel(
-    ...     DPVocabulary(target_epsilon=3, max_contribution=10),
+    ...     DPVocabulary(target_epsilon=3, max_contribution=10, alpha=10.0),
     ...     PrivateOnlineLDA(n_components=2, max_doc_length=10, total_samples=1000,
     ...                      target_epsilon=3, target_delta=1e-5)).fit(docs)
-    >>> fdptm.vocabulary_.tolist()
-    ['election', 'flood', 'poll', 'rain', 'river', 'storm', 'vote', 'warning']
+    >>> {"flood", "rain", "vote", "poll"} <= set(fdptm.vocabulary_.tolist())  # DP-selected
+    True
     """
 
     def __init__(self, vocabulary=None, model=None, *, preprocessor=None,
