@@ -299,3 +299,10 @@ def test_fdptm_user_level_on_an_added_user():
     make = lambda: FullyPrivateTopicModel(_vocab(), FDPTM_MODELS["topicdp"](), random_state=2)
     _assert_same(make, pair, fit=lambda e, d: e.fit(d[0], groups=d[1]),
                  released=lambda f: f.vocabulary_.tolist())
+
+
+def test_online_lda_refuses_a_plan_of_too_many_steps_before_drawing_anything():
+    m = PrivateOnlineLDA(3, batch_size=10, max_iter=2, max_doc_length=20, total_samples=1e12,
+                         noise_multiplier=2.0)
+    with pytest.raises(ValueError, match=r"total_samples or max_iter"):
+        m.fit(_base(20))

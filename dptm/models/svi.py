@@ -32,6 +32,7 @@ ACCOUNTINGS = ("rdp", "zcdp-paper", "advanced", "linear")
 _PAPER_COMPOSITION = {"zcdp-paper": "zcdp", "advanced": "advanced", "linear": "linear"}
 _CITATION = "Park, Foulds, Chaudhuri & Welling 2016 (papers/park2016, eqs. 3, 5-6)"
 _STAT_LABEL = "minibatch expected sufficient statistics"
+_MAX_STEPS = 10 ** 7     # a fit plans one generator per step
 
 
 def _gaussian_noise(shape, sigma, rng):
@@ -596,6 +597,11 @@ class PrivateOnlineLDA(TopicModelMixin):
         n_plan = float(self.total_samples) if poisson_private and declared else D
         steps_per_epoch = math.ceil(n_plan / S)
         T = int(self.max_iter) * steps_per_epoch
+        if T > _MAX_STEPS:      # public inputs only: refusing reveals nothing
+            raise ValueError(
+                f"max_iter={self.max_iter} passes of ceil({n_plan:g} / batch_size={S}) steps "
+                f"make {T:,} minibatch steps, more than {_MAX_STEPS:,}: lower total_samples or "
+                "max_iter, or raise batch_size")
         q = min(1.0, S / n_plan)
         n_paper = max(1, math.ceil(n_plan))      # the paper's recipes count whole documents
         # -- noise: a function of public values only (total_samples, V, K, N, S, the target)
