@@ -264,9 +264,10 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
             raise ValueError(f"model {type(model).__name__} set no privacy_ report after fit: "
                              "FDPTM needs a differentially private topic model")
         if report.adjacency not in ("document", "user"):
-            # after the fit, for a model whose adjacency is only known from its report: its
-            # releases are discarded (never published by this object)
+            # after the fit, for a model whose adjacency is only known from its report: both
+            # stages' releases are discarded (never published by this object)
             self.__dict__.pop("model_", None)
+            self.__dict__.pop("vocabulary_stage_", None)
             raise ValueError(
                 f"model {type(model).__name__} is private under {report.adjacency!r} adjacency; "
                 "FDPTM needs a central DP model at document or user level "

@@ -109,10 +109,12 @@ def test_replace_one_and_word_reports_are_refused_after_the_fit():
             from dptm.accounting import PrivacyReport
             self.privacy_ = PrivacyReport(self.privacy_.event, "word")
             return self
-    with pytest.raises(ValueError, match="'word' adjacency.*document or user level"):
-        FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10),
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10),
                                WordLevel(2, max_doc_length=10, total_samples=601,
-                                         noise_multiplier=2.0, max_iter=1)).fit(DOCS)
+                                         noise_multiplier=2.0, max_iter=1))
+    with pytest.raises(ValueError, match="'word' adjacency.*document or user level"):
+        f.fit(DOCS)
+    assert not hasattr(f, "model_") and not hasattr(f, "vocabulary_stage_")
     with pytest.raises(ValueError, match="sampling='shuffle'.*sampling='poisson'"):
         FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10),
                                PrivateOnlineLDA(2, max_doc_length=10, sampling="shuffle",
