@@ -556,8 +556,7 @@ def cmd_curve(a, out):
     (:func:`dptm.metrics.privacy_utility_curve`), evaluated on public held-out data only:
     the embedded demo corpus' held-out split, or ``--reference-data``."""
     from .metrics import privacy_utility_curve
-    if a.model is None:
-        a.model = RECOMMENDED
+    _check_model_choice(a)
     if not _is_private(a.model):
         raise ValueError("--epsilons draws the privacy-utility curve of a private --model")
     data = load_corpus(a)
@@ -878,8 +877,8 @@ def main(argv=None, out=None):
                   file=sys.stderr)
             return 2
         matplotlib.use("Agg")
-    show = warnings.showwarning
-    warnings.showwarning = _show_warning
+    fmt = warnings.formatwarning
+    warnings.formatwarning = _format_warning
     try:
         if args.command == "fit":
             command = cmd_curve if args.epsilons is not None else cmd_fit
@@ -900,13 +899,13 @@ def main(argv=None, out=None):
         print(f"dptm: error: {msg}", file=sys.stderr)
         return 2
     finally:
-        warnings.showwarning = show
+        warnings.formatwarning = fmt
     return 0
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
+def _format_warning(message, category, filename, lineno, line=None):
     """Warnings as one line, "warning: <Category>: message": no internal source line."""
-    print(f"warning: {category.__name__}: {message}", file=file if file is not None else sys.stderr)
+    return f"warning: {category.__name__}: {message}\n"
 
 
 if __name__ == "__main__":  # pragma: no cover
