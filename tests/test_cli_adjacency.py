@@ -185,3 +185,20 @@ def test_a_private_fit_is_evaluated_on_the_public_reference_only(tmp_path, monke
     assert f"utility on {ref} (declared public): held-out perplexity" in out.getvalue()
     # no non-private model is fitted on the private data for a comparison
     assert "non-private" not in out.getvalue().split("Privacy report")[0]
+
+
+def test_the_curve_on_private_data_fits_no_non_private_model_on_it(tmp_path, monkeypatch):
+    # a non-private fit of the private data, evaluated on the reference, is a release that no
+    # guarantee covers: the curve shows it on the public demo corpus only
+    import dptm.models.gibbs as gibbs
+    monkeypatch.setattr(gibbs.GibbsLDA, "fit", lambda *a, **k: pytest.fail("GibbsLDA fitted"))
+    vocab = tmp_path / "words.txt"
+    vocab.write_text("\n".join(WORDS) + "\n")
+    ref = tmp_path / "public.jsonl"
+    ref.write_text("".join(json.dumps(t) + "\n" for t in _docs(30, 5)))
+    out = io.StringIO()
+    code = main(["fit", "--model", "vips", "--epsilons", "1,2", "--iterations", "1", "-k", "2",
+                 "--data", *_big_private_corpus(tmp_path), "--vocabulary", str(vocab),
+                 "--reference-data", str(ref)], out=out)
+    assert code == 0, out.getvalue()
+    assert "non-private" not in out.getvalue() and f"held-out: {ref} (declared public)" in out.getvalue()
