@@ -349,6 +349,9 @@ def _explain_unreachable(exc, a):
     models whose sampling has an inherent cost (hdp-lda: eps_I = 2 log(C / beta + 1) per
     sweep, papers/zhao2021 Theorem 1)."""
     msg = str(exc)
+    if "the private vocabulary is empty" in msg:
+        return (f"{msg}\n  with dptm fit: give more documents, a larger --epsilon or "
+                "--vocab-share, or a public --vocabulary FILE (one word per line)")
     if "smallest reachable total" not in msg or a.model not in ("hdp-lda", "cdp-lda+",
                                                                    "zhu-lda"):
         return msg

@@ -138,16 +138,26 @@ def test_refusals_name_what_to_do(inputs, tmp_path, capsys, tweets):
         "fit", "--data", *folder, "--vocab-epsilon", "4")
 
 
-def test_too_small_a_dp_vocabulary_is_flagged_loudly(tweets, tmp_path):
+def test_too_small_a_dp_vocabulary_is_flagged_loudly(tweets, tmp_path, capsys):
     from dptm.exceptions import UtilityWarning
     few = tmp_path / "few.jsonl"
     few.write_text("".join(json.dumps(t) + "\n" for t in tweets[:400]))
     with pytest.warns(UtilityWarning, match=r"fewer than 10 x K = 100"):
         code, out = run("fit", "--data", str(few), "-k", "10", "--epsilon", "4")
-    if code == 2:        # no word at all passed: the pipeline refuses, naming the threshold
+    if code == 2:        # no word at all passed: refused, with the flags that help
+        assert "a larger --epsilon or --vocab-share, or a public --vocabulary" in capsys.readouterr().err
         return
     n = int(re.search(r"private vocabulary: (\d+) words", out).group(1))
     assert n < 100 and f"WARNING: the DP vocabulary has only {n} words" in out
+
+
+def test_an_empty_dp_vocabulary_says_which_flags_help(tweets, tmp_path, capsys):
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(json.dumps(t) + "\n" for t in tweets[:100]))
+    code, out = run("fit", "--data", str(few), "-k", "2", "--epsilon", "0.2")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "the private vocabulary is empty" in err and "--vocab-share" in err
 
 
 def test_public_vocabulary_gives_all_of_epsilon_to_the_model(inputs, tmp_path):
