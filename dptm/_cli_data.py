@@ -77,6 +77,10 @@ def load_corpus(a, audit=False):
         docs = datasets.load_texts(a.data, key=a.text_key, one_per_line=a.one_per_line)
         if not docs:
             raise ValueError(f"{a.data}: no documents")
+        if private and a.min_df != 1:
+            raise ValueError("--min-df chooses words by their counts in the private text, which "
+                             "no guarantee covers; a private model uses a DP vocabulary or a "
+                             "public --vocabulary FILE")
         tokens = text.preprocess(docs)
         name = a.data
         if public_vocab is not None:
