@@ -148,6 +148,14 @@ def load_corpus(a, audit=False):
         if private and not out.public:
             out.X_eval, out.eval_tokens = a.reference_X, a.reference_tokens
             out.eval_where = f"{a.reference_data} (declared public)"
+    if private and a.model in ("vips", "fdptm") and getattr(a, "total_samples", None) is None:
+        if not out.public:
+            raise ValueError(
+                f"--model {a.model} samples minibatches at rate S / N: give --total-samples N, "
+                "a public number of documents (a bound or an estimate made without the private "
+                "data); the number of private documents is not public under add/remove "
+                f"adjacency (or use the recommended --model {RECOMMENDED})")
+        a.total_samples = out.X_train.shape[0]      # the public demo corpus' training split
     if private and not out.public and a.model == "olp-lda":
         if a.reference_X is None:
             raise ValueError("--model olp-lda needs a clean prior set of PUBLIC documents: "

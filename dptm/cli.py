@@ -73,6 +73,7 @@ def _vips(a):
     from .models.svi import PrivateOnlineLDA
     return PrivateOnlineLDA(n_components=a.topics, batch_size=a.batch_size,
                             max_iter=a.iterations or 10, max_doc_length=a.max_doc_length,
+                            total_samples=getattr(a, "total_samples", None),
                             target_epsilon=a.epsilon, target_delta=a.delta,
                             accounting=a.accounting or "rdp", random_state=a.seed,
                             verbose=a.verbose)
@@ -472,6 +473,8 @@ def cmd_audit(a, out):
     from .attacks import audit
     data = load_corpus(a, audit=True)
     X, name = data.X_train, data.name
+    if getattr(a, "total_samples", None) is None:
+        a.total_samples = X.shape[0]      # the auditor's own experiment data
     trainer = AUDIT_TRAINERS[a.model](a)
     print(f"dptm audit: {a.model} trainer, K={a.topics}, {a.shadows} shadow models on {name} "
           f"({X.shape[0]} documents)", file=out)
@@ -594,6 +597,10 @@ def _add_privacy_options(p):
     priv.add_argument("--accounting", default=None,
                       help="sub-lda: sound|paper; vips: rdp|zcdp-paper|advanced|linear")
     priv.add_argument("--batch-size", type=_POS_INT, default=64, help="vips / olp-lda mini-batch size")
+    priv.add_argument("--total-samples", type=_POS_FLOAT, default=None, metavar="N",
+                      help="vips/fdptm on private data: a PUBLIC number of documents (a bound or "
+                           "an estimate made without the private data) that sets the sampling "
+                           "rate; the demo corpus' own size by default")
     priv.add_argument("--max-doc-length", type=_POS_INT, default=100,
                       help="vips: documents capped at this many tokens (sensitivity)")
     priv.add_argument("--prior-fraction", type=_UNIT_OPEN, default=0.2,

@@ -118,7 +118,8 @@ def raw_text(tmp_path):
 def test_private_model_on_raw_text_uses_a_dp_vocabulary(raw_text, tmp_path):
     save = tmp_path / "rel"
     code, out = run("fit", "--model", "vips", "--epsilon", "2", "--data", str(raw_text),
-                    "--one-per-line", "-k", "2", "--iterations", "3", "--save", str(save))
+                    "--one-per-line", "--total-samples", "500", "-k", "2", "--iterations", "3",
+                    "--save", str(save))
     assert code == 0, out
     release = Release.load(str(save))
     vocabulary = set(release.vocabulary)
@@ -133,7 +134,8 @@ def test_public_vocabulary_file(raw_text, tmp_path):
     vocab.write_text("flood\nrain\nriver\nvote\npoll\ncandidate\n")
     save = tmp_path / "rel"
     code, out = run("fit", "--model", "vips", "--epsilon", "2", "--data", str(raw_text),
-                    "--one-per-line", "--vocabulary", str(vocab), "-k", "2", "--iterations", "2",
+                    "--one-per-line", "--vocabulary", str(vocab), "--total-samples", "500",
+                    "-k", "2", "--iterations", "2",
                     "--save", str(save))
     assert code == 0, out
     release = Release.load(str(save))

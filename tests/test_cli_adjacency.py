@@ -73,6 +73,8 @@ def _args(model, data_flags, tmp_path):
         vocab = tmp_path / "public_words.txt"           # their proofs need a public vocabulary
         vocab.write_text("\n".join(WORDS) + "\n")
         argv += ["--vocabulary", str(vocab)]
+    if model in ("vips", "fdptm"):                      # a public number of documents
+        argv += ["--total-samples", "40"]
     if model == "olp-lda":                              # its clean prior set is public data
         if raw:
             ref = tmp_path / "public_reference.txt"

@@ -133,6 +133,9 @@ def test_refusals_name_what_to_do(inputs, tmp_path, capsys, tweets):
     for model in ("hdp-lda", "cdp-lda+", "zhu-lda", "sub-lda"):
         err = refused("fit", "--model", model, "--data", *folder)
         assert f"--model {model} is word-level DP" in err and "--vocabulary FILE" in err
+    # vips' sampling rate needs a public number of documents, not the private count
+    assert "give --total-samples N, a public number of documents" in refused(
+        "fit", "--model", "vips", "--data", *folder)
     # a vocabulary chosen by counts in the private text is not covered
     assert "--min-df chooses words by their counts in the private text" in refused(
         "fit", "--data", *folder, "--min-df", "3")
