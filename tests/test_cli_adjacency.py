@@ -201,6 +201,6 @@ def test_the_curve_on_private_data_fits_no_non_private_model_on_it(tmp_path, mon
     out = io.StringIO()
     code = main(["fit", "--model", "vips", "--epsilons", "1,2", "--iterations", "1", "-k", "2",
                  "--data", *_big_private_corpus(tmp_path), "--vocabulary", str(vocab),
-                 "--reference-data", str(ref)], out=out)
+                 "--reference-data", str(ref), "--total-samples", "600"], out=out)
     assert code == 0, out.getvalue()
     assert "non-private" not in out.getvalue() and f"held-out: {ref} (declared public)" in out.getvalue()
