@@ -319,15 +319,15 @@ MUTANTS = [
     dict(id="B05", file="dptm/models/private_vb.py",
          old="    ok[starts] = (sq <= limit).astype(np.float64)",
          new="    ok[starts] = (sq <= limit + 1).astype(np.float64)",
-         tests=["tests/test_review_findings.py"],
+         tests=["tests/test_private_vb_privacy.py"],
          what="the exact lattice norm check lets a document one unit above the bound through"),
     dict(id="B06", file="dptm/models/private_vb.py",
          old="        contrib /= np.where(peak > 0, peak, 1.0)[rows][:, None]\n",
-         new="\n", tests=["tests/test_review_findings.py"],
+         new="\n", tests=["tests/test_private_vb_privacy.py"],
          what="norm taken from subnormal squares (documents scaled above clip_norm)"),
     dict(id="B07", file="dptm/models/private_vb.py",
          old="        X.sum_duplicates()\n    K, V = beta.shape",
-         new="    K, V = beta.shape", tests=["tests/test_review_findings.py"],
+         new="    K, V = beta.shape", tests=["tests/test_private_vb_privacy.py"],
          what="duplicate CSR entries not merged (sqrt(2) times the sensitivity)"),
 ]
 
@@ -546,7 +546,7 @@ MUTANTS += [
     # -- session 15 review (rev15): the recount path and the eight-release default
     dict(id="Q01", file="dptm/_cgs.pyx",
          old="                        crow = myrow\n", new="",
-         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="the recounting snapshot draws its noise around n_wk (stale in a recounting "
               "fit) instead of the row it counted from the topics"),
     dict(id="Q02", file="dptm/models/private_gibbs.py",
@@ -554,14 +554,14 @@ MUTANTS += [
              + " " * 42 + "recount=sweep.recount(state))",
          new=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 42 + "recount=sweep.recount(state) if self.trace_ is None else None)",
-         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="NoisyGibbsLDA's traced fits (double snapshots) read the stale counts"),
     dict(id="Q03", file="dptm/models/private_gibbs.py",
          old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state))",
          new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state) if self.trace_ is None else None)",
-         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="SubsampledGibbsLDA's traced fits (double snapshots) read the stale counts"),
     dict(id="Q04", file="dptm/models/private_gibbs.py",
          old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
@@ -569,17 +569,17 @@ MUTANTS += [
          new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state) if self.convergence_tol is None "
              "else None)",
-         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="SubsampledGibbsLDA's fits with the stopping rule read the stale counts"),
     dict(id="Q05", file="dptm/models/private_vb.py",
          old="        parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)",
          new="        parts.append(SelfComposedEvent(ev, j - i) if j > i else ev)",
-         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_review_s15.py"],
+         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_private_vb_privacy.py"],
          what="a run of equal releases accounted one short (calibration and report alike)"),
     dict(id="Q06", file="dptm/models/private_vb.py",
          old="            _schedule_event(drawn, C), \"document\",",
          new="            _schedule_event(drawn, 1.0), \"document\",",
-         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_review_s15.py"],
+         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_private_vb_privacy.py"],
          what="the report's releases at sensitivity 1 whatever clip_norm (understated for "
               "clip_norm > 1)"),
     # -- session 16: the last search releases' posterior means and the fit's E-step prior
