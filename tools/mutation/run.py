@@ -48,6 +48,8 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", help="mutant ids to run")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant's tests")
+    ap.add_argument("--why", action="store_true",
+                    help="print the failing tests of each killed mutant")
     ap.add_argument("--prebuilt", action="store_true",
                     help="copy the working tree's built kernels (dptm/*.so) instead of building "
                          "(no .pyx mutant may be selected)")
@@ -105,6 +107,10 @@ def main(argv=None):
                                                    else "killed")
             results.append((m, status, time.perf_counter() - t0))
             print(f"{m['id']}: {status} ({results[-1][2]:.0f} s) - {m['what']}", flush=True)
+            if args.why and code not in (0, "timeout"):
+                for line in out.splitlines():
+                    if line.startswith(("FAILED", "ERROR")):
+                        print(f"    {line}", flush=True)
         scored = [r for r in results if r[1].startswith(("killed", "survived"))]
         killed = sum(r[1].startswith("killed") for r in scored)
         print(f"\nkilled {killed} of {len(scored)} mutants"
