@@ -174,3 +174,33 @@ def test_every_snapshot_is_clipped_at_C(cls, kw, monkeypatch):
     assert any(hi == C for _, hi in ranges)
     np.testing.assert_array_equal(fits[0].components_, fits[1].components_)
     np.testing.assert_array_equal(fits[0].doc_topic_, fits[1].doc_topic_)
+
+
+@pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning")
+@pytest.mark.parametrize("sampling", ["poisson", "shuffle"])
+@pytest.mark.parametrize("rs", [None, 3])
+def test_every_vips_step_draws_from_its_own_stream(sampling, rs, monkeypatch):
+    # PrivateOnlineLDA: the init, truncation, epoch-order and per-step streams are
+    # children of the secret generator; every minibatch step (its Poisson sample and its
+    # noise) must get a stream of its own
+    from dptm.models import svi
+    spawned, steps = [], []
+    original_spawn = svi.spawn_generators
+
+    def recording_spawn(rng, n):
+        children = original_spawn(rng, n)
+        spawned.extend(_first_draws(g.bit_generator) for g in children)
+        return children
+    original_step = svi.PrivateOnlineLDA._step
+
+    def recording_step(self, indptr, indices, counts, rows, scale, g):
+        steps.append((id(g), _first_draws(g.bit_generator)))
+        return original_step(self, indptr, indices, counts, rows, scale, g)
+    monkeypatch.setattr(svi, "spawn_generators", recording_spawn)
+    monkeypatch.setattr(svi.PrivateOnlineLDA, "_step", recording_step)
+    X = np.random.default_rng(0).poisson(0.8, (40, 15))
+    svi.PrivateOnlineLDA(3, noise_multiplier=1.0, max_doc_length=30, batch_size=10,
+                         sampling=sampling, max_iter=2, random_state=rs).fit(X)
+    assert len(steps) == 8
+    assert len(set(spawned)) == len(spawned) >= 5 + 8
+    assert len({i for i, _ in steps}) == len({d for _, d in steps}) == 8

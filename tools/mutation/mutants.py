@@ -715,4 +715,9 @@ MUTANTS += [
          new="        self._corpus_shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)\n"
              "        self._noise_key = noise_rng.bit_generator.state['s']['seed'][:2].astype(np.int64)\n",
          tests=SECRETS, what="a Gibbs model keeps its noise stream's key (as an int64 array)"),
+    # beyond the review's list: the same class in PrivateOnlineLDA
+    dict(id="R2-23", file="dptm/models/svi.py",
+         old="        step_rngs = spawn_generators(step_parent, T)",
+         new="        step_rngs = spawn_generators(step_parent, 1) * T", tests=STREAMS,
+         what="every VIPS minibatch step (its Poisson sample and noise) from one stream"),
 ]
