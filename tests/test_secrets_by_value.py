@@ -102,13 +102,6 @@ LOCAL_CASES = [
                                             random_state=rs)),
 ]
 IDS = [c[0] for c in CASES]
-# PrivateOnlineLDA without a declared total_samples takes D from the data (deprecated:
-# the xfail test below); scanned, test mode and logs like the others
-SCAN_CASES = CASES + [
-    ("vips-poisson-no-total", lambda rs: PrivateOnlineLDA(
-        3, noise_multiplier=1.0, max_doc_length=30, batch_size=10, max_iter=2,
-        random_state=rs), _XD, _XDP, _TOPICS)]
-SCAN_IDS = [c[0] for c in SCAN_CASES]
 # the fresh OS entropy of transform's fold-in seed (public, unrelated to the fit's draws)
 _FRESH = ("transform_seed_", "model_.transform_seed_")
 
@@ -177,7 +170,7 @@ def test_local_servers_differ_between_neighbours_only_in_functions_of_the_noisy_
 
 
 # --------------------------------------------------------------------- secrets by value
-@pytest.mark.parametrize("name,make,A,B,allowed", SCAN_CASES, ids=SCAN_IDS)
+@pytest.mark.parametrize("name,make,A,B,allowed", CASES, ids=IDS)
 def test_nothing_kept_restores_a_secret_generator(name, make, A, B, allowed, monkeypatch):
     # Every secret generator the fit creates is recorded with its initial state; neither
     # the model nor its pickle may hold a generator, a state dict, a raw uint64 / uint8
@@ -217,7 +210,7 @@ def test_the_scan_sees_a_key_stored_as_an_int_or_array(monkeypatch):
 
 
 # -------------------------------------------------------------------------- test mode
-@pytest.mark.parametrize("name,make,A,B,allowed", SCAN_CASES, ids=SCAN_IDS)
+@pytest.mark.parametrize("name,make,A,B,allowed", CASES, ids=IDS)
 def test_seeded_report_starts_with_test_mode(name, make, A, B, allowed):
     with pytest.warns(SeededPrivacyWarning, match="test mode"):
         m = make(4).fit(A)
@@ -259,7 +252,7 @@ def _log_lines(make, data, caplog):
             if r.name == "dptm" or r.name.startswith("dptm.")]
 
 
-@pytest.mark.parametrize("name,make,A,B,allowed", SCAN_CASES, ids=SCAN_IDS)
+@pytest.mark.parametrize("name,make,A,B,allowed", CASES, ids=IDS)
 def test_verbose_logs_are_the_same_on_neighbours(name, make, A, B, allowed, caplog):
     # every record of the "dptm" logger, DEBUG included, with verbose=2 (unseeded: no
     # line may depend on the draws either)
