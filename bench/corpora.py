@@ -42,9 +42,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-TUNING = ("debian", "kos", "c50", "nips", "foldoc", "pydoc")
-EVALUATION = ("fortunes", "manpages", "changelogs", "gcide")
-EXTRA = ("tweetrumors", "wordnet")
+# a default may be chosen on these (short: debian; long: kos, c50, nips; heavy-tailed: gcide,
+# foldoc); EXTRA is small and may be used as tuning data too
+TUNING = ("debian", "kos", "c50", "nips", "gcide", "foldoc")
+# never used to choose a default (short: fortunes, wordnet; long: manpages; heavy-tailed
+# like a forum: pydoc; heavy-tailed with authors: changelogs)
+EVALUATION = ("fortunes", "wordnet", "manpages", "pydoc", "changelogs")
+EXTRA = ("tweetrumors",)
 
 # bump when the processing changes, so that stale caches are not read
 _VERSION = 1
@@ -206,36 +210,61 @@ def _changelog_entries(text, package):
             entry.append(line)
 
 
+CHANGELOG_SHARE = 10       # one source package in ten (by the hash of its name)
+CHANGELOG_MAX_BYTES = 1_000_000
+
+
+def changelog_sample():
+    """The source packages whose changelogs form the corpus, with the binary package to
+    download for each: [(source, binary)]. A source is in when the SHA-1 of its name is
+    0 modulo ``CHANGELOG_SHARE``; its binary is its smallest in bookworm main amd64 (ties
+    by name), and the source is left out when that binary exceeds ``CHANGELOG_MAX_BYTES``.
+    Stable across list updates (a name's hash does not change)."""
+    paths = sorted(glob.glob(os.path.join(APT_LISTS, "*_dists_bookworm_main_binary-amd64_Packages*")))
+    if not paths:
+        raise Unavailable(f"no bookworm main Packages list in {APT_LISTS} (apt-get update)")
+    best = {}
+    for st in _stanzas(_apt_cat(paths[0])):
+        if "Package" not in st or "Size" not in st:
+            continue
+        src = st.get("Source", st["Package"]).split()[0]
+        cand = (int(st["Size"]), st["Package"])
+        if src not in best or cand < best[src]:
+            best[src] = cand
+    return [(src, best[src][1]) for src in sorted(best)
+            if int(hashlib.sha1(src.encode()).hexdigest(), 16) % CHANGELOG_SHARE == 0
+            and best[src][0] <= CHANGELOG_MAX_BYTES]
+
+
 def changelogs():
     """Debian changelog entries, one document per upload entry (the text between the
     header line and the ``-- Name <e-mail>  date`` trailer), authored by the e-mail of the
     trailer (the person who made that upload).
 
-    Provenance: ``/usr/share/doc/*/changelog.Debian.gz`` of the packages installed on this
-    machine (Debian 12 "bookworm"; 635 distinct files on 2026-12-02; the package list and
-    versions are in ``meta['provenance']``), plus any under
-    ``~/.cache/dptm-bench/debs/*/usr/share/doc/*/changelog.Debian.gz`` extracted by
-    ``bench/setup_corpora.sh``. Files reached by several symlinks are read once; identical
-    entry texts (e.g. "New upstream release" in many packages) are kept once. The corpus
-    thus depends on what is installed: compare figures only between runs that report the
-    same ``provenance['sha256']``. Licence: each package's copyright file (DFSG-free)."""
-    paths = sorted(glob.glob("/usr/share/doc/*/changelog.Debian.gz"))
-    paths += sorted(glob.glob(str(cache_dir() / "debs" / "*" / "usr" / "share" / "doc" / "*"
-                                  / "changelog.Debian.gz")))
-    if not paths:
-        raise Unavailable("no /usr/share/doc/*/changelog.Debian.gz (a Debian system with "
-                          "documentation installed; bench/setup_corpora.sh)")
+    Provenance: the ``usr/share/doc/*/changelog.Debian.gz`` of one binary package of each
+    source package in :func:`changelog_sample` (a tenth of Debian 12 "bookworm" main, about
+    3,100 packages of at most 1 MB), downloaded with ``apt-get download`` and extracted with
+    ``dpkg-deb`` into ``~/.cache/dptm-bench/debs`` by ``bench/setup_corpora.sh``
+    (2026-12-02). Changelogs shipped as symlinks to another package's are absent; identical
+    entry texts (e.g. "New upstream release") are kept once. Licence: each package's
+    copyright file (DFSG-free)."""
+    root = cache_dir() / "debs"
+    paths = sorted(glob.glob(str(root / "*" / "usr" / "share" / "doc" / "*" / "changelog.Debian.gz")))
+    if len(paths) < 500:
+        raise Unavailable(f"only {len(paths)} changelogs under {root} (run "
+                          "bench/setup_corpora.sh as root: it downloads the sample)")
     texts, ids, groups, seen, files = [], [], [], set(), set()
-    packages = []
     for path in paths:
         real = os.path.realpath(path)
-        if real in files:
+        if real in files or not os.path.isfile(real):
             continue
         files.add(real)
         package = Path(path).parent.name
-        packages.append(package)
-        with gzip.open(real, "rt", encoding="utf-8", errors="replace") as f:
-            content = f.read()
+        try:
+            with gzip.open(real, "rt", encoding="utf-8", errors="replace") as f:
+                content = f.read()
+        except (OSError, EOFError):
+            continue
         for doc_id, body, who, _date in _changelog_entries(content, package):
             key = hashlib.sha1(" ".join(body.lower().split()).encode()).digest()
             if key in seen:
@@ -244,9 +273,9 @@ def changelogs():
             texts.append(body)
             ids.append(doc_id)
             groups.append(who)
-    digest = hashlib.sha256("\n".join(sorted(packages)).encode()).hexdigest()[:16]
-    return _Raw(texts, ids, groups, {"files": len(files), "packages": sorted(packages),
-                                     "sha256": digest})
+    return _Raw(texts, ids, groups, {"changelogs": len(files), "path": str(root),
+                                     "share": f"1/{CHANGELOG_SHARE}",
+                                     "max_bytes": CHANGELOG_MAX_BYTES})
 
 
 # ----------------------------------------------------------------------------- man pages
@@ -411,21 +440,16 @@ def fortunes():
 
 
 # ----------------------------------------------------------------------------- Python
-def pydoc():
-    """Docstrings of the Python standard library, one document per module, class or
-    function docstring (a few long module and class docstrings, many one-liners).
+PYDOC_PACKAGES = (("numpy", "numpy"), ("scipy", "scipy"), ("scikit-learn", "sklearn"),
+                  ("pandas", "pandas"), ("matplotlib", "matplotlib"), ("sympy", "sympy"),
+                  ("networkx", "networkx"), ("docutils", "docutils"), ("Sphinx", "sphinx"),
+                  ("nltk", "nltk"))
 
-    Provenance: the ``.py`` files of this interpreter's standard library
-    (``sysconfig.get_paths()['stdlib']``: CPython 3.11.7 here), ``test``, ``idlelib``,
-    ``lib2to3`` test data and ``site-packages`` left out; parsed with :mod:`ast`, no code
-    imported. Licence: PSF License 2."""
-    import sysconfig
-    root = Path(sysconfig.get_paths()["stdlib"])
-    if not (root / "os.py").is_file():
-        raise Unavailable(f"no standard library sources under {root}")
-    skip = {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__"}
-    texts, ids = [], []
-    for path in sorted(root.rglob("*.py")):
+
+def _docstrings(root, files, prefix, texts, ids):
+    skip = {"test", "tests", "idle_test", "testing", "site-packages", "dist-packages",
+            "__pycache__"}
+    for path in files:
         rel = path.relative_to(root)
         if skip.intersection(rel.parts[:-1]):
             continue
@@ -433,7 +457,7 @@ def pydoc():
             tree = ast.parse(path.read_bytes())
         except (SyntaxError, ValueError):
             continue
-        stack = [(tree, str(rel))]
+        stack = [(tree, f"{prefix}{rel}")]
         while stack:
             node, name = stack.pop()
             doc = ast.get_docstring(node, clean=True)
@@ -443,8 +467,39 @@ def pydoc():
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     stack.append((child, f"{name}:{child.name}"))
-    prov = {"python": sys.version.split()[0], "path": str(root)}
-    return _dedup(_Raw(texts, ids, None, prov))
+
+
+def pydoc():
+    """Python docstrings, one document per module, class or function docstring (many
+    one-liners, long numpydoc pages with parameter lists: a heavy tail).
+
+    Provenance: the ``.py`` sources of this interpreter's standard library
+    (``sysconfig.get_paths()['stdlib']``: CPython 3.11.7 here; ``site-packages`` left out)
+    and of the PyPI distributions in ``PYDOC_PACKAGES`` as installed (their versions are
+    in ``meta['provenance']``; on 2026-12-02 numpy 2.4.6, scipy 1.17.1, scikit-learn
+    1.9.1, pandas 3.1.1, matplotlib 3.11.2, sympy 1.14.0, networkx 3.6.1, docutils 0.22.4,
+    Sphinx 9.0.4, nltk 3.10.4); test folders left out; parsed with :mod:`ast`, nothing
+    imported. Licences: PSF-2 and the packages' (BSD, MIT, public domain, Apache-2)."""
+    import importlib.util
+    import sysconfig
+    from importlib.metadata import PackageNotFoundError, version
+    root = Path(sysconfig.get_paths()["stdlib"])
+    if not (root / "os.py").is_file():
+        raise Unavailable(f"no standard library sources under {root}")
+    texts, ids = [], []
+    _docstrings(root, sorted(root.rglob("*.py")), "stdlib/", texts, ids)
+    versions = {"python": sys.version.split()[0]}
+    for dist, module in PYDOC_PACKAGES:
+        spec = importlib.util.find_spec(module)
+        try:
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            raise Unavailable(f"{dist} is not installed (pip install {dist})")
+        pkg = Path(list(spec.submodule_search_locations)[0])
+        _docstrings(pkg.parent, sorted(pkg.rglob("*.py")), "", texts, ids)
+    return _dedup(_Raw(texts, ids, None, {"versions": versions, "stdlib": str(root)}))
 
 
 # ----------------------------------------------------------------------------- shared data
@@ -689,6 +744,7 @@ def load(name, *, vocabulary_size=5000, max_docs=None, seed=0):
             meta["authors_train"] = group_stats(out["gtr"])
         _save(path, out, meta)
     Xtr, Xte, vocab, gtr, gte, meta = _read(path)
+    meta["set"] = corpus_set(name)
     if max_docs is not None and max_docs < Xtr.shape[0]:
         keep = np.sort(np.random.default_rng([int(seed), 1]).choice(
             Xtr.shape[0], int(max_docs), replace=False))
@@ -710,13 +766,13 @@ def _probe(name):
     apt = lambda pat: glob.glob(os.path.join(APT_LISTS, pat))  # noqa: E731
     checks = {
         "debian": lambda: apt("*_main_i18n_Translation-en*") and apt("*_main_binary-amd64_Packages*"),
-        "changelogs": lambda: glob.glob("/usr/share/doc/*/changelog.Debian.gz"),
+        "changelogs": lambda: len(glob.glob(str(cache_dir() / "debs" / "*" / "usr" / "share" / "doc" / "*" / "changelog.Debian.gz"))) >= 500,
         "manpages": lambda: len(glob.glob("/usr/share/man/man1/*")) >= 1000,
         "gcide": lambda: os.path.exists("/usr/share/dictd/gcide.dict.dz"),
         "wordnet": lambda: os.path.exists("/usr/share/dictd/wn.dict.dz"),
         "foldoc": lambda: os.path.exists("/usr/share/dictd/foldoc.dict.dz"),
         "fortunes": lambda: len(glob.glob("/usr/share/games/fortunes/*.dat")) >= 10,
-        "pydoc": lambda: True,
+        "pydoc": lambda: all(__import__("importlib.util").util.find_spec(m) for _, m in PYDOC_PACKAGES),
         "kos": lambda: _shared("kos", "docword.kos.txt.gz"),
         "nips": lambda: _shared("nips_uci", "docword.nips.txt.gz"),
         "c50": lambda: _shared("reuters_c50", "C50.tar.gz"),
@@ -729,11 +785,11 @@ def _probe(name):
 
 
 _HINTS = {"debian": "apt-get update -o Acquire::Languages=en",
-          "changelogs": "Debian documentation (/usr/share/doc/*/changelog.Debian.gz)",
+          "changelogs": "the changelog sample downloaded",
           "manpages": "manual pages under /usr/share/man (not a minimised image)",
           "gcide": "apt-get install dict-gcide", "wordnet": "apt-get install dict-wn",
           "foldoc": "apt-get install dict-foldoc",
-          "fortunes": "apt-get install fortunes fortunes-min", "pydoc": "Python sources"}
+          "fortunes": "apt-get install fortunes fortunes-min", "pydoc": "pip install " + " ".join(d for d, _ in PYDOC_PACKAGES)}
 
 
 def available():
@@ -768,7 +824,13 @@ def main(argv=None):
     p.add_argument("names", nargs="*", default=list(NAMES))
     p.add_argument("--vocabulary-size", type=int, default=5000)
     p.add_argument("--refresh", action="store_true", help="rebuild the cached matrices")
+    p.add_argument("--changelog-sample", action="store_true",
+                   help="print the changelog sample (source binary per line) and exit")
     a = p.parse_args(argv)
+    if a.changelog_sample:
+        for src, pkg in changelog_sample():
+            print(src, pkg)
+        return
     print(f"{'name':12s} {'set':10s} {'train':>7s} {'test':>6s} {'mean':>7s} {'median':>6s} "
           f"{'p90':>6s} {'max':>7s} {'top1%':>6s} {'top10%':>6s}  {'authors':28s} {'load':>7s}")
     for name in a.names:

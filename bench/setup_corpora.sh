@@ -1,0 +1,49 @@
+#!/bin/sh
+# Install what bench/corpora.py reads (Debian 12 "bookworm", as root). Idempotent: a second
+# run downloads nothing already extracted.
+#   sh bench/setup_corpora.sh            # apt lists, dictionaries, fortunes, changelog sample
+set -eu
+CACHE="${DPTM_BENCH_CACHE:-$HOME/.cache/dptm-bench}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+
+# English package descriptions (the Debian image's default is Acquire::Languages "none")
+if ! ls /var/lib/apt/lists/*_main_i18n_Translation-en* >/dev/null 2>&1; then
+    apt-get update -o Acquire::Languages=en
+fi
+
+# dictionaries (dictd format) and fortunes; no dictd server needed
+need=""
+for p in dict-gcide dict-wn dict-foldoc fortunes fortunes-min man-db; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
+done
+if [ -n "$need" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $need
+fi
+
+# the changelog sample: one binary package (the smallest, <= 1 MB) of each source package
+# whose name hashes into one tenth of bookworm main; only its changelog.Debian.gz is kept
+mkdir -p "$CACHE/debs"
+python3 "$HERE/corpora.py" --changelog-sample > "$CACHE/changelog-sample.txt"
+todo="$CACHE/changelog-todo.txt"
+: > "$todo"
+while read -r src pkg; do
+    [ -e "$CACHE/debs/$src/.done" ] || echo "$src $pkg" >> "$todo"
+done < "$CACHE/changelog-sample.txt"
+echo "changelog sample: $(wc -l < "$CACHE/changelog-sample.txt") packages, $(wc -l < "$todo") to fetch"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+split -l 200 "$todo" "$tmp/batch."
+for batch in "$tmp"/batch.*; do
+    [ -e "$batch" ] || continue
+    (cd "$tmp" && cut -d' ' -f2 "$batch" | xargs apt-get download -q >/dev/null 2>&1) || true
+    while read -r src pkg; do
+        deb="$(ls "$tmp/${pkg}"_*.deb 2>/dev/null | head -n 1)"
+        [ -n "$deb" ] || continue
+        mkdir -p "$CACHE/debs/$src"
+        dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$CACHE/debs/$src" \
+            --wildcards './usr/share/doc/*/changelog.Debian.gz' 2>/dev/null || true
+        echo "$pkg $(basename "$deb")" > "$CACHE/debs/$src/.done"
+        rm -f "$deb"
+    done < "$batch"
+done
+echo "extracted: $(ls "$CACHE"/debs/*/usr/share/doc/*/changelog.Debian.gz 2>/dev/null | wc -l) changelogs"
