@@ -51,7 +51,7 @@ EVALUATION = ("fortunes", "wordnet", "manpages", "pydoc", "changelogs")
 EXTRA = ("tweetrumors",)
 
 # bump when the processing changes, so that stale caches are not read
-_VERSION = 1
+_VERSION = 2
 MIN_TOKENS = 5
 MIN_DF = 3
 TOKEN = re.compile(r"\b[a-z][a-z]+\b")
@@ -236,6 +236,16 @@ def changelog_sample():
             and best[src][0] <= CHANGELOG_MAX_BYTES]
 
 
+def _changelog_progress():
+    """(packages fetched, packages in the sample list) of bench/setup_corpora.sh, or None."""
+    listing = cache_dir() / "changelog-sample.txt"
+    if not listing.is_file():
+        return None
+    sources = [ln.split()[0] for ln in listing.read_text().splitlines() if ln.strip()]
+    done = sum((cache_dir() / "debs" / src / ".done").is_file() for src in sources)
+    return done, len(sources)
+
+
 def changelogs():
     """Debian changelog entries, one document per upload entry (the text between the
     header line and the ``-- Name <e-mail>  date`` trailer), authored by the e-mail of the
@@ -249,10 +259,11 @@ def changelogs():
     entry texts (e.g. "New upstream release") are kept once. Licence: each package's
     copyright file (DFSG-free)."""
     root = cache_dir() / "debs"
+    done = _changelog_progress()
+    if done is None or done[0] < done[1]:
+        raise Unavailable(f"changelog sample not downloaded ({done and done[0]} of "
+                          f"{done and done[1]} packages; run bench/setup_corpora.sh as root)")
     paths = sorted(glob.glob(str(root / "*" / "usr" / "share" / "doc" / "*" / "changelog.Debian.gz")))
-    if len(paths) < 500:
-        raise Unavailable(f"only {len(paths)} changelogs under {root} (run "
-                          "bench/setup_corpora.sh as root: it downloads the sample)")
     texts, ids, groups, seen, files = [], [], [], set(), set()
     for path in paths:
         real = os.path.realpath(path)
@@ -557,7 +568,8 @@ def tweetrumors():
     """PHEME rumour tweets, already cleaned and lemmatised (5,698 tweets, very short).
 
     Provenance: ``<shared data>/tweetrumors/tweetrumors_clean.json`` (from the repository
-    nicomanzonelli/topic_model_attacks, MIT; see its SOURCE.md)."""
+    nicomanzonelli/topic_model_attacks; see its SOURCE.md). Licence: the repository's MIT
+    licence; the tweets' text belongs to their authors (PHEME, research use)."""
     path = _shared("tweetrumors", "tweetrumors_clean.json")
     with open(path) as f:
         texts = json.load(f)["text"]
@@ -590,7 +602,18 @@ def _select_vocabulary(counts, df, words, size):
     return sorted(ok[:size], key=lambda j: words[j])
 
 
+def _unique(ids):
+    # a name defined twice (a function redefined, a version uploaded twice) keeps its
+    # occurrences apart: "#2", "#3" in source order
+    seen, out = {}, []
+    for i in ids:
+        seen[i] = seen.get(i, 0) + 1
+        out.append(i if seen[i] == 1 else f"{i}#{seen[i]}")
+    return out
+
+
 def _process(raw, vocabulary_size, seed):
+    raw.ids = _unique(raw.ids)
     order = sorted(range(len(raw.ids)), key=lambda i: raw.ids[i])
     tr, te = split_indices(len(order), seed)
     tr, te = [order[i] for i in tr], [order[i] for i in te]
@@ -766,7 +789,7 @@ def _probe(name):
     apt = lambda pat: glob.glob(os.path.join(APT_LISTS, pat))  # noqa: E731
     checks = {
         "debian": lambda: apt("*_main_i18n_Translation-en*") and apt("*_main_binary-amd64_Packages*"),
-        "changelogs": lambda: len(glob.glob(str(cache_dir() / "debs" / "*" / "usr" / "share" / "doc" / "*" / "changelog.Debian.gz"))) >= 500,
+        "changelogs": lambda: (p := _changelog_progress()) is not None and p[0] == p[1] > 0,
         "manpages": lambda: len(glob.glob("/usr/share/man/man1/*")) >= 1000,
         "gcide": lambda: os.path.exists("/usr/share/dictd/gcide.dict.dz"),
         "wordnet": lambda: os.path.exists("/usr/share/dictd/wn.dict.dz"),
