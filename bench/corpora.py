@@ -37,18 +37,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-# a default may be chosen on these (short: debian; long: kos, c50, nips; heavy-tailed: gcide,
-# foldoc); EXTRA is small and may be used as tuning data too
+# a default may be chosen on these (short: debian, foldoc; long: kos, c50, nips;
+# heavy-tailed: gcide); EXTRA is small and may be used as tuning data too
 TUNING = ("debian", "kos", "c50", "nips", "gcide", "foldoc")
-# never used to choose a default (short: fortunes, wordnet; long: manpages; heavy-tailed
-# like a forum: pydoc; heavy-tailed with authors: changelogs)
+# never used to choose a default (short: fortunes, wordnet, changelogs; long: manpages;
+# heavy-tailed like a discussion forum: pydoc); authors: fortunes, changelogs
 EVALUATION = ("fortunes", "wordnet", "manpages", "pydoc", "changelogs")
 EXTRA = ("tweetrumors",)
-# the length regime of each corpus (docs/benchmarks/corpora.md has the figures)
-REGIME = {"debian": "short", "fortunes": "short", "wordnet": "short", "tweetrumors": "short",
+# the length regime of each corpus, from its training part at V = 5000: long when the
+# median document has 100+ tokens, else heavy-tailed when the longest 10% of documents
+# hold 38%+ of the tokens, else short (docs/benchmarks/corpora.md has the figures)
+REGIME = {"debian": "short", "foldoc": "short", "fortunes": "short", "wordnet": "short",
+          "changelogs": "short", "tweetrumors": "short",
           "kos": "long", "c50": "long", "nips": "long", "manpages": "long",
-          "gcide": "heavy-tailed", "foldoc": "heavy-tailed", "pydoc": "heavy-tailed",
-          "changelogs": "heavy-tailed"}
+          "gcide": "heavy-tailed", "pydoc": "heavy-tailed"}
 
 # bump when the processing changes, so that stale caches are not read
 _VERSION = 2
@@ -75,8 +77,9 @@ class Corpus:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus_sources import (  # noqa: E402,F401  (re-exported: the loaders and their helpers)
-    APT_LISTS, LOADERS, PYDOC_PACKAGES, Unavailable, _B64, _Raw, _b64, _changelog_entries,
-    _changelog_progress, _shared, cache_dir, changelog_sample, data_dir, roff_to_text)
+    APT_LISTS, LOADERS, PYDOC_PACKAGES, SOURCE_VERSION, Unavailable, _B64, _Raw, _b64,
+    _changelog_entries, _changelog_progress, _shared, cache_dir, changelog_sample, data_dir,
+    roff_to_text, split_attribution)
 
 NAMES = TUNING + EVALUATION + EXTRA
 
@@ -172,8 +175,13 @@ def group_stats(groups):
             "docs_by_one_doc_authors": float(np.sum(per == 1) / per.sum())}
 
 
+def _stamp(name):
+    # the processing's version, then the loader's when it changed since (stale caches unread)
+    return f"v{_VERSION}" + (f"r{SOURCE_VERSION[name]}" if SOURCE_VERSION.get(name) else "")
+
+
 def _cache_path(name, vocabulary_size, seed):
-    return cache_dir() / f"{name}-V{vocabulary_size}-seed{seed}-v{_VERSION}.npz"
+    return cache_dir() / f"{name}-V{vocabulary_size}-seed{seed}-{_stamp(name)}.npz"
 
 
 def _save(path, out, meta):
@@ -317,7 +325,7 @@ def available():
     ``{name: reason}``. Cheap: the sources are looked for, not read."""
     out = {}
     for name in NAMES:
-        if glob.glob(str(cache_dir() / f"{name}-V*-v{_VERSION}.npz")):
+        if glob.glob(str(cache_dir() / f"{name}-V*-seed*-{_stamp(name)}.npz")):
             out[name] = None
             continue
         check, hint = _PROBES[name]

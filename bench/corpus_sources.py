@@ -366,18 +366,37 @@ def foldoc():
 
 
 # ----------------------------------------------------------------------------- fortunes
+_ATTRIBUTION = re.compile(r"^\s*--\s*([^,(\[\n]+)")
+
+
+def split_attribution(fortune):
+    """(quotation, author key or None): a ``-- Name, source`` line among the last three
+    lines is the attribution; it and what follows are cut, the name before the first
+    comma, parenthesis or bracket (lowercased, spaces collapsed) is the author."""
+    lines = fortune.rstrip().splitlines()
+    for k in range(len(lines) - 1, max(len(lines) - 4, 0), -1):
+        m = _ATTRIBUTION.match(lines[k])
+        if m and k > 0:
+            name = " ".join(m.group(1).strip().strip('"').split()).lower()
+            return "\n".join(lines[:k]).rstrip(), name or None
+    return fortune.strip(), None
+
+
 def fortunes():
-    """Fortune cookies, one document per fortune (short quotations and jokes).
+    """Fortune cookies, one document per fortune (short quotations and jokes), authored by
+    the name of their ``-- Name`` attribution line (cut from the text); an unattributed
+    fortune is its own author (a distinct anonymous one each: about half of them).
 
     Provenance: Debian packages ``fortunes`` and ``fortunes-min`` 1:1.99.1-7.3 (bookworm),
     every data file of ``/usr/share/games/fortunes`` (the files beside their ``.dat``
     index; the offensive set ``fortunes-off`` is not installed); fortunes split on lines
-    holding only ``%``. Licence: BSD (fortune-mod); the quotations' authors hold theirs."""
+    holding only ``%``; attribution by :func:`split_attribution`. Licence: BSD
+    (fortune-mod); the quotations' authors hold theirs."""
     root = "/usr/share/games/fortunes"
     datas = sorted(glob.glob(os.path.join(root, "*.dat")))
     if len(datas) < 10:
         raise Unavailable(f"no fortune files in {root} (apt-get install fortunes fortunes-min)")
-    texts, ids = [], []
+    texts, ids, groups = [], [], []
     for dat in datas:
         path = dat[:-4]
         if not os.path.isfile(path):
@@ -386,11 +405,14 @@ def fortunes():
             parts = re.split(r"\n%\n", "\n" + f.read())
         for i, p in enumerate(parts):
             if p.strip():
-                texts.append(p.strip())
-                ids.append(f"{os.path.basename(path)}#{i}")
+                text, who = split_attribution(p)
+                doc_id = f"{os.path.basename(path)}#{i}"
+                texts.append(text)
+                ids.append(doc_id)
+                groups.append(who if who else f"anonymous:{doc_id}")
     prov = {"packages": {p: _deb_version(p) for p in ("fortunes", "fortunes-min")},
             "path": root, "files": len(datas)}
-    return _dedup(_Raw(texts, ids, None, prov))
+    return _dedup(_Raw(texts, ids, groups, prov))
 
 
 # ----------------------------------------------------------------------------- Python
@@ -519,6 +541,9 @@ def tweetrumors():
     return _dedup(_Raw(texts, [f"tweet#{i}" for i in range(len(texts))], None,
                        {"path": str(path)}))
 
+
+# a loader's revision: raise it when its output changes (its caches are then rebuilt)
+SOURCE_VERSION = {"fortunes": 1}
 
 LOADERS = {"debian": debian, "changelogs": changelogs, "manpages": manpages,
            "gcide": gcide, "wordnet": wordnet, "foldoc": foldoc, "fortunes": fortunes,

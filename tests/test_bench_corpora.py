@@ -33,7 +33,9 @@ def test_sets_declared():
     assert len(corpora.EVALUATION) >= 3
     assert not set(corpora.TUNING) & set(corpora.EVALUATION)
     assert not set(corpora.EXTRA) & (set(corpora.TUNING) | set(corpora.EVALUATION))
-    assert set(corpora.NAMES) == set(corpora.LOADERS)
+    assert set(corpora.NAMES) == set(corpora.LOADERS) == set(corpora.REGIME)
+    # the evaluation set covers the three length regimes
+    assert {corpora.REGIME[n] for n in corpora.EVALUATION} == {"short", "long", "heavy-tailed"}
     for name, loader in corpora.LOADERS.items():
         assert "Provenance" in loader.__doc__, name
         assert "Licence" in loader.__doc__ or "licence" in loader.__doc__.lower(), name
@@ -123,6 +125,14 @@ def test_changelog_entries_and_authors():
     assert "urgency" not in entries[0][1] and "Jane" not in entries[0][1]
 
 
+def test_fortune_attribution():
+    assert corpora.split_attribution('Quote.\n\t\t-- Mark  Twain, "Pudd\'nhead\n\tWilson"') \
+        == ("Quote.", "mark twain")
+    assert corpora.split_attribution("A\nB\n  -- Lao Tse (attrib.)") == ("A\nB", "lao tse")
+    assert corpora.split_attribution("-- a line alone") == ("-- a line alone", None)
+    assert corpora.split_attribution("no author\n") == ("no author", None)
+
+
 def test_dictd_base64():
     assert corpora._b64("A") == 0 and corpora._b64("B") == 1 and corpora._b64("BA") == 64
     assert corpora._b64("/") == 63
@@ -167,6 +177,11 @@ def test_corpus(name):
         assert c.groups_train.dtype == np.int64 and c.groups_train.min() >= 0
         assert c.meta["authors"]["n_authors"] == len(
             np.union1d(c.groups_train, c.groups_test))
+    # the declared length regime is the documented rule applied to the training part
+    st = c.meta["train_tokens"]
+    rule = ("long" if st["median"] >= 100 else
+            "heavy-tailed" if st["top10_share"] >= 0.38 else "short")
+    assert corpora.REGIME[name] == c.meta["regime"] == rule, (name, st)
     # the cache returns the same corpus again
     d = corpora.load(name)
     assert d.vocabulary == c.vocabulary and d.meta["ids_test"] == ids_te
