@@ -255,24 +255,53 @@ def roff_to_text(source):
     return "\n".join(out)
 
 
-def manpages():
-    """English manual pages, one document per page (sections 1-8), as text.
+# Debian packages with many English manual pages, installed by bench/setup_corpora.sh
+MANPAGE_PACKAGES = ("man-db", "manpages", "manpages-dev", "perl-doc", "libssl-doc",
+                    "erlang-manpages", "tcl8.6-doc", "tk8.6-doc", "libx11-doc",
+                    "libcurl4-doc", "libsystemd-dev")
 
-    Provenance: ``/usr/share/man/man[1-8]/*`` on this machine (Debian 12 "bookworm",
-    about 23,000 files on 2026-12-02, from the installed packages; translations under
-    ``/usr/share/man/<locale>`` left out), roff converted by :func:`roff_to_text` (requests
-    dropped, font and section macros kept as text). Pages that only source another
-    (``.so``) and identical texts are kept once. Like the changelogs, the corpus depends on
-    the installed packages (``meta['provenance']['sha256']``). Licence: each page's
-    package's copyright file (DFSG-free)."""
+
+def _debian_package_names():
+    names = set()
+    for path in sorted(glob.glob(os.path.join(APT_LISTS, "*_main_binary-amd64_Packages*"))):
+        names.update(st["Package"] for st in _stanzas(_apt_cat(path)) if "Package" in st)
+    return names
+
+
+def _man_owners():
+    # installed file -> package, from dpkg's file lists
+    owners = {}
+    for lst in glob.glob("/var/lib/dpkg/info/*.list"):
+        package = os.path.basename(lst)[:-5].split(":")[0]
+        with open(lst, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("/usr/share/man/man"):
+                    owners[line.rstrip("\n")] = package
+    return owners
+
+
+def manpages():
+    """English manual pages of Debian packages, one document per page (sections 1-8).
+
+    Provenance: ``/usr/share/man/man[1-8]/*`` on this machine (Debian 12 "bookworm";
+    translations under ``/usr/share/man/<locale>`` left out), only pages that dpkg lists
+    as installed by a package of the Debian archive (a name in the apt lists: third-party
+    packages such as the 16,600 generated pages of ``google-cloud-cli`` are out). The
+    installed set is this image's plus ``MANPAGE_PACKAGES`` (bench/setup_corpora.sh);
+    on 2026-12-02 the pages' packages and versions are in ``meta['provenance']``. Roff is
+    converted by :func:`roff_to_text`; pages that only source another (``.so``) and
+    identical texts are kept once. Licence: each page's package's copyright file
+    (DFSG-free)."""
     paths = sorted(glob.glob("/usr/share/man/man[1-8]/*"))
     if len(paths) < 1000:
         raise Unavailable(f"only {len(paths)} files under /usr/share/man/man[1-8] (a Debian "
                           "system with manual pages installed, not a minimised image)")
-    texts, ids, seen, files = [], [], set(), set()
+    debian_names, owners = _debian_package_names(), _man_owners()
+    texts, ids, seen, files, used = [], [], set(), set(), {}
     for path in paths:
+        package = owners.get(path)
         real = os.path.realpath(path)
-        if real in files or not os.path.isfile(real):
+        if package not in debian_names or real in files or not os.path.isfile(real):
             continue
         files.add(real)
         try:
@@ -290,8 +319,11 @@ def manpages():
         seen.add(key)
         texts.append(text)
         ids.append(os.path.relpath(path, "/usr/share/man"))
+        used[package] = used.get(package, 0) + 1
     digest = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
-    return _Raw(texts, ids, None, {"files": len(files), "sha256": digest})
+    return _Raw(texts, ids, None, {"files": len(files), "sha256": digest,
+                                   "packages": {p: [_deb_version(p), n]
+                                                for p, n in sorted(used.items())}})
 
 
 # ----------------------------------------------------------------------------- dictionaries
@@ -543,7 +575,7 @@ def tweetrumors():
 
 
 # a loader's revision: raise it when its output changes (its caches are then rebuilt)
-SOURCE_VERSION = {"fortunes": 1}
+SOURCE_VERSION = {"fortunes": 1, "manpages": 1}
 
 LOADERS = {"debian": debian, "changelogs": changelogs, "manpages": manpages,
            "gcide": gcide, "wordnet": wordnet, "foldoc": foldoc, "fortunes": fortunes,

@@ -11,9 +11,12 @@ if ! ls /var/lib/apt/lists/*_main_i18n_Translation-en* >/dev/null 2>&1; then
     apt-get update -o Acquire::Languages=en
 fi
 
-# dictionaries (dictd format) and fortunes; no dictd server needed
+# dictionaries (dictd format; no dictd server needed), fortunes, packages with many English
+# manual pages (corpus_sources.MANPAGE_PACKAGES)
 need=""
-for p in dict-gcide dict-wn dict-foldoc fortunes fortunes-min man-db; do
+for p in dict-gcide dict-wn dict-foldoc fortunes fortunes-min \
+         man-db manpages manpages-dev perl-doc libssl-doc erlang-manpages tcl8.6-doc \
+         tk8.6-doc libx11-doc libcurl4-doc libsystemd-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then

@@ -41,6 +41,14 @@ def test_sets_declared():
         assert "Licence" in loader.__doc__ or "licence" in loader.__doc__.lower(), name
 
 
+def test_setup_installs_what_the_loaders_read():
+    script = (_PATH.parent / "setup_corpora.sh").read_text()
+    for package in corpora.MANPAGE_PACKAGES + ("dict-gcide", "dict-wn", "dict-foldoc",
+                                              "fortunes", "fortunes-min"):
+        assert re.search(rf"(^|\s){re.escape(package)}(\s|;|$)", script, re.M), package
+    assert "--changelog-sample" in script and "Acquire::Languages=en" in script
+
+
 def test_available_reports_every_name():
     av = corpora.available()
     assert set(av) == set(corpora.NAMES)
