@@ -78,8 +78,8 @@ class Corpus:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus_sources import (  # noqa: E402,F401  (re-exported: the loaders and their helpers)
     APT_LISTS, LOADERS, MANPAGE_PACKAGES, PYDOC_PACKAGES, SOURCE_VERSION, Unavailable, _B64,
-    _Raw, _b64, _changelog_entries, _changelog_progress, _shared, cache_dir, changelog_sample, data_dir,
-    roff_to_text, split_attribution)
+    _Raw, _b64, _changelog_entries, _changelog_progress, _shared, cache_dir, changelog_sample,
+    data_dir, roff_to_text, split_attribution)
 
 NAMES = TUNING + EVALUATION + EXTRA
 
