@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-# a default may be chosen on these (short: debian, foldoc; long: kos, c50, nips;
+# a default may be chosen on these (short: debian, foldoc; long: kos, c50, nips, perlpod;
 # heavy-tailed: gcide); EXTRA is small and may be used as tuning data too
-TUNING = ("debian", "kos", "c50", "nips", "gcide", "foldoc")
+TUNING = ("debian", "kos", "c50", "nips", "gcide", "foldoc", "perlpod")
 # never used to choose a default (short: fortunes, wordnet, changelogs; long: manpages;
 # heavy-tailed like a discussion forum: pydoc); authors: fortunes, changelogs
 EVALUATION = ("fortunes", "wordnet", "manpages", "pydoc", "changelogs")
@@ -49,7 +49,7 @@ EXTRA = ("tweetrumors",)
 # hold 38%+ of the tokens, else short (docs/benchmarks/corpora.md has the figures)
 REGIME = {"debian": "short", "foldoc": "short", "fortunes": "short", "wordnet": "short",
           "changelogs": "short", "tweetrumors": "short",
-          "kos": "long", "c50": "long", "nips": "long", "manpages": "long",
+          "kos": "long", "c50": "long", "nips": "long", "manpages": "long", "perlpod": "long",
           "gcide": "heavy-tailed", "pydoc": "heavy-tailed"}
 
 # bump when the processing changes, so that stale caches are not read
@@ -78,8 +78,9 @@ class Corpus:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus_sources import (  # noqa: E402,F401  (re-exported: the loaders and their helpers)
     APT_LISTS, LOADERS, MANPAGE_PACKAGES, PYDOC_PACKAGES, SOURCE_VERSION, Unavailable, _B64,
-    _Raw, _b64, _changelog_entries, _changelog_progress, _shared, cache_dir, changelog_sample,
-    data_dir, roff_to_text, split_attribution)
+    _Raw, _b64, _changelog_entries, _changelog_progress, _sample_progress, _shared,
+    cache_dir, changelog_sample, data_dir, perl_sample, pod_author, roff_to_text,
+    split_attribution)
 
 NAMES = TUNING + EVALUATION + EXTRA
 
@@ -302,6 +303,8 @@ _PROBES = {
                "apt-get update -o Acquire::Languages=en"),
     "changelogs": (lambda: (p := _changelog_progress()) is not None and p[0] == p[1] > 0,
                    "the changelog sample downloaded"),
+    "perlpod": (lambda: (p := _sample_progress("perl-sample.txt", "perl")) is not None
+                and p[0] == p[1] > 0, "the perl sample downloaded"),
     "manpages": (lambda: len(glob.glob("/usr/share/man/man1/*")) >= 1000,
                  "manual pages under /usr/share/man (not a minimised image)"),
     "gcide": (lambda: os.path.exists("/usr/share/dictd/gcide.dict.dz"),
@@ -354,10 +357,15 @@ def main(argv=None):
     p.add_argument("--refresh", action="store_true", help="rebuild the cached matrices")
     p.add_argument("--changelog-sample", action="store_true",
                    help="print the changelog sample (source binary per line) and exit")
+    p.add_argument("--perl-sample", action="store_true",
+                   help="print the perl packages of the perlpod corpus and exit")
     a = p.parse_args(argv)
     if a.changelog_sample:
         for src, pkg in changelog_sample():
             print(src, pkg)
+        return
+    if a.perl_sample:
+        print("\n".join(perl_sample()))
         return
     print(f"{'name':12s} {'set':10s} {'train':>7s} {'test':>6s} {'mean':>7s} {'median':>6s} "
           f"{'p90':>6s} {'max':>7s} {'top1%':>6s} {'top10%':>6s}  {'authors':28s} {'load':>7s}")

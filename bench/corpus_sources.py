@@ -179,6 +179,31 @@ def changelog_sample():
             and best[src][0] <= CHANGELOG_MAX_BYTES]
 
 
+PERL_MAX_BYTES = 200_000
+
+
+def perl_sample():
+    """The ``lib*-perl`` packages of bookworm main amd64 of at most ``PERL_MAX_BYTES``
+    (3,968 of 4,156 on 2026-12-02), whose module manual pages form the perlpod corpus."""
+    paths = sorted(glob.glob(os.path.join(APT_LISTS,
+                                          "*_dists_bookworm_main_binary-amd64_Packages*")))
+    if not paths:
+        raise Unavailable(f"no bookworm main Packages list in {APT_LISTS} (apt-get update)")
+    return sorted(st["Package"] for st in _stanzas(_apt_cat(paths[0]))
+                  if st.get("Package", "").startswith("lib") and st["Package"].endswith("-perl")
+                  and int(st.get("Size", "0")) <= PERL_MAX_BYTES)
+
+
+def _sample_progress(listing, folder):
+    """(packages fetched, packages listed) by bench/setup_corpora.sh, or None."""
+    listing = cache_dir() / listing
+    if not listing.is_file():
+        return None
+    names = [ln.split()[0] for ln in listing.read_text().splitlines() if ln.strip()]
+    done = sum((cache_dir() / folder / name / ".done").is_file() for name in names)
+    return done, len(names)
+
+
 def _changelog_progress():
     """(packages fetched, packages in the sample list) of bench/setup_corpora.sh, or None."""
     listing = cache_dir() / "changelog-sample.txt"
@@ -324,6 +349,75 @@ def manpages():
     return _Raw(texts, ids, None, {"files": len(files), "sha256": digest,
                                    "packages": {p: [_deb_version(p), n]
                                                 for p, n in sorted(used.items())}})
+
+
+_AUTHOR_SECTION = re.compile(r"^\.SH\s+\"?AUTHORS?\b[^\n]*\n(.*?)(?=^\.SH|\Z)", re.M | re.S)
+_AUTHOR_NOISE = re.compile(r"\b(copyright|written|originally|original|maintained|created|"
+                           r"developed|authored|ported|rewritten|current(ly)?|maintainers?|"
+                           r"authors?|module|version|released|this|by|the|is|was|and|c|"
+                           r"\d{4})\b|\(c\)|[^\w\s.'-]", re.I)
+_NOT_A_NAME = re.compile(r"\b(license|licence|you|may|use|http|www|see|perl|cpan|code|"
+                         r"under|free|software|distribut\w*|thanks|conceived|team|project)\b")
+
+
+def pod_author(source):
+    """The first author named in a POD-generated page's AUTHOR(S) section (roff source):
+    the words before the first ``<``, ``,``, ``(`` or `` and `` of its first text line,
+    lowercased, with "Copyright (c) 2004", "written by" and the like removed; or None."""
+    m = _AUTHOR_SECTION.search(source)
+    if not m:
+        return None
+    for line in roff_to_text(m.group(1)).splitlines():
+        line = re.sub(r"\(c\)|\u00a9", " ", line.strip(), flags=re.I)
+        line = re.split(r"<|,|\(|\band\b|@|\bat\b", line, maxsplit=1)[0]
+        words = _AUTHOR_NOISE.sub(" ", line).split()
+        name = " ".join(words).strip(" .-'").lower()
+        if (2 <= len(name) <= 40 and re.search(r"[a-z]", name) and len(words) <= 5
+                and not _NOT_A_NAME.search(name)):
+            return name
+    return None
+
+
+def perlpod():
+    """Perl module documentation, one document per module manual page (long pages of
+    reference prose), authored by the module's first upstream author (its AUTHOR section;
+    the package's name when the page names none).
+
+    Provenance: ``usr/share/man/man3/*.3pm.gz`` of the ``lib*-perl`` packages of Debian 12
+    "bookworm" main of at most 200 kB (:func:`perl_sample`: 3,968 packages), downloaded
+    with ``apt-get download`` and extracted with ``dpkg-deb`` into
+    ``~/.cache/dptm-bench/perl`` by ``bench/setup_corpora.sh`` (2026-12-02); roff
+    converted by :func:`roff_to_text`; identical texts kept once. Licence: each module's
+    (mostly "the same terms as Perl itself": Artistic or GPL-1+)."""
+    root = cache_dir() / "perl"
+    done = _sample_progress("perl-sample.txt", "perl")
+    if done is None or done[0] < done[1]:
+        raise Unavailable(f"perl sample not downloaded ({done and done[0]} of "
+                          f"{done and done[1]} packages; run bench/setup_corpora.sh as root)")
+    texts, ids, groups, seen = [], [], [], set()
+    for path in sorted(glob.glob(str(root / "*" / "usr/share/man/man3" / "*"))):
+        real = os.path.realpath(path)
+        if not os.path.isfile(real):
+            continue
+        try:
+            opener = gzip.open if real.endswith(".gz") else open
+            with opener(real, "rt", encoding="utf-8", errors="replace") as f:
+                src = f.read()
+        except (OSError, EOFError):
+            continue
+        if src.lstrip().startswith(".so ") and src.count("\n") <= 3:
+            continue
+        text = roff_to_text(src)
+        key = hashlib.sha1(" ".join(text.lower().split()).encode()).digest()
+        if key in seen:
+            continue
+        seen.add(key)
+        package = Path(path).relative_to(root).parts[0]
+        texts.append(text)
+        ids.append(f"{package}/{Path(path).name}")
+        groups.append(pod_author(src) or f"package:{package}")
+    return _Raw(texts, ids, groups, {"path": str(root), "packages": done[1],
+                                     "max_bytes": PERL_MAX_BYTES})
 
 
 # ----------------------------------------------------------------------------- dictionaries
@@ -579,6 +673,7 @@ SOURCE_VERSION = {"fortunes": 1, "manpages": 1}
 
 LOADERS = {"debian": debian, "changelogs": changelogs, "manpages": manpages,
            "gcide": gcide, "wordnet": wordnet, "foldoc": foldoc, "fortunes": fortunes,
-           "pydoc": pydoc, "kos": kos, "nips": nips, "c50": c50, "tweetrumors": tweetrumors}
+           "pydoc": pydoc, "perlpod": perlpod, "kos": kos, "nips": nips, "c50": c50,
+           "tweetrumors": tweetrumors}
 
 

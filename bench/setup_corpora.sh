@@ -50,3 +50,38 @@ for batch in "$tmp"/batch.*; do
     done < "$batch"
 done
 echo "extracted: $(ls "$CACHE"/debs/*/usr/share/doc/*/changelog.Debian.gz 2>/dev/null | wc -l) changelogs"
+
+# the perlpod corpus: the module manual pages (usr/share/man/man3) of every lib*-perl
+# package of bookworm main of at most 200 kB; four downloads at a time
+mkdir -p "$CACHE/perl"
+python3 "$HERE/corpora.py" --perl-sample > "$CACHE/perl-sample.txt"
+ptodo="$tmp/perl-todo.txt"
+: > "$ptodo"
+while read -r pkg; do
+    [ -e "$CACHE/perl/$pkg/.done" ] || echo "$pkg" >> "$ptodo"
+done < "$CACHE/perl-sample.txt"
+echo "perl sample: $(wc -l < "$CACHE/perl-sample.txt") packages, $(wc -l < "$ptodo") to fetch"
+fetch_perl() {  # $1: a file of package names; download, keep the man3 pages, mark done
+    d="$(mktemp -d "$tmp/p.XXXXXX")"
+    (cd "$d" && xargs apt-get download -q < "$1" >/dev/null 2>&1) || true
+    while read -r pkg; do
+        deb="$(ls "$d/${pkg}"_*.deb 2>/dev/null | head -n 1)"
+        [ -n "$deb" ] || continue
+        mkdir -p "$CACHE/perl/$pkg"
+        dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$CACHE/perl/$pkg" \
+            --wildcards './usr/share/man/man3/*' 2>/dev/null || true
+        echo "$(basename "$deb")" > "$CACHE/perl/$pkg/.done"
+        rm -f "$deb"
+    done < "$1"
+    rm -rf "$d"
+}
+split -l 100 "$ptodo" "$tmp/pbatch."
+n=0
+for batch in "$tmp"/pbatch.*; do
+    [ -e "$batch" ] || continue
+    fetch_perl "$batch" &
+    n=$((n + 1))
+    [ $((n % 4)) -ne 0 ] || wait
+done
+wait
+echo "perl pages: $(ls "$CACHE"/perl/*/usr/share/man/man3/ 2>/dev/null | grep -c '\.3pm')"

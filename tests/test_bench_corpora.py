@@ -141,6 +141,15 @@ def test_fortune_attribution():
     assert corpora.split_attribution("no author\n") == ("no author", None)
 
 
+def test_pod_author():
+    page = '.SH NAME\nFoo \\- bar\n.SH "AUTHOR"\n.IX Header "AUTHOR"\nDave Rolsky <autarch@urth.org>\n'
+    assert corpora.pod_author(page) == "dave rolsky"
+    page = ".SH AUTHORS\nCopyright (c) 2004 Jane Q. Doe, all rights reserved.\n.SH SEE ALSO\nx\n"
+    assert corpora.pod_author(page) == "jane q. doe"
+    assert corpora.pod_author(".SH AUTHOR\nThis library is free software; you may use it\n") is None
+    assert corpora.pod_author(".SH NAME\nFoo\n.SH DESCRIPTION\nWritten by Nobody\n") is None
+
+
 def test_dictd_base64():
     assert corpora._b64("A") == 0 and corpora._b64("B") == 1 and corpora._b64("BA") == 64
     assert corpora._b64("/") == 63
