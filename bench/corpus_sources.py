@@ -204,6 +204,12 @@ def _sample_progress(listing, folder):
     return done, len(names)
 
 
+def _missing(folder):
+    """Packages of a sample that apt could not download (marked by bench/setup_corpora.sh)."""
+    marks = glob.glob(str(cache_dir() / folder / "*" / ".done"))
+    return sum(Path(m).read_text().startswith("missing") for m in marks)
+
+
 def _changelog_progress():
     """(packages fetched, packages in the sample list) of bench/setup_corpora.sh, or None."""
     listing = cache_dir() / "changelog-sample.txt"
@@ -253,6 +259,7 @@ def changelogs():
             ids.append(doc_id)
             groups.append(who)
     return _Raw(texts, ids, groups, {"changelogs": len(files), "path": str(root),
+                                     "missing": _missing("debs"),
                                      "share": f"1/{CHANGELOG_SHARE}",
                                      "max_bytes": CHANGELOG_MAX_BYTES})
 
@@ -417,6 +424,7 @@ def perlpod():
         ids.append(f"{package}/{Path(path).name}")
         groups.append(pod_author(src) or f"package:{package}")
     return _Raw(texts, ids, groups, {"path": str(root), "packages": done[1],
+                                     "missing": _missing("perl"),
                                      "max_bytes": PERL_MAX_BYTES})
 
 

@@ -1,10 +1,15 @@
 #!/bin/sh
 # Install what bench/corpora.py reads (Debian 12 "bookworm", as root). Idempotent: a second
 # run downloads nothing already extracted.
-#   sh bench/setup_corpora.sh            # apt lists, dictionaries, fortunes, changelog sample
+#   sh bench/setup_corpora.sh     # apt lists, dictionaries, fortunes, man-page packages,
+#                                 # the changelog and perl samples (~410 MB downloaded)
+#   PYTHON=/path/to/python sh bench/setup_corpora.sh   # the interpreter with numpy, scipy
 set -eu
 CACHE="${DPTM_BENCH_CACHE:-$HOME/.cache/dptm-bench}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
+PY="${PYTHON:-python3}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 
 # English package descriptions (the Debian image's default is Acquire::Languages "none")
 if ! ls /var/lib/apt/lists/*_main_i18n_Translation-en* >/dev/null 2>&1; then
@@ -23,65 +28,57 @@ if [ -n "$need" ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $need
 fi
 
-# the changelog sample: one binary package (the smallest, <= 1 MB) of each source package
-# whose name hashes into one tenth of bookworm main; only its changelog.Debian.gz is kept
-mkdir -p "$CACHE/debs"
-python3 "$HERE/corpora.py" --changelog-sample > "$CACHE/changelog-sample.txt"
-todo="$CACHE/changelog-todo.txt"
-: > "$todo"
-while read -r src pkg; do
-    [ -e "$CACHE/debs/$src/.done" ] || echo "$src $pkg" >> "$todo"
-done < "$CACHE/changelog-sample.txt"
-echo "changelog sample: $(wc -l < "$CACHE/changelog-sample.txt") packages, $(wc -l < "$todo") to fetch"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-split -l 200 "$todo" "$tmp/batch."
-for batch in "$tmp"/batch.*; do
-    [ -e "$batch" ] || continue
-    (cd "$tmp" && cut -d' ' -f2 "$batch" | xargs apt-get download -q >/dev/null 2>&1) || true
-    while read -r src pkg; do
-        deb="$(ls "$tmp/${pkg}"_*.deb 2>/dev/null | head -n 1)"
-        [ -n "$deb" ] || continue
-        mkdir -p "$CACHE/debs/$src"
-        dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$CACHE/debs/$src" \
-            --wildcards './usr/share/doc/*/changelog.Debian.gz' 2>/dev/null || true
-        echo "$pkg $(basename "$deb")" > "$CACHE/debs/$src/.done"
-        rm -f "$deb"
-    done < "$batch"
-done
-echo "extracted: $(ls "$CACHE"/debs/*/usr/share/doc/*/changelog.Debian.gz 2>/dev/null | wc -l) changelogs"
-
-# the perlpod corpus: the module manual pages (usr/share/man/man3) of every lib*-perl
-# package of bookworm main of at most 200 kB; four downloads at a time
-mkdir -p "$CACHE/perl"
-python3 "$HERE/corpora.py" --perl-sample > "$CACHE/perl-sample.txt"
-ptodo="$tmp/perl-todo.txt"
-: > "$ptodo"
-while read -r pkg; do
-    [ -e "$CACHE/perl/$pkg/.done" ] || echo "$pkg" >> "$ptodo"
-done < "$CACHE/perl-sample.txt"
-echo "perl sample: $(wc -l < "$CACHE/perl-sample.txt") packages, $(wc -l < "$ptodo") to fetch"
-fetch_perl() {  # $1: a file of package names; download, keep the man3 pages, mark done
-    d="$(mktemp -d "$tmp/p.XXXXXX")"
-    (cd "$d" && xargs apt-get download -q < "$1" >/dev/null 2>&1) || true
-    while read -r pkg; do
+# fetch LIST DEST PATTERN: LIST has lines "key package"; each package is downloaded, the
+# members matching PATTERN are extracted into DEST/key, DEST/key/.done records the .deb
+# (or "missing" when apt has no such package); the .deb is deleted
+fetch() {
+    d="$(mktemp -d "$tmp/f.XXXXXX")"
+    (cd "$d" && cut -d' ' -f2 "$1" | xargs apt-get download -q >/dev/null 2>&1) || true
+    while read -r key pkg; do
         deb="$(ls "$d/${pkg}"_*.deb 2>/dev/null | head -n 1)"
-        [ -n "$deb" ] || continue
-        mkdir -p "$CACHE/perl/$pkg"
-        dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$CACHE/perl/$pkg" \
-            --wildcards './usr/share/man/man3/*' 2>/dev/null || true
-        echo "$(basename "$deb")" > "$CACHE/perl/$pkg/.done"
+        if [ -z "$deb" ]; then  # the batch failed on another name: this one alone
+            (cd "$d" && apt-get download -q "$pkg" >/dev/null 2>&1) || true
+            deb="$(ls "$d/${pkg}"_*.deb 2>/dev/null | head -n 1)"
+        fi
+        mkdir -p "$2/$key"
+        if [ -z "$deb" ]; then
+            echo "missing $pkg" > "$2/$key/.done"
+            continue
+        fi
+        dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$2/$key" --wildcards "$3" 2>/dev/null || true
+        basename "$deb" > "$2/$key/.done"
         rm -f "$deb"
     done < "$1"
     rm -rf "$d"
 }
-split -l 100 "$ptodo" "$tmp/pbatch."
-n=0
-for batch in "$tmp"/pbatch.*; do
-    [ -e "$batch" ] || continue
-    fetch_perl "$batch" &
-    n=$((n + 1))
-    [ $((n % 4)) -ne 0 ] || wait
-done
-wait
+
+# sample NAME DEST PATTERN: fetch the packages of LIST not yet done, four batches at a time
+sample() {
+    : > "$tmp/$1.todo"
+    while read -r key pkg; do
+        [ -e "$2/$key/.done" ] || echo "$key $pkg" >> "$tmp/$1.todo"
+    done < "$CACHE/$1-sample.txt"
+    echo "$1 sample: $(wc -l < "$CACHE/$1-sample.txt") packages, $(wc -l < "$tmp/$1.todo") to fetch"
+    split -l 100 "$tmp/$1.todo" "$tmp/$1.batch."
+    n=0
+    for batch in "$tmp/$1".batch.*; do
+        [ -e "$batch" ] || continue
+        fetch "$batch" "$2" "$3" &
+        n=$((n + 1))
+        [ $((n % 4)) -ne 0 ] || wait
+    done
+    wait
+}
+
+# the changelog sample: one binary package (the smallest, <= 1 MB) of each source package
+# whose name hashes into one tenth of bookworm main; only its changelog.Debian.gz is kept
+mkdir -p "$CACHE/debs" "$CACHE/perl"
+"$PY" "$HERE/corpora.py" --changelog-sample > "$CACHE/changelog-sample.txt"
+sample changelog "$CACHE/debs" './usr/share/doc/*/changelog.Debian.gz'
+echo "changelogs: $(ls "$CACHE"/debs/*/usr/share/doc/*/changelog.Debian.gz 2>/dev/null | wc -l)"
+
+# the perlpod corpus: the module manual pages (usr/share/man/man3) of every lib*-perl
+# package of bookworm main of at most 200 kB
+"$PY" "$HERE/corpora.py" --perl-sample | awk '{print $1, $1}' > "$CACHE/perl-sample.txt"
+sample perl "$CACHE/perl" './usr/share/man/man3/*'
 echo "perl pages: $(ls "$CACHE"/perl/*/usr/share/man/man3/ 2>/dev/null | grep -c '\.3pm')"
