@@ -19,8 +19,9 @@ loader whose docstring states its provenance. ``load`` turns it into one fixed b
   privately with ``dptm.DPVocabulary``);
 - documents with fewer than 5 tokens in that vocabulary dropped (both parts).
 
-Processed matrices are cached in ``~/.cache/dptm-bench`` (``$DPTM_BENCH_CACHE``); delete
-a file there (or run ``python bench/corpora.py --refresh``) after the sources change.
+Processed matrices (and the raw documents) are cached in ``~/.cache/dptm-bench``
+(``$DPTM_BENCH_CACHE``); run ``python bench/corpora.py --refresh NAME`` (or delete the
+files) after the sources change.
 
     python bench/corpora.py                 # the table of every available corpus
     python bench/corpora.py c50 changelogs  # some of them
@@ -217,6 +218,26 @@ def _read(path):
         return mats["Xtr"], mats["Xte"], z["vocab"].tolist(), g[0], g[1], meta
 
 
+def _load_raw(name):
+    """The loader's documents, cached as gzipped JSON (so another vocabulary size or seed
+    does not parse the sources again); bag-of-words sources are read directly."""
+    import gzip
+    path = cache_dir() / f"{name}-raw-{_stamp(name)}.json.gz"
+    if path.is_file():
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            d = json.load(f)
+        return _Raw(d["texts"], d["ids"], d["groups"], d["provenance"])
+    raw = LOADERS[name]()
+    if raw.bow is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        with gzip.open(tmp, "wt", encoding="utf-8") as f:
+            json.dump({"texts": raw.texts, "ids": raw.ids, "groups": raw.groups,
+                       "provenance": raw.provenance}, f)
+        os.replace(tmp, path)
+    return raw
+
+
 def load(name, *, vocabulary_size=5000, max_docs=None, seed=0):
     """Load one benchmark corpus (processed once, then read from the cache).
 
@@ -258,7 +279,7 @@ def load(name, *, vocabulary_size=5000, max_docs=None, seed=0):
     path = _cache_path(name, int(vocabulary_size), int(seed))
     if not path.is_file():
         t = time.perf_counter()
-        raw = LOADERS[name]()
+        raw = _load_raw(name)
         out = _process(raw, int(vocabulary_size), int(seed))
         meta = {"name": name, "set": corpus_set(name), "source": LOADERS[name].__doc__
                 .split("\n\n")[0].replace("\n", " ").replace("    ", " ").strip(),
@@ -372,6 +393,7 @@ def main(argv=None):
     for name in a.names:
         if a.refresh:
             _cache_path(name, a.vocabulary_size, 0).unlink(missing_ok=True)
+            (cache_dir() / f"{name}-raw-{_stamp(name)}.json.gz").unlink(missing_ok=True)
         t = time.perf_counter()
         try:
             c = load(name, vocabulary_size=a.vocabulary_size)

@@ -227,6 +227,12 @@ def test_build_is_deterministic(tmp_path, monkeypatch):
     assert (fresh.X_train != cached.X_train).nnz == 0 and (fresh.X_test != cached.X_test).nnz == 0
     np.testing.assert_array_equal(fresh.groups_test, cached.groups_test)
     assert len(fresh.vocabulary) == 300
+    # rebuilt from the cached raw documents: the same again
+    corpora._cache_path("c50", 300, 0).unlink()
+    again = corpora.load("c50", vocabulary_size=300)
+    assert again.vocabulary == fresh.vocabulary and (again.X_train != fresh.X_train).nnz == 0
+    assert again.meta["ids_train"] == fresh.meta["ids_train"]
+    np.testing.assert_array_equal(again.groups_train, fresh.groups_train)
     full = corpora.load("c50")
     # the 300 words are the 300 most frequent of the 5,000-word vocabulary's training counts
     counts = dict(zip(full.vocabulary, np.asarray(full.X_train.sum(axis=0)).ravel()))
