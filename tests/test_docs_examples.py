@@ -156,3 +156,23 @@ def test_mutant_table_is_current():
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "mutation" / "table.py"),
                           "--check"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+_HISTORY = re.compile(r"\b[Ss]essions? \d+|\breview (round|session)s?\b|\bissue #?\d+", re.I)
+
+
+def test_user_pages_hold_no_development_history():
+    # Development history (which session measured what) lives in docs/records/ only.
+    pages = [ROOT / "README.md", ROOT / "docs" / "design.md"]
+    for sub in ("guide", "models", "benchmarks"):
+        pages += sorted((ROOT / "docs" / sub).glob("*.md"))
+    found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()[:80]}"
+             for p in pages if p.exists()
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if _HISTORY.search(line)]
+    assert not found, "development history in user pages:\n" + "\n".join(found)
+
+
+def test_readme_is_short():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= 300, f"README.md has {lines} lines; move details into docs/"
