@@ -11,8 +11,8 @@ namespace. An HTML comment on the line before a block changes how it runs:
 
 Beyond running, a private example must give a guarantee that protects something: every
 privacy report it leaves (of a fitted estimator, a ``Release`` or a report itself) must be
-unseeded and at most epsilon 10 at its own delta, and ``SeededPrivacyWarning`` /
-``VacuousGuaranteeWarning`` are errors while it runs.
+unseeded and at most epsilon 10 at its own delta, and every ``PrivacyWarning`` (seeded,
+vacuous, not hardened) and dptm's own ``FutureWarning`` are errors while it runs.
 """
 import contextlib
 import io
@@ -102,8 +102,10 @@ def _run(page, k, code, marks, tmp_path):
     else:
         namespace = {"__name__": "__docs_example__"}
     with warnings.catch_warnings():
-        warnings.simplefilter("error", exc.SeededPrivacyWarning)
-        warnings.simplefilter("error", exc.VacuousGuaranteeWarning)
+        # every privacy caveat (seeded, vacuous, not hardened) and every deprecation of
+        # dptm's own is an error in an example
+        warnings.simplefilter("error", exc.PrivacyWarning)
+        warnings.filterwarnings("error", category=FutureWarning, module=r"(dptm|__docs_example__)")
         with contextlib.redirect_stdout(io.StringIO()):
             exec(compile(code, f"{page.name}:block{k}", "exec"), namespace)
     _NAMESPACES[page, k] = namespace
