@@ -5,7 +5,7 @@ paper's own claimed accounting (:class:`PaperClaim`), kept apart from - and neve
 ``epsilon()``. Pickles with its events.
 """
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from functools import lru_cache
 
 from ._validation import delta_open, real
@@ -170,18 +170,33 @@ def event_from_dict(data):
     if not isinstance(data, dict) or _KIND_KEY not in data:
         raise ValueError(f"not a saved privacy event: {data!r:.80}")
     cls = getattr(_events, str(data[_KIND_KEY]), None)
-    if not (isinstance(cls, type) and issubclass(cls, PrivacyEvent)):
-        raise ValueError(f"unknown privacy event {data[_KIND_KEY]!r}")
+    # a concrete event only: the bare marker class bounds nothing
+    if not (isinstance(cls, type) and issubclass(cls, PrivacyEvent) and is_dataclass(cls)):
+        raise ValueError(f"unknown privacy event {data[_KIND_KEY]!r:.80}")
+    types = {f.name: f.type for f in fields(cls)}
     kwargs = {}
     for k, v in data.items():
         if k == _KIND_KEY:
             continue
+        if k not in types:
+            raise ValueError(f"{cls.__name__} has no field {k!r:.80}")
         if isinstance(v, dict) and _KIND_KEY in v:
             v = event_from_dict(v)
         elif isinstance(v, list) and v and all(isinstance(e, dict) and _KIND_KEY in e for e in v):
             v = tuple(event_from_dict(e) for e in v)
+        elif types[k] in (bool, "bool") and not isinstance(v, bool):
+            raise ValueError(f"{cls.__name__}.{k} must be a bool, got {type(v).__name__}")
+        elif types[k] in (str, "str") and not isinstance(v, str):
+            raise ValueError(f"{cls.__name__}.{k} must be a string, got {type(v).__name__}")
         kwargs[k] = v
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ValueError(f"invalid {cls.__name__}: {exc}") from None
+
+
+_STATE_KEYS = frozenset({"event", "adjacency", "description", "notes", "paper_claim", "gamma",
+                         "default_delta", "seeded", "assumed_public", "vocabulary"})
 
 
 class PrivacyReport:
@@ -319,7 +334,28 @@ class PrivacyReport:
 
     @classmethod
     def from_state(cls, state):
-        """Rebuild a report saved by :meth:`to_state`."""
+        """Rebuild a report saved by :meth:`to_state` (every key of it required, each of its
+        type: a state may come from an untrusted file)."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict, got {type(state).__name__}")
+        missing = sorted(_STATE_KEYS - set(state))
+        if missing:
+            raise ValueError(f"not a complete privacy report: {', '.join(missing)} missing")
+        extra = sorted(set(state) - _STATE_KEYS)
+        if extra:
+            raise ValueError(f"not a privacy report: unknown keys {extra!r:.80}")
+        for key, types in (("description", str), ("notes", list), ("seeded", bool),
+                           ("assumed_public", list), ("vocabulary", (str, type(None))),
+                           ("paper_claim", (dict, type(None)))):
+            if not isinstance(state[key], types):
+                raise ValueError(f"privacy report field {key} has the wrong type "
+                                 f"({type(state[key]).__name__})")
+        if not all(isinstance(x, str) for x in state["notes"] + state["assumed_public"]):
+            raise ValueError("privacy report notes and assumed_public must be strings")
+        claim = state["paper_claim"]
+        if claim is not None and not (set(claim) == {"citation", "method", "params"}
+                                      and isinstance(claim["params"], dict)):
+            raise ValueError("privacy report paper_claim must have citation, method and params")
         state = dict(state)
         claim = state.pop("paper_claim", None)
         return cls(event_from_dict(state.pop("event")), state.pop("adjacency"),
