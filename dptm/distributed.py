@@ -33,8 +33,9 @@ the single-machine fit).
 The keys are task arguments, so a task that is retried or recomputed after a lost worker
 replays exactly the same draws: a step is never run twice with different randomness, and
 noise is never drawn for a partial step. A fit that fails (a task failing more than
-``retries`` times, a lost partition that cannot be recomputed) raises, and the estimator
-gets no fitted attribute (no ``components_``, no ``privacy_``).
+``retries`` times, a lost partition that cannot be recomputed) raises, the estimator is
+left unfitted (no ``components_``, no ``privacy_``), and the traceback's frames are cleared
+of the generator and the noise drawn so far (``dptm._random.private_fit``).
 
 Trust boundary: the cluster (driver, scheduler, workers and the network between them) is
 inside it, like the memory of the single machine: workers hold the documents, tasks carry
@@ -57,7 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 from randomgen import AESCounter
 
-from ._random import private_generator, public_seed
+from ._random import private_fit, private_generator, public_seed
 from ._utils import check_count_matrix, check_int
 
 __all__ = ["fit_distributed"]
@@ -510,6 +511,7 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
 
 
 # --------------------------------------------------------------------------- entry point
+@private_fit
 def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitions=None,
                     retries=1, eval_X=None, return_doc_topic=True, transfer_log=None):
     """Fit a private topic model on data partitioned over a Dask cluster, exactly.

@@ -142,13 +142,19 @@ class Release:
             return "word ids only (no vocabulary released)"
         return "public (given): the guarantee assumes it does not depend on the private data"
 
-    def top_words(self, n=10):
-        """The ``n`` most probable words (or word ids) of each topic, most probable first."""
-        n = check_int(n, "n", minimum=1)
-        order = np.argsort(-self.topic_word, axis=1, kind="stable")[:, :n]
-        if self.vocabulary is None:
-            return order.tolist()
-        return [[self.vocabulary[i] for i in row] for row in order]
+    def top_words(self, n=10, as_frame=None):
+        """The ``n`` most probable words (or word ids) of each topic, most probable first
+        (post-processing of the released topics), as ``model.top_words`` gives them.
+
+        Parameters
+        ----------
+        n : int
+        as_frame : bool, optional
+            None: a pandas DataFrame (one row per topic, columns 1..n) when pandas is
+            installed, else a list of lists; True: a DataFrame (pandas required); False: a
+            list of lists.
+        """
+        return _top_words_table(self.topic_word, n, self.vocabulary, as_frame)
 
     # -- post-processing ---------------------------------------------------------------
     def transform(self, X):
@@ -244,6 +250,30 @@ class Release:
         kind = "non-private" if self.privacy is None else repr(self.privacy)
         return (f"Release(model={self.model!r}, n_components={self.n_components}, "
                 f"n_words={self.topic_word.shape[1]}, {kind})")
+
+
+def _top_words_table(topic_word, n, vocabulary, as_frame=None):
+    """The top words of every row of ``topic_word`` (ties by column order): the one
+    implementation behind ``Release.top_words`` and the models' ``top_words``."""
+    n = check_int(n, "n", minimum=1)
+    if as_frame is not None and not isinstance(as_frame, bool):
+        raise TypeError(f"as_frame must be None, True or False, got {type(as_frame).__name__}")
+    if vocabulary is not None and len(vocabulary) != topic_word.shape[1]:
+        raise ValueError(f"vocabulary has {len(vocabulary)} words but the model has "
+                         f"{topic_word.shape[1]}")
+    order = np.argsort(-topic_word, axis=1, kind="stable")[:, :n]
+    words = (order.tolist() if vocabulary is None
+             else [[str(vocabulary[i]) for i in row] for row in order])
+    if as_frame is False:
+        return words
+    try:
+        import pandas as pd
+    except ImportError:
+        if as_frame:
+            raise ImportError("top_words(as_frame=True) needs pandas") from None
+        return words
+    return pd.DataFrame(words, index=[f"topic {k}" for k in range(len(words))],
+                        columns=range(1, order.shape[1] + 1))
 
 
 def _check_meta(meta, where):

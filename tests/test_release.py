@@ -84,7 +84,22 @@ def test_release_round_trip(fitted, demo, tmp_path):
     assert np.array_equal(back.transform(X), rel.transform(X))
     assert np.array_equal(rel.transform(X), fitted.transform(X))
     assert back.perplexity(X) == pytest.approx(fitted.perplexity(X), rel=1e-12)
-    assert back.top_words(3)[0] == [demo.vocabulary[i] for i in np.argsort(-fitted.topic_word_[0])[:3]]
+    assert back.top_words(3, as_frame=False)[0] == \
+        [demo.vocabulary[i] for i in np.argsort(-fitted.topic_word_[0])[:3]]
+
+
+def test_release_top_words_is_what_the_model_gives(fitted, demo):
+    pd = pytest.importorskip("pandas")
+    rel = fitted.release(vocabulary=demo.vocabulary)
+    ours, model = rel.top_words(4), fitted.top_words(4, vocabulary=demo.vocabulary)
+    assert isinstance(ours, pd.DataFrame)
+    pd.testing.assert_frame_equal(ours, model)
+    assert rel.top_words(4, as_frame=False) == model.values.tolist() == \
+        fitted.top_words(4, vocabulary=demo.vocabulary, as_frame=False)
+    # without a vocabulary: word ids, as the model gives them
+    pd.testing.assert_frame_equal(fitted.release().top_words(2), fitted.top_words(2))
+    with pytest.raises(TypeError, match="as_frame"):
+        rel.top_words(2, as_frame="yes")
 
 
 def test_release_with_privacy_round_trip(demo, tmp_path):

@@ -95,19 +95,29 @@ def _event_dict(ev):
     return out
 
 
+# PLD only tightens bounds that mean something: above this built-in epsilon (a guarantee
+# that is vacuous anyway) its grid would need up to gigabytes (noise multiplier 0.01).
+_PLD_MAX_EPSILON = 64.0
+
+
 @lru_cache(maxsize=256)
 def _tightest(event, delta):
     """(epsilon, route) at ``delta``: the built-in routes (RDP, zCDP, pure DP), and PLD
     when ``dp-accounting`` is installed and supports every leaf (continuous Gaussian and
-    Laplace, discrete Laplace); the smallest, since each is an upper bound. Cached: events
-    are immutable."""
+    Laplace, discrete Laplace) and the built-in epsilon is at most ``_PLD_MAX_EPSILON``;
+    the smallest, since each is an upper bound. Cached: events are immutable."""
     eps, route = _epsilon_and_method(event, delta)
-    if delta > 0:
+    if 0 < delta and eps <= _PLD_MAX_EPSILON:
         from .pld import PLDAccountant, pld_available
         if pld_available():
             acc = PLDAccountant()
             if acc.supports(event):
-                pld_eps = acc.compose(event).get_epsilon(delta)
+                try:
+                    pld_eps = acc.compose(event).get_epsilon(delta)
+                except (ArithmeticError, MemoryError, ValueError):
+                    # a degenerate event for the library's grid (overflow, huge support):
+                    # the built-in bound, sound on its own, stands
+                    pld_eps = math.inf
                 if pld_eps < eps:
                     eps, route = pld_eps, "pld"
     return eps, route
@@ -229,6 +239,14 @@ class PrivacyReport:
 
     Every field is a declared public parameter or a function of the mechanism's
     parameters, never of the data: reports of neighbouring data sets are identical.
+
+    Scope: the guarantee is for data sets the estimators accept. Input validation refuses,
+    with an error, data outside fixed public limits: a corpus without any token, a count or
+    a total of 2**63 tokens or more (the int64 count type), more than 2**31 - 1 tokens for
+    the Gibbs kernels' int32 counts, more than 2**24 distinct words for a DP vocabulary.
+    Such a refusal depends on the data (a neighbour just across a limit is refused), so the
+    guarantee covers pairs of neighbouring data sets that are both within the limits; the
+    errors name the limit, never the private quantity.
     """
 
     def __init__(self, event, adjacency, *, description="", notes=(), paper_claim=None,
