@@ -177,6 +177,49 @@ class Release:
         X = check_count_matrix(X)
         return _perplexity_counts(X, self._transform_counts(X), self.topic_word)
 
+    def pyldavis_data(self, X, *, documents):
+        """What ``pyLDAvis.prepare`` needs to draw this release, from documents the caller
+        declares publishable: ``pyLDAvis.prepare(**release.pyldavis_data(X, documents=
+        "public"))``. pyLDAvis itself is not needed here (``pip install pyLDAvis`` to draw).
+
+        Parameters
+        ----------
+        X : doc-term count matrix of shape (n_docs, n_words)
+            Public documents, or held-out documents that may be published, in the
+            release's vocabulary. Never the private training data.
+        documents : {"public", "held-out"}
+            The caller's declaration of what ``X`` is (required: there is no default).
+
+        Returns
+        -------
+        dict with ``topic_term_dists`` (the released topics), ``doc_topic_dists``
+        (:meth:`transform` of ``X``: fold-in with the topics fixed), ``doc_lengths`` and
+        ``term_frequency`` (token counts of ``X``), ``vocab`` (the vocabulary, or the word
+        ids as strings).
+
+        Privacy
+        -------
+        The topics are the release (post-processing). Everything else is computed from
+        ``X`` itself without noise: the document lengths, term frequencies and topic
+        mixtures of ``X`` are published as they are. That is safe only for documents whose
+        content may be published; passing the private training data would publish its
+        exact term counts, outside any guarantee.
+        """
+        if documents not in ("public", "held-out"):
+            raise ValueError("documents must be 'public' or 'held-out' (the caller's "
+                             f"declaration that X may be published), got {documents!r}")
+        X = check_count_matrix(X)
+        theta = self._transform_counts(X)
+        vocab = (self.vocabulary if self.vocabulary is not None
+                 else [str(i) for i in range(self.topic_word.shape[1])])
+        return {
+            "topic_term_dists": self.topic_word.copy(),
+            "doc_topic_dists": theta,
+            "doc_lengths": np.asarray(X.sum(axis=1)).ravel().astype(np.int64),
+            "vocab": list(vocab),
+            "term_frequency": np.asarray(X.sum(axis=0)).ravel().astype(np.int64),
+        }
+
     # -- files -----------------------------------------------------------------------------
     def save(self, path):
         """Write the release to the directory ``path`` (created if needed): ``topics.npz``
