@@ -3,7 +3,6 @@ states, and every field is validated before anything is built or unpickled."""
 import json
 import os
 import zipfile
-import zlib
 
 import numpy as np
 import pytest
