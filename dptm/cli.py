@@ -318,7 +318,7 @@ def cmd_fit(a, out):
     print(file=out)
     release = _release(model, vocab, provenance)
     top_n = min(a.top_words, release.topic_word.shape[1])
-    words = release.top_words(top_n)
+    words = release.top_words(top_n, as_frame=False)
     result["top_words"] = words
     if hasattr(model, "vocabulary_stage_"):
         print(f"private vocabulary: {len(release.vocabulary)} words released "
