@@ -35,6 +35,8 @@ _NPY_HEADER_BYTES = 1 << 16        # an .npy header is at most this long (numpy 
 _MAX_INFLATION = 64                # bytes out per compressed byte in a compressed topics.npz
 # Never part of a release: secrets (the seed) and run-time options.
 _NOT_PUBLIC = {"random_state", "verbose", "callback", "n_jobs"}
+_NOT_PRIVATE_NOTE = ("NOT PRIVATE: a non-private model; these topics and this vocabulary "
+                     "expose the training data")
 
 
 def public_params(params):
@@ -132,6 +134,11 @@ class Release:
     @property
     def n_components(self):
         return self.topic_word.shape[0]
+
+    @property
+    def private(self):
+        """False for the output of a non-private model (no privacy report): NOT PRIVATE."""
+        return self.privacy is not None
 
     @property
     def vocabulary_provenance(self):
@@ -237,7 +244,9 @@ class Release:
             "hyperparameters": self.hyperparameters, "vocabulary": self.vocabulary,
             "vocabulary_provenance": self.vocabulary_provenance,
             "privacy": None if self.privacy is None else self.privacy.to_state(),
-            "privacy_summary": None if self.privacy is None else self.privacy.to_dict(),
+            "privacy_summary": (_NOT_PRIVATE_NOTE if self.privacy is None
+                                else self.privacy.to_dict()),
+            "private": self.private,
         }
         with open(os.path.join(path, _META), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1, allow_nan=True)
@@ -272,6 +281,10 @@ class Release:
             raise ValueError(f"{meta_path}: format version {version!r} is not supported "
                              f"(this dptm reads version {FORMAT_VERSION})")
         fields = _check_meta(meta, meta_path)
+        has_report = fields["privacy"] is not None
+        if meta.get("private", has_report) is not has_report:
+            raise ValueError(f"{meta_path}: 'private' is {meta.get('private')!r} but the "
+                             f"release {'has' if has_report else 'has no'} privacy report")
         arrays = _read_arrays(os.path.join(path, _ARRAYS), fields.pop("shape"))
         return cls(arrays["topic_word"], components=arrays.get("components"), **fields)
 
@@ -290,7 +303,7 @@ class Release:
     __hash__ = None
 
     def __repr__(self):
-        kind = "non-private" if self.privacy is None else repr(self.privacy)
+        kind = "NOT PRIVATE" if self.privacy is None else repr(self.privacy)
         return (f"Release(model={self.model!r}, n_components={self.n_components}, "
                 f"n_words={self.topic_word.shape[1]}, {kind})")
 

@@ -13,6 +13,6 @@ def test_vocabulary_over_the_candidate_cap_does_not_name_the_count(monkeypatch):
     with pytest.raises(ValueError) as info:
         DPVocabulary(1.0, 1e-5, random_state=0).fit(docs)
     msg = str(info.value)
-    assert "more distinct words than the 5" in msg
+    assert "distinct words" in msg
     # the public cap is named, the private number of distinct words (7) is not
     assert re.findall(r"\d+", msg) == ["5"]
