@@ -71,6 +71,18 @@ def _readonly_view(a):
     return v
 
 
+def _refuse_text(X, name):
+    """Raw text where counts are expected: say how to vectorize it, never echo the text
+    (the documents may be the private data and end up in a log)."""
+    if isinstance(X, str) or (isinstance(X, (list, tuple)) and X and isinstance(X[0], str)) \
+            or (isinstance(X, np.ndarray) and X.dtype.kind in "US"):
+        raise TypeError(
+            f"{name} holds raw text; a document-term count matrix is expected. Vectorize "
+            "with a PUBLIC vocabulary, e.g. CountVectorizer(vocabulary=public_words)"
+            ".transform(texts) (for a release: vocabulary=release.vocabulary), or select "
+            "the vocabulary privately with dptm.FullyPrivateTopicModel / `dptm fit --data`")
+
+
 def check_count_matrix(X, name="X", estimator=None, reset=True):
     """Validate a document-term count matrix and return it as CSR with int64 counts.
 
@@ -110,6 +122,7 @@ def check_count_matrix(X, name="X", estimator=None, reset=True):
     both accepted (stated in :class:`dptm.accounting.PrivacyReport`).
     """
     from sklearn.utils.validation import check_array, validate_data
+    _refuse_text(X, name)
     if isinstance(X, np.matrix):
         X = np.asarray(X)
     if getattr(X, "dtype", None) is not None and np.dtype(X.dtype).kind == "c":

@@ -313,3 +313,15 @@ def test_zeta_with_many_sparse_topics_is_certified_or_refused():
         zeta(phi, X, max_iter=max_iter)
     with pytest.warns(RuntimeWarning, match="duality gap"):
         zeta(phi, X, max_iter=max_iter, uncertified="warn")
+
+
+def test_raw_text_is_refused_with_advice_and_without_echoing_it():
+    """Raw strings where counts are expected: a TypeError that says how to vectorize and
+    never repeats the (possibly private) documents."""
+    from dptm import GibbsLDA, PrivateBatchLDA
+    secret = "the patient's diagnosis was confidential"
+    for X in ([secret, "another note"], np.array([secret, "another note"]), secret):
+        for est in (PrivateBatchLDA(2), GibbsLDA(2)):
+            with pytest.raises(TypeError, match="CountVectorizer") as info:
+                est.fit(X)
+            assert "diagnosis" not in str(info.value)
