@@ -490,15 +490,17 @@ def load_demo_corpus():
 
     Returns
     -------
-    sklearn.utils.Bunch with
-        X : scipy.sparse.csr_matrix of int64, shape (800, 232)
-        vocabulary : numpy.ndarray of str, shape (232,), sorted
-        texts : list of str, the documents (tokens in random order, separated by spaces);
-            ``dptm.text.preprocess(texts)`` gives back exactly the tokens counted in X
-        topic_word : numpy.ndarray, shape (8, 232), the true topics (rows sum to 1)
-        topic_names : list of str, the theme of each true topic
-        doc_topic : numpy.ndarray, shape (800, 8), the true document-topic proportions
-        DESCR : str
+    sklearn.utils.Bunch
+        With the fields:
+
+        - X : scipy.sparse.csr_matrix of int64, shape (800, 232)
+        - vocabulary : numpy.ndarray of str, shape (232,), sorted
+        - texts : list of str, the documents (tokens in random order, separated by spaces);
+          ``dptm.text.preprocess(texts)`` gives back exactly the tokens counted in X
+        - topic_word : numpy.ndarray, shape (8, 232), the true topics (rows sum to 1)
+        - topic_names : list of str, the theme of each true topic
+        - doc_topic : numpy.ndarray, shape (800, 8), the true document-topic proportions
+        - DESCR : str
     """
     X, vocabulary, texts, topic_word, names, doc_topic = _demo_corpus_arrays()
     return Bunch(X=X.copy(), vocabulary=vocabulary.copy(), texts=list(texts),

@@ -20,6 +20,7 @@ def rdp_to_dp(rdp, orders, delta):
         (Balle et al. 2020, Thm. 21; Canonne, Kamath & Steinke 2020, Prop. 12),
       * 0 when delta >= sqrt(1 - exp(-r)): total variation <= sqrt(1 - e^{-KL})
         (Bretagnolle-Huber) and KL <= D_alpha,
+
     minimised over the orders (so never worse than the classical conversion), floored at 0.
     An order with infinite RDP gives +inf; the result is never NaN.
     """
@@ -47,7 +48,7 @@ def rdp_to_dp(rdp, orders, delta):
 
 def dp_to_rdp(epsilon, delta, alpha):
     """Largest RDP value eps_R at order ``alpha`` for which (alpha, eps_R)-RDP implies
-    (epsilon, delta)-DP, as stated in papers/wang2022 Proposition 2 (Asoodeh et al. 2021):
+    (epsilon, delta)-DP, as stated in papers/wang2022 Proposition 2 (Asoodeh et al. 2021)::
 
         eps_R = max{ epsilon - log(zeta_alpha / delta) / (alpha - 1),
                      epsilon + log((e^eps - alpha delta) ((delta - 1)/(delta - e^eps))^alpha

@@ -536,7 +536,7 @@ class OnlineLocalDPLDA(TopicModelMixin):
     and is randomized once, so the number of batches does not compose. The prior data set
     passed to ``fit_prior`` is the server's own clean data and is NOT protected: the
     released model depends on it directly. Released: the model after each batch
-    (components_), the estimates and prior means - all post-processing of the noisy
+    (``components_``), the estimates and prior means - all post-processing of the noisy
     vectors and of the prior data set.
 
     Examples

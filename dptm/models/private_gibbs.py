@@ -777,7 +777,8 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         labelled as the paper's. 'paper' additionally allows ``adaptive=True``.
     rdp_order : int, default=14
         Order alpha of the paper's eps_subsample(alpha) and efficiency-privacy function I.
-    doc_topic_prior, topic_word_prior, max_iter, transform_max_iter, record_trace,
+    doc_topic_prior, topic_word_prior, max_iter, transform_max_iter, record_trace
+        As in :class:`NoisyGibbsLDA`.
     trace_tokens, random_state, n_jobs, verbose, callback
         As in :class:`NoisyGibbsLDA`.
 
