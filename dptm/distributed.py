@@ -572,6 +572,7 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
             n_docs = SimpleNamespace(shape=(estimator._corpus_shape[0],))   # public here
     # the checks the estimator's own fit runs when it returns (vacuous guarantee, more
     # topics than documents)
+    from .exceptions import user_stacklevel
     from .guardrails import check_fitted
-    check_fitted(estimator, n_docs, stacklevel=2)
+    check_fitted(estimator, n_docs, stacklevel=user_stacklevel())
     return estimator
