@@ -247,6 +247,9 @@ def select_private(candidates, X, *, reference=None, score=None, eta=1.0, gamma=
         for _ in range(n_fits):
             i = int(gen.integers(len(candidates)))
             model = clone(candidates[i]).fit(X)
+            if not isinstance(getattr(model, "privacy_", None), PrivacyReport):
+                raise TypeError(f"candidates[{i}] ({type(model).__name__}) is not a private "
+                                "estimator: its fit states no privacy_ report")
             release = model.release(vocabulary=vocabulary)
             reports.setdefault(i, model.privacy_)
             s = float(score(release))
@@ -301,9 +304,13 @@ def _report_of_candidate(candidate, X):
             return report
     token = _SUSPENDED.set(True)
     try:
-        return clone(candidate).fit(X).privacy_
+        report = getattr(clone(candidate).fit(X), "privacy_", None)
     finally:
         _SUSPENDED.reset(token)
+    if not isinstance(report, PrivacyReport):
+        raise TypeError(f"{type(candidate).__name__} among the candidates is not a private "
+                        "estimator: its fit states no privacy_ report")
+    return report
 
 
 def _gamma_for_mean(eta, mean):
