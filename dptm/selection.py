@@ -318,5 +318,5 @@ def _gamma_for_mean(eta, mean):
     from scipy.optimize import brentq
     if eta == 1:
         return 1.0 / mean
-    return brentq(lambda lg: mean_repetitions(eta, math.exp(lg)) - mean, math.log(1e-12),
-                  math.log(1 - 1e-12))
+    return math.exp(brentq(lambda lg: mean_repetitions(eta, math.exp(lg)) - mean,
+                           math.log(1e-12), math.log(1 - 1e-9)))

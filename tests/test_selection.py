@@ -140,3 +140,11 @@ def test_select_private_custom_score_and_errors():
         select_private([object()], X, reference=reference)
     with pytest.raises(TypeError, match=r"candidates\[0\] \(GibbsLDA\) is not a private"):
         select_private([GibbsLDA(3, max_iter=2)], X, reference=reference, gamma=0.5)
+
+
+@pytest.mark.parametrize("eta", [0.0, 0.5, 1.0, 3.0])
+def test_default_gamma_gives_twice_the_candidates_fits_on_average(eta):
+    from dptm.selection import _gamma_for_mean
+    gamma = _gamma_for_mean(eta, 6.0)
+    assert 0 < gamma < 1
+    assert mean_repetitions(eta, gamma) == pytest.approx(6.0, rel=1e-9)

@@ -237,3 +237,23 @@ def test_user_stacklevel_skips_dptm_and_sklearn_frames():
     _, caught = _caught(warn_here)
     # warn_here is outside dptm: the warning points at it (level 1)
     assert caught[0].filename == __file__ and caught[0].lineno == warn_here.__code__.co_firstlineno + 1
+
+
+def test_frozen_vectorizer_fitted_on_public_text_is_not_flagged():
+    """A vectorizer fitted beforehand on public text and frozen is not refitted by the
+    Pipeline: its vocabulary does not come from the private documents."""
+    frozen_module = pytest.importorskip("sklearn.frozen")
+    public = CountVectorizer().fit([" ".join(WORDS)])
+    texts = _texts()
+    pipe, caught = _caught(lambda: make_pipeline(frozen_module.FrozenEstimator(public),
+                                                 PrivateBatchLDA(4, target_epsilon=2)).fit(texts))
+    assert not _of(caught, PrivateVocabularyWarning)
+    assert pipe[-1].privacy_.vocabulary is None
+
+
+def test_nested_pipeline_is_seen():
+    texts = _texts()
+    inner = make_pipeline(PrivateBatchLDA(4, target_epsilon=2))
+    pipe, caught = _caught(lambda: make_pipeline(CountVectorizer(), inner).fit(texts))
+    assert len(_of(caught, PrivateVocabularyWarning)) == 1
+    assert inner[-1].privacy_.vocabulary == PRIVATE_VOCABULARY

@@ -63,19 +63,31 @@ def _enclosing(estimator):
     from sklearn.pipeline import Pipeline
     selection_dir = os.path.join(os.path.dirname(os.path.abspath(sklearn.__file__)),
                                  "model_selection") + os.sep
-    before, selection = [], None
+    before, selection, target = [], None, estimator
     frame = sys._getframe(1)
     while frame is not None:
         owner = frame.f_locals.get("self")
         if isinstance(owner, Pipeline) and frame.f_code.co_name.startswith("fit"):
             steps = [s for _, s in owner.steps]
-            if any(s is estimator for s in steps):
-                before += steps[:[s is estimator for s in steps].index(True)]
+            where = [s is target for s in steps]
+            if any(where):        # then the pipeline holding this one, outwards
+                before += steps[:where.index(True)]
+                target = owner
         if os.path.abspath(frame.f_code.co_filename).startswith(selection_dir):
             selection = (f"{type(owner).__name__}.{frame.f_code.co_name}"
                          if owner is not None else frame.f_code.co_name)
         frame = frame.f_back
     return before, selection
+
+
+def _frozen(step):
+    """A ``sklearn.frozen.FrozenEstimator``: its ``fit`` does nothing, so its vocabulary was
+    not learned from the documents of this fit."""
+    try:
+        from sklearn.frozen import FrozenEstimator
+    except ImportError:         # scikit-learn < 1.6
+        return False
+    return isinstance(step, FrozenEstimator)
 
 
 def _check_sklearn_context(estimator):
@@ -88,7 +100,7 @@ def _check_sklearn_context(estimator):
     from ..selection import _record_fit
     name = type(estimator).__name__
     before, selection = _enclosing(estimator)
-    learned = [type(s).__name__ for s in before if learned_vocabulary(s)]
+    learned = [type(s).__name__ for s in before if learned_vocabulary(s) and not _frozen(s)]
     if learned:
         estimator.privacy_ = _with_vocabulary(estimator.privacy_, PRIVATE_VOCABULARY)
         warnings.warn(
