@@ -278,7 +278,8 @@ def select_private(candidates, X, *, reference=None, score=None, eta=1.0, gamma=
         ApproxDPEvent(eps, delta, label="private selection"), reports[0].adjacency,
         description=(f"private selection among {len(candidates)} candidate settings "
                      f"(Papernot & Steinke 2022, number of fits ~ truncated negative "
-                     f"binomial eta={eta:g}, gamma={gamma:.4g}, mean {mean_repetitions(eta, gamma):.4g})"),
+                     f"binomial eta={eta:g}, gamma={gamma:.4g}, "
+                     f"mean {mean_repetitions(eta, gamma):.4g})"),
         notes=[f"chosen candidate: {chosen.description}" if chosen.description else
                "chosen candidate's report: see the candidates' settings"] + list(chosen.notes),
         default_delta=delta, seeded=seeded or any(r.seeded for r in reports),

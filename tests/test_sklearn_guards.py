@@ -101,8 +101,8 @@ def test_release_with_a_hand_fitted_vectorizer():
 
 def test_non_private_pipeline_is_not_flagged():
     texts = _texts()
-    _, caught = _caught(lambda: make_pipeline(CountVectorizer(), GibbsLDA(3, max_iter=5,
-                                                                          random_state=0)).fit(texts))
+    model = GibbsLDA(3, max_iter=5, random_state=0)
+    _, caught = _caught(lambda: make_pipeline(CountVectorizer(), model).fit(texts))
     assert not _of(caught, PrivacyWarning)
 
 
@@ -189,7 +189,8 @@ def test_non_private_grid_search_does_not_warn():
 # ------------------------------------------------------------------ warnings' location
 
 def _dptm_warnings(caught):
-    return [w for w in caught if issubclass(w.category, (PrivacyWarning, dptm.exceptions.UtilityWarning))]
+    kinds = (PrivacyWarning, dptm.exceptions.UtilityWarning)
+    return [w for w in caught if issubclass(w.category, kinds)]
 
 
 @pytest.mark.parametrize("make", [
@@ -236,7 +237,8 @@ def test_user_stacklevel_skips_dptm_and_sklearn_frames():
         warnings.warn("x", UserWarning, stacklevel=user_stacklevel())
     _, caught = _caught(warn_here)
     # warn_here is outside dptm: the warning points at it (level 1)
-    assert caught[0].filename == __file__ and caught[0].lineno == warn_here.__code__.co_firstlineno + 1
+    assert caught[0].filename == __file__
+    assert caught[0].lineno == warn_here.__code__.co_firstlineno + 1
 
 
 def test_frozen_vectorizer_fitted_on_public_text_is_not_flagged():
@@ -257,3 +259,15 @@ def test_nested_pipeline_is_seen():
     pipe, caught = _caught(lambda: make_pipeline(CountVectorizer(), inner).fit(texts))
     assert len(_of(caught, PrivateVocabularyWarning)) == 1
     assert inner[-1].privacy_.vocabulary == PRIVATE_VOCABULARY
+
+
+def test_fit_distributed_spends_and_points_at_the_callers_line():
+    from dptm.distributed import fit_distributed
+    X = _X()
+    budget = BudgetAccountant(epsilon=1000, delta=1e-5)
+    with spending(budget):
+        model, caught = _caught(lambda: fit_distributed(
+            PrivateBatchLDA(4, target_epsilon=40), X, "serial", n_partitions=2))
+    assert len(budget.reports) == 1 and budget.reports[0] is model.privacy_
+    vacuous = _of(caught, dptm.exceptions.VacuousGuaranteeWarning)
+    assert vacuous and all(w.filename == __file__ for w in vacuous)
