@@ -216,7 +216,8 @@ def select_private(candidates, X, *, reference=None, score=None, eta=1.0, gamma=
     Privacy contract
     ----------------
     The result's ``release``, ``score``, ``candidate`` and ``privacy`` are covered by the
-    report; K, the other fits and their scores are not released (do not log them). Fits
+    report; K, the other fits and their scores are not released (do not log them, nor the
+    time the selection took: it grows with K). Fits
     made here do not spend from an active accountant one by one: the selection spends its
     report once.
     """

@@ -201,6 +201,8 @@ def _dptm_warnings(caught):
                                                max_iter=2, max_doc_length=30), id="svi-float"),
     pytest.param(lambda: dptm.NoisyGibbsLDA(3, mechanism="laplace", clip=5, max_iter=2),
                  id="gibbs-float"),
+    pytest.param(lambda: dptm.TopicDP(GibbsLDA(3, max_iter=3), mechanism="gaussian-float",
+                                      sensitivity=1.0, target_epsilon=2.0), id="topicdp-float"),
 ])
 @pytest.mark.parametrize("route", ["direct", "pipeline"])
 def test_every_warning_of_a_fit_points_at_the_callers_line(make, route):
