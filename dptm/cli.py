@@ -1,19 +1,23 @@
 """The ``dptm`` command: train a (private) topic model and report topics, utility and
 the privacy guarantee; audit a trainer with membership inference.
 
-    dptm                       # GibbsLDA on the embedded demo corpus
-    dptm fit --model vips --epsilon 4 --data texts.jsonl --save my_release --plot topics.png
+    dptm                       # the recommended private model on the embedded demo corpus
+    dptm fit --data texts/ --epsilon 4 -k 10 --save my_release     # a folder of raw texts
+    dptm fit --data texts.jsonl --text-key body --epsilon 4 --save my_release
     dptm fit --model vips --epsilons 0.5,1,2,4,8 --plot curve.png   # privacy-utility curve
-    dptm audit --model gibbs --shadows 16 --data texts.json -k 5 --plot roc.png
+    dptm fit --non-private --data texts/ -k 10                       # GibbsLDA, NOT private
+    dptm audit --model batch-vb --shadows 16 --data texts.jsonl -k 5 --plot roc.png
 
-``--epsilon`` is always the total epsilon of the release (at ``--delta``; for the local
-models lp-lda/olp-lda the total per document, pure local DP: each of the V word-presence
-bits gets epsilon / V; ``--epsilon-per-word`` sets the per-bit level instead). A private
-model is never seeded unless ``--seed`` is given (a labelled test mode); it prints its
-topics and its privacy report, never a metric of the private data nor a timing, and
-``--save DIR`` writes the publishable release. ``--plot FILE`` saves the top words of
-each topic as bar charts (with ``--epsilons``: the privacy-utility curve). ``-v`` logs
-progress on stderr (the ``"dptm"`` logger).
+``--epsilon`` is always the total epsilon of the release (at ``--delta``). On raw text
+without a public ``--vocabulary`` a share of it buys a document-level DP vocabulary and the
+rest the model; both shares and the composed total are printed. For the local models
+lp-lda/olp-lda it is the total per document (pure local DP; ``--epsilon-per-word`` sets the
+per-bit level instead). A private model trains on every document it is given (no held-out
+part of private data), is never seeded unless ``--seed`` is given (a labelled test mode),
+and prints its topics and its privacy report, never a metric of the private data nor a
+timing; utility is measured on public data only (the demo corpus' held-out split or
+``--reference-data``). A non-private model needs ``--non-private`` and its output says NOT
+PRIVATE. ``--save DIR`` writes the release. ``-v`` logs progress on stderr.
 """
 import argparse
 import json
@@ -26,11 +30,11 @@ import numpy as np
 
 from . import __version__
 
-__all__ = ["main", "MODELS"]
+__all__ = ["main", "MODELS", "load_corpus", "budget_split"]
 
 
-# The non-private model is reproducible by default (it protects nothing a seed could expose).
-DEFAULT_NONPRIVATE_SEED = 2
+from ._cli_data import (DEFAULT_NONPRIVATE_SEED, LOCAL, NON_PRIVATE, RECOMMENDED,  # noqa: F401
+                        WORD_LEVEL, _is_private, _matrix_over, budget_split, load_corpus)
 
 
 def _gibbs(a, seed=DEFAULT_NONPRIVATE_SEED):
@@ -69,6 +73,7 @@ def _vips(a):
     from .models.svi import PrivateOnlineLDA
     return PrivateOnlineLDA(n_components=a.topics, batch_size=a.batch_size,
                             max_iter=a.iterations or 10, max_doc_length=a.max_doc_length,
+                            total_samples=getattr(a, "total_samples", None),
                             target_epsilon=a.epsilon, target_delta=a.delta,
                             accounting=a.accounting or "rdp", random_state=a.seed,
                             verbose=a.verbose)
@@ -110,19 +115,6 @@ def _topicdp(a):
                    n_jobs=a.jobs, random_state=a.seed, verbose=a.verbose)
 
 
-def _fdptm(a):
-    from .models.svi import PrivateOnlineLDA
-    from .pipeline import FullyPrivateTopicModel
-    from .vocab import DPVocabulary
-    return FullyPrivateTopicModel(
-        DPVocabulary(target_epsilon=a.vocab_epsilon, target_delta=a.delta,
-                     max_contribution=a.max_doc_length),
-        PrivateOnlineLDA(n_components=a.topics, batch_size=a.batch_size,
-                         max_iter=a.iterations or 10, max_doc_length=a.max_doc_length,
-                         target_epsilon=a.epsilon, target_delta=a.delta),
-        random_state=a.seed, verbose=a.verbose)
-
-
 # name -> (one-line description, builder(args) -> unfitted estimator). Each private
 # model reads the privacy options it understands from ``args``.
 MODELS = {
@@ -145,23 +137,16 @@ MODELS = {
     "topicdp": ("user-level random DP: output perturbation of a GibbsLDA fit with sampled "
                 "sensitivity (Wang et al. 2022)", _topicdp),
     "fdptm": ("document-level DP: DP vocabulary selection, then vips on the sanitized corpus "
-              "(Manzonelli et al. 2024)", _fdptm),
+              "(Manzonelli et al. 2024)", _vips),
 }
 
 
-LOCAL = ("lp-lda", "olp-lda")
-
-
-def _is_private(name):
-    return name != "gibbs"
-
-
-def _fit_model(model, name, X_train, a):
+def _fit_model(model, name, X_train, a, X_prior=None):
     """Fit ``model``; local-DP models first simulate each client randomizing its document
     (a fresh secret generator per client unless --seed); the vocabulary pipelines read the
-    documents' tokens."""
-    if a.documents is not None:
-        return model.fit(a.documents[0])
+    documents' tokens. olp-lda's clean prior set ``X_prior`` is public data."""
+    if getattr(a, "documents", None) is not None:
+        return model.fit(a.documents)
     if name in LOCAL:
         from .local import randomize_matrix
         from .accounting import flip_from_epsilon
@@ -169,90 +154,9 @@ def _fit_model(model, name, X_train, a):
         f = (flip_from_epsilon(a.epsilon_per_word) if a.epsilon_per_word is not None
              else flip_for_target_epsilon(a.epsilon, X_train.shape[1]))
         if name == "olp-lda":
-            n_prior = max(1, int(a.prior_fraction * X_train.shape[0]))
-            noisy = randomize_matrix(X_train[n_prior:], f, random_state=a.seed)
-            return model.fit(noisy, X_prior=X_train[:n_prior])
+            return model.fit(randomize_matrix(X_train, f, random_state=a.seed), X_prior=X_prior)
         return model.fit(randomize_matrix(X_train, f, random_state=a.seed))
     return model.fit(X_train)
-
-
-def _read_word_list(path):
-    from .datasets import load_text_lines
-    words = [w.strip() for w in load_text_lines(path) if w.strip()]
-    if not words:
-        raise ValueError(f"{path}: the public vocabulary file has no words")
-    if len(set(words)) != len(words):
-        raise ValueError(f"{path}: the public vocabulary file repeats words")
-    return words
-
-
-def load_corpus(a, audit=False):
-    """(X_train, X_test, vocabulary, name, provenance) from the command-line data options.
-
-    The vocabulary of a private model must not come from the private text: the embedded
-    demo corpus and a UCI vocab file are public vocabularies; on raw text a private model
-    uses ``--public-vocab FILE`` (declared public) or, by default, DP vocabulary selection
-    (``--vocab-epsilon``), composed with the model (then ``a.documents`` holds the token
-    lists of the split). The split is drawn from the secret generator for a private model
-    (from ``--seed`` in test mode). An audit (``audit=True``) simulates an experiment on
-    data the auditor holds: the vocabulary is built from the text."""
-    from . import datasets, text
-    from ._random import private_generator
-    from ._utils import check_random_state
-    private = _is_private(a.model) and not audit
-    a.documents = None
-    provenance = None
-    if a.data == "demo":
-        demo = datasets.load_demo_corpus()
-        X, vocab, name = demo.X, demo.vocabulary, "embedded demo corpus"
-        provenance = "public (the embedded demo corpus' fixed vocabulary)"
-    elif a.vocab is not None:
-        X, vocab = datasets.load_uci_bow(a.data, a.vocab)
-        name = a.data
-        provenance = f"public (given: {a.vocab})"
-    else:
-        docs = datasets.load_texts(a.data, key=a.text_key)
-        if not docs:
-            raise ValueError(f"{a.data}: no documents")
-        tokens = text.preprocess(docs)
-        name = a.data
-        if getattr(a, "public_vocab", None) is not None:
-            vocab = _read_word_list(a.public_vocab)
-            X, vocab = text.tokens_to_matrix(tokens, vocabulary=vocab)
-            provenance = f"public (given: {a.public_vocab})"
-        elif private and a.model not in LOCAL:
-            X, vocab = text.tokens_to_matrix(tokens, min_df=1)
-            a.documents = tokens              # the DP vocabulary stage selects the words
-        elif private:
-            raise ValueError(f"--model {a.model} is local DP: the clients need a public "
-                             "vocabulary; pass --public-vocab FILE (one word per line)")
-        else:
-            X, vocab = text.tokens_to_matrix(tokens, min_df=a.min_df)
-    X = X.tocsr()
-    a.reference_X = a.reference_tokens = None
-    if getattr(a, "reference_data", None) is not None:
-        # a public corpus over the same vocabulary (TopicDP samples its sensitivity on it)
-        if a.vocab is not None:
-            a.reference_X, _ = datasets.load_uci_bow(a.reference_data, a.vocab)
-        else:
-            ref_tokens = text.preprocess(datasets.load_texts(a.reference_data, key=a.text_key))
-            if a.documents is not None:
-                a.reference_tokens = ref_tokens
-            else:
-                a.reference_X, _ = text.tokens_to_matrix(ref_tokens, vocabulary=list(vocab))
-    if private and a.seed is None:
-        rng, _ = private_generator(None, "dptm fit")
-    else:
-        rng = check_random_state(a.seed if a.seed is not None else DEFAULT_NONPRIVATE_SEED)
-    order = rng.permutation(X.shape[0])
-    n_test = int(round(a.test_fraction * X.shape[0]))
-    if a.model == "fdptm" and not audit and a.documents is None:
-        a.documents = text.matrix_to_tokens(X, vocab)      # fdptm selects its own words
-    if a.documents is not None:
-        a.documents = ([a.documents[i] for i in order[n_test:]],
-                       [a.documents[i] for i in order[:n_test]])
-    return (X[order[n_test:]], (X[order[:n_test]] if n_test else None), np.asarray(vocab),
-            name, provenance)
 
 
 def _perplexity(model, X):
@@ -263,16 +167,14 @@ def _perplexity(model, X):
     return perplexity(X[keep], model.transform(X[keep]), model.topic_word_)
 
 
-def _with_dp_vocabulary(model, a):
+def _with_dp_vocabulary(model, a, eps_v, delta_v):
     """Wrap a private model in DP vocabulary selection (papers/manzonelli2024), composed."""
     from .pipeline import FullyPrivateTopicModel
     from .vocab import DPVocabulary
-    if isinstance(model, FullyPrivateTopicModel):
-        return model
     return FullyPrivateTopicModel(
-        DPVocabulary(target_epsilon=a.vocab_epsilon, target_delta=a.delta,
-                     max_contribution=a.max_doc_length),
-        model, reference_documents=a.reference_tokens, random_state=a.seed, verbose=a.verbose)
+        DPVocabulary(target_epsilon=eps_v, target_delta=delta_v, max_contribution=a.vocab_cap),
+        model, reference_documents=a.reference_tokens if a.model == "topicdp" else None,
+        random_state=a.seed, verbose=a.verbose)
 
 
 def _release(model, vocab, provenance):
@@ -288,20 +190,44 @@ def _release(model, vocab, provenance):
     return release
 
 
+def _check_model_choice(a):
+    if a.model is None:
+        a.model = "gibbs" if a.non_private else RECOMMENDED
+    if not _is_private(a.model) and not a.non_private:
+        raise ValueError(f"--model {a.model} is NOT private: its output exposes the training "
+                         "data. Pass --non-private to train it anyway, or use the recommended "
+                         f"private --model {RECOMMENDED}")
+    if _is_private(a.model) and a.non_private:
+        raise ValueError(f"--non-private was given with the private --model {a.model}")
+
+
 def cmd_fit(a, out):
     from .metrics import npmi_coherence, umass_coherence
-    X_train, X_test, vocab, name, provenance = load_corpus(a)
+    _check_model_choice(a)
+    data = load_corpus(a)
     private = _is_private(a.model)
-    model = MODELS[a.model][1](a)
-    if a.documents is not None:
-        model = _with_dp_vocabulary(model, a)
-    result = {"model": a.model, "description": MODELS[a.model][0], "topics": a.topics}
+    desc = MODELS[a.model][0]
+    result = {"model": a.model, "description": desc, "topics": a.topics, "private": private}
+    split = None
+    if data.documents is not None:
+        split = budget_split(a)
+        model_args = argparse.Namespace(**vars(a))
+        model_args.epsilon, model_args.delta = split[2], split[3]
+        model = _with_dp_vocabulary(MODELS[a.model][1](model_args), a, split[0], split[1])
+    else:
+        model = MODELS[a.model][1](a)
     if private:
         # D, V and the token count of private data are not printed (the report lists what
         # the guarantee treats as public); nor is the training time.
-        print(f"dptm: {a.model} ({MODELS[a.model][0]}), K={a.topics}, on {name}", file=out)
+        print(f"dptm: {a.model} ({desc}), K={a.topics}, on {data.name}", file=out)
+        if split is not None:
+            print(f"privacy budget: total epsilon {a.epsilon:g} at delta {a.delta:g}, split into "
+                  f"a DP vocabulary (epsilon {split[0]:g}, delta {split[1]:g}; at most "
+                  f"{a.vocab_cap} distinct words per document) and the model (epsilon "
+                  f"{split[2]:g}, delta {split[3]:g})", file=out)
     else:
-        print(f"dptm: {a.model} ({MODELS[a.model][0]}), K={a.topics}, on {name}: "
+        X_train = data.X_train
+        print(f"dptm: {a.model} ({desc}), K={a.topics}, on {data.name}: NOT PRIVATE, "
               f"{X_train.shape[0]} training documents, {X_train.shape[1]} words, "
               f"{int(X_train.sum())} tokens", file=out)
     start = time.perf_counter()
@@ -310,46 +236,69 @@ def cmd_fit(a, out):
         # guardrails, on stderr for the data owner) and other caveats are shown
         warnings.simplefilter("default")
         try:
-            _fit_model(model, a.model, X_train, a)
+            _fit_model(model, a.model, data.X_train, a, X_prior=data.X_prior)
         except ValueError as exc:
             raise ValueError(_explain_unreachable(exc, a)) from exc
     if not private:
         print(f"trained in {time.perf_counter() - start:.2f} s", file=out)
     print(file=out)
-    release = _release(model, vocab, provenance)
+    release = _release(model, data.vocab, data.provenance)
     top_n = min(a.top_words, release.topic_word.shape[1])
     words = release.top_words(top_n)
     result["top_words"] = words
     if hasattr(model, "vocabulary_stage_"):
-        print(f"private vocabulary: {len(release.vocabulary)} words released "
-              "(DP set union)", file=out)
+        n_words = len(release.vocabulary)
+        print(f"private vocabulary: {n_words} words released (DP set union)", file=out)
+        if n_words < 10 * a.topics:
+            msg = (f"the DP vocabulary has only {n_words} words, fewer than 10 x K = "
+                   f"{10 * a.topics}: topics over so few words are of little use. Give more "
+                   "documents, a larger --epsilon or --vocab-share, fewer topics (-k), or a "
+                   "public --vocabulary FILE")
+            print(f"WARNING: {msg}", file=out)
+            from .exceptions import UtilityWarning
+            warnings.warn(msg, UtilityWarning, stacklevel=2)
     for k, ws in enumerate(words):
         print(f"topic {k:2d}: {' '.join(ws)}", file=out)
     print(file=out)
     if not private:
         metrics = {}
-        if X_test is not None and X_test.sum() > 0:
-            metrics["heldout_perplexity"] = float(_perplexity(model, X_test))
-            print(f"held-out perplexity ({X_test.shape[0]} documents): "
+        if data.X_eval is not None and data.X_eval.sum() > 0:
+            metrics["heldout_perplexity"] = float(_perplexity(model, data.X_eval))
+            print(f"held-out perplexity ({data.X_eval.shape[0]} documents): "
                   f"{metrics['heldout_perplexity']:.2f}", file=out)
         if top_n >= 2:
-            metrics["umass"] = umass_coherence(X_train, model.topic_word_, top_n=top_n)
-            metrics["npmi"] = npmi_coherence(X_train, model.topic_word_, top_n=top_n)
+            metrics["umass"] = umass_coherence(data.X_train, model.topic_word_, top_n=top_n)
+            metrics["npmi"] = npmi_coherence(data.X_train, model.topic_word_, top_n=top_n)
             print(f"coherence (top {top_n} words, training corpus): UMass {metrics['umass']:.3f} "
                   f"(mean over word pairs), NPMI {metrics['npmi']:.3f}", file=out)
         result["metrics"] = metrics
-        print("\nprivacy: none (non-private model; use a private --model to publish)", file=out)
+        print("\nprivacy: NONE. NOT PRIVATE: a non-private model; its topics and vocabulary "
+              "expose the training data (use a private --model to publish)", file=out)
     else:
-        print("(no metric of the private data is printed for a private model: it would not be "
-              "covered by the guarantee; evaluate the release on public text, e.g. "
-              "dptm.Release.load(DIR).perplexity(X_public))", file=out)
+        result["metrics"] = _public_utility(a, data, model, release, out)
         print("\n" + str(release.privacy), file=out)
         result["privacy"] = release.privacy.to_dict()
+        total = float(release.privacy.epsilon(release.privacy.default_delta))
+        result["total_epsilon"] = total
+        if split is not None:
+            v = model.vocabulary_stage_.privacy_
+            m = model.model_.privacy_
+            eps_m = float(m.epsilon(split[3]))
+            print(f"\nepsilon: DP vocabulary {float(v.epsilon(v.default_delta)):.6g} + model "
+                  f"{eps_m:.6g}; composed total epsilon = {total:.6g} at delta = "
+                  f"{release.privacy.default_delta:.6g}", file=out)
+        else:
+            print(f"\ntotal epsilon = {total:.6g} at delta = "
+                  f"{release.privacy.default_delta:.6g}", file=out)
     if a.save:
         release.save(a.save)
         result["release"] = a.save
-        print(f"\nrelease written to {a.save} (topics.npz + release.json): publish this, not "
-              "the fitted estimator", file=out)
+        if private:
+            print(f"\nrelease written to {a.save} (topics.npz + release.json): publish this, "
+                  "not the fitted estimator", file=out)
+        else:
+            print(f"\nNOT PRIVATE: output written to {a.save} (topics.npz + release.json, "
+                  "marked private: false); it exposes the training data", file=out)
     if a.plot:
         from .plotting import plot_top_words
         fig = plot_top_words(release, n=min(top_n, 10))
@@ -358,6 +307,36 @@ def cmd_fit(a, out):
         print(f"\ntop words of each topic plotted to {a.plot}", file=out)
     a.result = result
     return model
+
+
+def _public_utility(a, data, model, release, out):
+    """Utility of a private release on PUBLIC held-out data only (post-processing of the
+    release); on the public demo corpus also against non-private GibbsLDA trained on the
+    same public documents."""
+    X_eval = _matrix_over(release, data.X_eval, data.eval_tokens)
+    if X_eval is None:
+        print("(no metric of the private data is printed for a private model: it would not be "
+              "covered by the guarantee; evaluate the release on public text with "
+              "--reference-data FILE or dptm.Release.load(DIR).perplexity(X_public))", file=out)
+        return {}
+    metrics = {"heldout_perplexity": float(release.perplexity(X_eval))}
+    line = (f"utility on {data.eval_where}: held-out perplexity {metrics['heldout_perplexity']:.2f}"
+            f" ({X_eval.shape[0]} public documents)")
+    if data.public:
+        from .text import tokens_to_matrix
+        X_ref = data.X_train
+        if data.documents is not None:
+            X_ref, _ = tokens_to_matrix(data.documents, vocabulary=list(release.vocabulary))
+        reference = _gibbs(a)
+        reference.set_params(verbose=0, n_components=a.topics, max_iter=200)
+        reference.fit(X_ref)
+        metrics["nonprivate_perplexity"] = float(_perplexity(reference, X_eval))
+        metrics["ratio"] = metrics["heldout_perplexity"] / metrics["nonprivate_perplexity"]
+        line += (f"; non-private GibbsLDA on the same public documents: "
+                 f"{metrics['nonprivate_perplexity']:.2f} (private / non-private = "
+                 f"{metrics['ratio']:.2f}x)")
+    print(line, file=out)
+    return metrics
 
 
 def _save_figure(fig, path):
@@ -371,6 +350,9 @@ def _explain_unreachable(exc, a):
     models whose sampling has an inherent cost (hdp-lda: eps_I = 2 log(C / beta + 1) per
     sweep, papers/zhao2021 Theorem 1)."""
     msg = str(exc)
+    if "the private vocabulary is empty" in msg:
+        return (f"{msg}\n  with dptm fit: give more documents, a larger --epsilon or "
+                "--vocab-share, or a public --vocabulary FILE (one word per line)")
     if "smallest reachable total" not in msg or a.model not in ("hdp-lda", "cdp-lda+",
                                                                    "zhu-lda"):
         return msg
@@ -407,24 +389,25 @@ def cmd_curve(a, out):
     (:func:`dptm.metrics.privacy_utility_curve`), evaluated on public held-out data only:
     the embedded demo corpus' held-out split, or ``--reference-data``."""
     from .metrics import privacy_utility_curve
+    _check_model_choice(a)
     if not _is_private(a.model):
         raise ValueError("--epsilons draws the privacy-utility curve of a private --model")
-    X_train, X_test, vocab, name, provenance = load_corpus(a)
-    if a.documents is not None:
+    data = load_corpus(a)
+    if data.documents is not None:
         raise ValueError("--epsilons needs a public vocabulary (the demo corpus, --vocab or "
-                         "--public-vocab): a DP vocabulary differs from fit to fit")
-    if a.data == "demo":
-        X_heldout, where = X_test, "the demo corpus' held-out split (public)"
-    elif a.reference_X is not None:
-        X_heldout, where = a.reference_X, f"{a.reference_data} (declared public)"
-    else:
+                         "--vocabulary): a DP vocabulary differs from fit to fit")
+    X_train, X_heldout, where, name = data.X_train, data.X_eval, data.eval_where, data.name
+    if X_heldout is None and not data.public:
         raise ValueError("--epsilons evaluates held-out perplexity and coherence on public "
                          "text: pass --reference-data FILE (public, same vocabulary); a metric "
                          "of the private data would not be covered by any guarantee")
     if X_heldout is None or X_heldout.sum() == 0:
         raise ValueError("the held-out data for --epsilons is empty: raise --test-fraction")
-    nonprivate = _gibbs(a)
-    nonprivate.set_params(verbose=0, max_iter=200)      # a converged reference
+    nonprivate = None
+    if data.public:
+        # a non-private fit of private data would be an unprotected release
+        nonprivate = _gibbs(a)
+        nonprivate.set_params(verbose=0, max_iter=200)      # a converged reference
 
     def make(eps):
         a.epsilon = eps
@@ -436,17 +419,19 @@ def cmd_curve(a, out):
         warnings.simplefilter("default")
         table = privacy_utility_curve(make, X_train, X_heldout, a.epsilons, nonprivate=nonprivate,
                                       top_n=max(2, min(a.top_words, X_train.shape[1])),
-                                      fit=lambda m, X: _fit_model(m, a.model, X, a))
+                                      fit=lambda m, X: _fit_model(m, a.model, X, a,
+                                                                  X_prior=data.X_prior))
     cols = {k: list(table[k]) for k in table}
     print(f"{'epsilon':>8} {'reported':>9} {'perplexity':>11} {'NPMI':>7} {'total':>9}", file=out)
     for i in range(len(cols["epsilon"])):
         print(f"{cols['epsilon'][i]:8.3g} {cols['epsilon_reported'][i]:9.4g} "
               f"{cols['perplexity'][i]:11.2f} {cols['coherence'][i]:7.3f} "
               f"{cols['total_epsilon'][i]:9.4g}", file=out)
-    print(f"uniform model: perplexity {cols['uniform_perplexity'][0]:g} (V); non-private "
-          f"{a.model if a.model == 'gibbs' else 'GibbsLDA'}: perplexity "
-          f"{cols['nonprivate_perplexity'][0]:.2f}, NPMI {cols['nonprivate_coherence'][0]:.3f}",
-          file=out)
+    line = f"uniform model: perplexity {cols['uniform_perplexity'][0]:g} (V)"
+    if nonprivate is not None:
+        line += (f"; non-private GibbsLDA: perplexity {cols['nonprivate_perplexity'][0]:.2f}, "
+                 f"NPMI {cols['nonprivate_coherence'][0]:.3f}")
+    print(line, file=out)
     print(f"every fit is a release of the training data: together they cost a total of "
           f"epsilon = {cols['total_epsilon'][-1]:.4g} (composed; 'total' column). Draw the curve "
           "on public or proxy data, then fit once on the private data.", file=out)
@@ -475,6 +460,7 @@ def _epsilon_list(text):
 
 AUDIT_TRAINERS = {
     "gibbs": lambda a: MODELS["gibbs"][1](a),
+    "batch-vb": lambda a: MODELS["batch-vb"][1](a),
     "hdp-lda": lambda a: MODELS["hdp-lda"][1](a),
     "vips": lambda a: MODELS["vips"][1](a),
     "sklearn": lambda a: __import__("sklearn.decomposition", fromlist=["x"])
@@ -485,8 +471,10 @@ AUDIT_TRAINERS = {
 def cmd_audit(a, out):
     """Membership-inference audit (LiRA) of a trainer on a corpus."""
     from .attacks import audit
-    a.test_fraction = 0.0
-    X, _, _, name, _ = load_corpus(a, audit=True)
+    data = load_corpus(a, audit=True)
+    X, name = data.X_train, data.name
+    if getattr(a, "total_samples", None) is None:
+        a.total_samples = X.shape[0]      # the auditor's own experiment data
     trainer = AUDIT_TRAINERS[a.model](a)
     print(f"dptm audit: {a.model} trainer, K={a.topics}, {a.shadows} shadow models on {name} "
           f"({X.shape[0]} documents)", file=out)
@@ -552,61 +540,82 @@ def _even_shadows(text):
 
 
 def _add_data_options(p):
-    p.add_argument("--data", default="demo",
-                   help="'demo' (embedded corpus), a UCI docword file (with --vocab), or raw "
-                        "text: .json (list of texts, {key: [...]} or list of records), .jsonl, "
-                        ".csv/.tsv (with a header), else one document per line (.gz allowed)")
+    p.add_argument("--data", default="demo", metavar="PATH",
+                   help="'demo' (the embedded public corpus), a folder (one document per "
+                        "file, sub-folders included), .jsonl / .json records or .csv / .tsv "
+                        "rows (--text-key), a .txt with one document per line (needs "
+                        "--one-per-line), or a UCI docword file (with --vocab); .gz allowed")
+    p.add_argument("--one-per-line", action="store_true",
+                   help="read a plain text file as one document per line (each line is then "
+                        "the unit the guarantee protects)")
     p.add_argument("--vocab", default=None, help="UCI vocab file for a docword --data")
-    p.add_argument("--public-vocab", default=None,
-                   help="raw text: a public vocabulary (one word per line); private models "
-                        "otherwise select their vocabulary with DP (--vocab-epsilon)")
+    p.add_argument("--vocabulary", "--public-vocab", dest="public_vocab", default=None,
+                   metavar="FILE",
+                   help="raw text: a PUBLIC vocabulary (one word per line; all of --epsilon "
+                        "goes to the model); private models otherwise select their vocabulary "
+                        "with DP (--vocab-share of --epsilon)")
     p.add_argument("--text-key", default="text",
                    help="field of JSON/JSONL records, or CSV column, holding the text")
     p.add_argument("--min-df", type=_POS_INT, default=1,
-                   help="drop words in fewer documents (raw text)")
-    p.add_argument("-k", "--topics", type=_POS_INT, default=8)
+                   help="non-private models on raw text: drop words in fewer documents")
+    p.add_argument("-k", "--topics", type=_POS_INT, default=8, help="number of topics K")
     p.add_argument("--iterations", type=_POS_INT, default=None,
                    help="sweeps (Gibbs models) or epochs (vips); default per model")
     p.add_argument("--seed", type=_int_type(0), default=None,
                    help="reproducible run; for a private model this is a TEST MODE (whoever "
                         "knows the seed can subtract the noise): never for a published model")
-    p.add_argument("-v", "--verbose", action="count", default=0)
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log progress on stderr (repeat for more)")
 
 
 def _add_privacy_options(p):
     priv = p.add_argument_group("privacy (private models)")
-    priv.add_argument("--epsilon", type=_POS_FLOAT, default=1.0,
-                      help="total epsilon of the release at --delta (the noise is calibrated "
-                           "to it; a model with an inherent cost says the smallest reachable "
-                           "total and settings that reach it); lp-lda/olp-lda: the total per "
-                           "document (pure local DP; each of the V words gets epsilon / V)")
+    priv.add_argument("--epsilon", type=_POS_FLOAT, default=4.0,
+                      help="TOTAL epsilon of the release at --delta, the vocabulary included "
+                           "(the noise is calibrated to it; a model with an inherent cost says "
+                           "the smallest reachable total and settings that reach it); "
+                           "lp-lda/olp-lda: the total per document (pure local DP; each of the "
+                           "V words gets epsilon / V)")
     priv.add_argument("--epsilon-per-word", type=_POS_FLOAT, default=None,
                       help="lp-lda/olp-lda: each client's per-word (per presence bit) local "
                            "epsilon instead of the total per document")
     priv.add_argument("--epsilon-per-iter", type=_POS_FLOAT, default=None,
                       help="hdp-lda/cdp-lda+/zhu-lda: Laplace epsilon per sweep instead of a total")
-    priv.add_argument("--delta", type=_UNIT_OPEN, default=1e-5)
+    priv.add_argument("--delta", type=_UNIT_OPEN, default=1e-5,
+                      help="total delta (on raw text: half to the DP vocabulary, half to the "
+                           "model)")
     priv.add_argument("--clip", type=_POS_FLOAT, default=None,
                       help="count clip C (Gibbs models; hdp-lda default 50)")
     priv.add_argument("--beta", type=_POS_FLOAT, default=None,
                       help="topic-word prior (Gibbs models; hdp-lda default 0.1, others 1/K)")
     priv.add_argument("--mechanism", default=None,
-                      choices=["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"])
+                      choices=["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"],
+                      help="hdp-lda/cdp-lda+/zhu-lda: noise of the snapshots")
     priv.add_argument("--noise-multiplier", type=_POS_FLOAT, default=None,
                       help="sub-lda: Gaussian noise multiplier instead of a total epsilon")
     priv.add_argument("--sample-rate", type=_float_type(0.0, 1.0, high_open=False), default=0.5, help="sub-lda gamma")
     priv.add_argument("--accounting", default=None,
                       help="sub-lda: sound|paper; vips: rdp|zcdp-paper|advanced|linear")
     priv.add_argument("--batch-size", type=_POS_INT, default=64, help="vips / olp-lda mini-batch size")
+    priv.add_argument("--total-samples", type=_POS_FLOAT, default=None, metavar="N",
+                      help="vips/fdptm on private data: a PUBLIC number of documents (a bound or "
+                           "an estimate made without the private data) that sets the sampling "
+                           "rate; the demo corpus' own size by default")
     priv.add_argument("--max-doc-length", type=_POS_INT, default=100,
                       help="vips: documents capped at this many tokens (sensitivity)")
     priv.add_argument("--prior-fraction", type=_UNIT_OPEN, default=0.2,
                       help="olp-lda: share of training documents used as the clean prior set")
     priv.add_argument("--gamma", type=_UNIT_OPEN, default=0.1,
                       help="topicdp: failure probability of the sampled sensitivity (random DP)")
-    priv.add_argument("--vocab-epsilon", type=_POS_FLOAT, default=1.0,
-                      help="raw text, private models (and fdptm): epsilon of the DP vocabulary "
-                           "selection, composed with the model's --epsilon")
+    priv.add_argument("--vocab-share", type=_UNIT_OPEN, default=0.5,
+                      help="raw text without --vocabulary (and fdptm): share of the total "
+                           "--epsilon spent on the DP vocabulary; the model gets the rest")
+    priv.add_argument("--vocab-epsilon", type=_POS_FLOAT, default=None,
+                      help="the DP vocabulary's epsilon instead of --vocab-share (must be "
+                           "below --epsilon: the model gets the rest)")
+    priv.add_argument("--vocab-cap", type=_POS_INT, default=10,
+                      help="DP vocabulary: at most this many distinct words per document "
+                           "(its most frequent) enter the selection")
     priv.add_argument("--sensitivity", type=_POS_FLOAT, default=None,
                       help="topicdp: a public bound on the sensitivity of the topic matrix "
                            "(or give --reference-data)")
@@ -615,16 +624,46 @@ def _add_privacy_options(p):
                            "--data) on which the sensitivity is sampled")
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter,
+                     argparse.RawDescriptionHelpFormatter):
+    """--help shows each flag's default (when it has one) and keeps the model list's layout."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _models_epilog():
+    width = max(map(len, MODELS))
+    lines = [f"  {name:<{width}}  {desc}" for name, (desc, _) in sorted(MODELS.items())]
+    return ("models (--model):\n" + "\n".join(lines)
+            + f"\n\nexample: dptm fit --data texts/ --epsilon 4 -k 10 --save release")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="dptm", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="dptm", description=__doc__.split("\n\n")[0],
+                                     epilog="dptm alone runs 'dptm fit' on the embedded demo "
+                                            "corpus with the recommended private model.",
+                                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"dptm {__version__}")
     sub = parser.add_subparsers(dest="command")
-    fit = sub.add_parser("fit", help="train a topic model and report it (the default command)")
-    fit.add_argument("--model", choices=sorted(MODELS), default="gibbs")
+    fit = sub.add_parser("fit", help="train a topic model and report it (the default command)",
+                         description="Train a topic model and report its topics, the privacy "
+                                     "guarantee and (on public data) its utility.",
+                         epilog=_models_epilog(), formatter_class=_HelpFormatter)
+    fit.add_argument("--model", choices=sorted(MODELS), default=None,
+                     help=f"the topic model (see the list below); default: {RECOMMENDED} "
+                          "(gibbs with --non-private)")
+    fit.add_argument("--non-private", action="store_true",
+                     help="allow a NON-private model (gibbs): its output exposes the training "
+                          "data and is marked NOT PRIVATE")
     _add_data_options(fit)
-    fit.add_argument("--test-fraction", type=_float_type(0.0, 1.0, low_open=False), default=0.1,
-                     help="held-out share of documents for perplexity")
-    fit.add_argument("--top-words", type=_POS_INT, default=10)
+    fit.add_argument("--test-fraction", type=_float_type(0.0, 1.0, low_open=False), default=None,
+                     help="non-private models and the demo corpus: held-out share of documents "
+                          "for perplexity (0.1 when not given); a private model on private "
+                          "data uses every document")
+    fit.add_argument("--top-words", type=_POS_INT, default=10, help="top words shown per topic")
     fit.add_argument("--jobs", type=_int_type(1, extra=(-1,)), default=None,
                      help="parallel model fits (topicdp); -1 = all cores")
     fit.add_argument("--save", default=None, metavar="DIR",
@@ -640,7 +679,10 @@ def build_parser():
                           "epsilon and report held-out perplexity and NPMI on public data "
                           "(the demo corpus' held-out split or --reference-data)")
     _add_privacy_options(fit)
-    aud = sub.add_parser("audit", help="membership-inference audit (online/offline LiRA)")
+    aud = sub.add_parser("audit", help="membership-inference audit (online/offline LiRA)",
+                         description="Membership-inference audit (online and offline LiRA) "
+                                     "of a trainer on a corpus the auditor holds.",
+                         formatter_class=_HelpFormatter)
     aud.add_argument("--model", choices=sorted(AUDIT_TRAINERS), default="gibbs",
                      help="trainer of the target and shadow models")
     _add_data_options(aud)
@@ -674,6 +716,8 @@ def main(argv=None, out=None):
                   file=sys.stderr)
             return 2
         matplotlib.use("Agg")
+    fmt = warnings.formatwarning
+    warnings.formatwarning = _format_warning
     try:
         if args.command == "fit":
             command = cmd_curve if args.epsilons is not None else cmd_fit
@@ -693,7 +737,14 @@ def main(argv=None, out=None):
             msg = f"{exc.filename}: {msg}"
         print(f"dptm: error: {msg}", file=sys.stderr)
         return 2
+    finally:
+        warnings.formatwarning = fmt
     return 0
+
+
+def _format_warning(message, category, filename, lineno, line=None):
+    """Warnings as one line, "warning: <Category>: message": no internal source line."""
+    return f"warning: {category.__name__}: {message}\n"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,7 +26,7 @@ from ._utils import check_int, check_positive, check_random_state
 
 __all__ = [
     "load_uci_bow", "load_json_texts", "load_jsonl_texts", "load_csv_texts", "load_texts",
-    "load_text_lines", "load_reuters_c50",
+    "load_text_lines", "load_text_folder", "load_reuters_c50",
     "make_lda_corpus", "load_demo_corpus", "shared_data_dir",
 ]
 
@@ -285,11 +285,47 @@ def load_text_lines(path):
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def load_texts(path, key="text"):
-    """Load raw documents, the format chosen by the file name (a final ``.gz`` is ignored):
-    ``.json`` (:func:`load_json_texts`), ``.jsonl``/``.ndjson`` (:func:`load_jsonl_texts`),
+def load_text_folder(path):
+    """Load a folder of documents: one document per file, sub-folders included.
+
+    Every regular file whose name does not start with ``.`` is a document (UTF-8; ``.gz``
+    is decompressed), in the order of the files' relative paths. An empty file is an
+    empty document (kept, so the number of documents is the number of files).
+
+    Returns
+    -------
+    list of str
+        The file contents, surrounding whitespace removed.
+    """
+    root = Path(os.fspath(path))
+    if not root.is_dir():
+        raise FileNotFoundError(f"path: no such folder: {root}")
+    files = sorted((p for p in root.rglob("*")
+                    if p.is_file() and not any(part.startswith(".")
+                                               for part in p.relative_to(root).parts)),
+                   key=lambda p: p.relative_to(root).as_posix())
+    if not files:
+        raise ValueError(f"{root}: the folder has no files (one document per file expected)")
+    return [_read_text(p).strip() for p in files]
+
+
+# Formats whose unit is fixed by the file: records, rows, files. A plain text file is read
+# one document per line only when asked (the line then becomes the unit protected).
+RECORD_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".tsv")
+
+
+def load_texts(path, key="text", *, one_per_line=True):
+    """Load raw documents, the format chosen by the path (a final ``.gz`` is ignored):
+    a folder (:func:`load_text_folder`, one document per file), ``.json``
+    (:func:`load_json_texts`), ``.jsonl``/``.ndjson`` (:func:`load_jsonl_texts`),
     ``.csv``/``.tsv`` (:func:`load_csv_texts`), anything else one document per line
-    (:func:`load_text_lines`). ``key`` names the text field of records / the CSV column."""
+    (:func:`load_text_lines`). ``key`` names the text field of records / the CSV column.
+
+    ``one_per_line=False`` refuses the last case with a ValueError: reading a plain text
+    file line by line makes each line a document, which silently changes the unit a
+    document-level guarantee protects (e.g. ``cat texts/* > all.txt``)."""
+    if Path(os.fspath(path)).is_dir():
+        return load_text_folder(path)
     suffix = _base_suffix(path)
     if suffix == ".json":
         return load_json_texts(path, key=key)
@@ -297,6 +333,13 @@ def load_texts(path, key="text"):
         return load_jsonl_texts(path, key=key)
     if suffix in (".csv", ".tsv"):
         return load_csv_texts(path, key=key)
+    if not one_per_line:
+        _check_file(path, "path")
+        raise ValueError(
+            f"{path}: a plain text file is read as one document per line only with "
+            "--one-per-line (one_per_line=True): each line then becomes the unit the guarantee "
+            "protects. For one document per file pass the folder; for records use .jsonl or "
+            ".csv (--text-key)")
     return load_text_lines(path)
 
 

@@ -4,6 +4,11 @@ preprocess -> DP vocabulary (DP set union, :class:`dptm.DPVocabulary`) -> saniti
 every word outside the private vocabulary) -> any document-level (or user-level) DP topic
 model on the sanitized corpus. The release is the topic-word matrix *and* its vocabulary,
 and ``privacy_`` composes both stages (Theorem 4.1, adaptive basic composition).
+
+Only document- or user-level model stages are accepted. Behind a DP vocabulary a word-level
+model is not covered by its proof: sanitizing turns "replace word t by t'" into the deletion
+of a token when t is selected and t' is not, which changes the document's length and the
+number of tokens, both public under word adjacency (and C = N for an unclipped model).
 """
 import inspect
 import math
@@ -21,9 +26,32 @@ __all__ = ["FullyPrivateTopicModel"]
 
 
 def _default_model():
-    from .models.svi import PrivateOnlineLDA
-    return PrivateOnlineLDA(n_components=10, max_doc_length=100, target_epsilon=3.0,
-                            target_delta=1e-5)
+    from .models.private_vb import PrivateBatchLDA
+    return PrivateBatchLDA(n_components=10, target_epsilon=3.0, target_delta=1e-5)
+
+
+_ALLOWED = ("document- or user-level model stages: PrivateBatchLDA, PrivateOnlineLDA "
+            "(sampling='poisson', with a declared total_samples) or a TopicDP-wrapped model")
+
+
+def _refuse_word_level(model):
+    """Refuse, before any budget is spent, a model stage whose guarantee does not hold on
+    a corpus sanitized over a DP vocabulary."""
+    name = type(model).__name__
+    if getattr(model, "_privacy_adjacency", None) == "word":
+        raise ValueError(
+            f"model {name} is only word-level private (one token replaced), and behind a DP "
+            "vocabulary that guarantee does not hold: sanitizing turns a replaced word into a "
+            "deleted token when only one of the two words is selected, which changes the "
+            "number of tokens and the document's length its proof takes as public. "
+            f"FullyPrivateTopicModel takes {_ALLOWED}; fit word-level models on a matrix over "
+            "a public vocabulary, with an explicit clip")
+    params = model.get_params(deep=False)
+    if name == "PrivateOnlineLDA" and params.get("sampling", "poisson") != "poisson":
+        raise ValueError(
+            f"model PrivateOnlineLDA(sampling={params['sampling']!r}) is private for documents "
+            "replaced in a corpus of public size, not for documents added or removed, which "
+            f"the vocabulary stage protects: use sampling='poisson'. Allowed: {_ALLOWED}")
 
 
 def _seed(est, gen, seeded):
@@ -47,9 +75,11 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
     model : estimator, default=None
         The topic-model stage M2: any estimator with ``fit(X)`` (or ``fit(X, groups=...)``)
         that sets a ``privacy_`` report with document or user adjacency, e.g.
-        ``PrivateOnlineLDA``, ``NoisyGibbsLDA`` (Zhu et al. 2016 with a document cap) or a
-        ``TopicDP``-wrapped model. ``PrivateOnlineLDA(n_components=10, max_doc_length=100,
-        target_epsilon=3, target_delta=1e-5)`` when None.
+        ``PrivateBatchLDA``, ``PrivateOnlineLDA`` (Poisson sampling with a declared
+        ``total_samples``) or a ``TopicDP``-wrapped model. Word-level models
+        (``NoisyGibbsLDA``, ``SubsampledGibbsLDA``) are refused with a ValueError (see
+        Privacy). ``PrivateBatchLDA(n_components=10, target_epsilon=3, target_delta=1e-5)``
+        when None.
     preprocessor : callable or None, default=None
         Maps one document (str) to its tokens; ``dptm.text.TextPreprocessor()`` when None.
         Documents given as token lists are used as they are.
@@ -91,15 +121,19 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
     * both stages at the same level: (eps1 + eps2, delta1 + delta2) at that level;
     * users given, document-level model: the guarantee is document-level; removing one
       document changes one user's data, i.e. two add/remove-user steps, so the vocabulary
-      stage contributes (2 eps1, (1 + e^eps1) delta1) by group privacy;
-    * word-level model (e.g. ``NoisyGibbsLDA``, whose accounting is word-level): the whole
-      release is only word-level, and the vocabulary stage enters with (2 eps1,
-      (1 + e^eps1) delta1) for the same reason.
+      stage contributes (2 eps1, (1 + e^eps1) delta1) by group privacy.
+
+    Word-level models are refused: their proof takes the number of tokens and every
+    document's length as public, and on a sanitized corpus a replaced word becomes a
+    deleted token whenever exactly one of the two words is in the private vocabulary, so
+    neither is public (and an unclipped model's C = N would print it). Document-level
+    models that take the number of documents as public are refused too (it changes under
+    add/remove adjacency): ``PrivateOnlineLDA`` must use Poisson sampling, planned with a
+    declared ``total_samples``.
 
     eps2 is the model's own sound epsilon at its target delta (``model_.privacy_``). With a
     TopicDP model the whole guarantee is (epsilon, delta, gamma)-random DP and the report
-    carries gamma. The documents count D is treated as public by the models that use it.
-    Released: ``topic_word_`` and ``vocabulary_``.
+    carries gamma. Released: ``topic_word_`` and ``vocabulary_``.
 
     Examples
     --------
@@ -107,11 +141,11 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
     >>> from dptm.models.svi import PrivateOnlineLDA
     >>> docs = ["storm flood rain warning", "election vote poll", "flood rain river"] * 300
     >>> fdptm = FullyPrivateTopicModel(
-    ...     DPVocabulary(target_epsilon=3, max_contribution=10),
-    ...     PrivateOnlineLDA(n_components=2, max_doc_length=10, target_epsilon=3,
-    ...                      target_delta=1e-5)).fit(docs)
-    >>> fdptm.vocabulary_.tolist()
-    ['election', 'flood', 'poll', 'rain', 'river', 'storm', 'vote', 'warning']
+    ...     DPVocabulary(target_epsilon=3, max_contribution=10, alpha=10.0),
+    ...     PrivateOnlineLDA(n_components=2, max_doc_length=10, total_samples=1000,
+    ...                      target_epsilon=3, target_delta=1e-5)).fit(docs)
+    >>> {"flood", "rain", "vote", "poll"} <= set(fdptm.vocabulary_.tolist())  # DP-selected
+    True
     """
 
     def __init__(self, vocabulary=None, model=None, *, preprocessor=None,
@@ -160,6 +194,7 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         if not hasattr(model, "fit") or not hasattr(model, "get_params"):
             raise TypeError("model must be a scikit-learn style private topic model, got "
                             f"{type(model).__name__}")
+        _refuse_word_level(model)
         return vocab, model
 
     # -- fit -------------------------------------------------------------------------
@@ -204,7 +239,8 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         self._log("stage 1 (%s): private vocabulary of %d words", type(vocab).__name__,
                   words.size)
 
-        # SAN(PRE(D), S): a per-document map; empty documents are kept (D stays public)
+        # SAN(PRE(D), S): a per-document map; empty documents are kept (one document in,
+        # one row out, so an added document is an added row for the model stage)
         X, _ = tokens_to_matrix(tokens, vocabulary=words)
 
         # stage 2: M2(SAN(PRE(D), S))
@@ -227,11 +263,15 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         if not isinstance(report, PrivacyReport):
             raise ValueError(f"model {type(model).__name__} set no privacy_ report after fit: "
                              "FDPTM needs a differentially private topic model")
-        if report.adjacency not in ("document", "user", "word"):
+        if report.adjacency not in ("document", "user"):
+            # after the fit, for a model whose adjacency is only known from its report: both
+            # stages' releases are discarded (never published by this object)
+            self.__dict__.pop("model_", None)
+            self.__dict__.pop("vocabulary_stage_", None)
             raise ValueError(
                 f"model {type(model).__name__} is private under {report.adjacency!r} adjacency; "
-                "FDPTM needs a central DP model at document, user (or, weakly, word) level "
-                "(papers/manzonelli2024 Sec. 4.3)")
+                "FDPTM needs a central DP model at document or user level "
+                f"(papers/manzonelli2024 Sec. 4.3): {_ALLOWED}")
         self.vocabulary_ = words
         self.components_ = np.asarray(self.model_.components_, dtype=np.float64)
         self.topic_word_ = np.asarray(self.model_.topic_word_, dtype=np.float64)
@@ -252,13 +292,7 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         eps2 = float(mreport.epsilon(delta2))
         m_adj = mreport.adjacency
         notes = []
-        if m_adj == "word":
-            # a token replacement changes one user's data: two add/remove steps for stage 1
-            adjacency = "word"
-            notes.append("the model stage is only word-level private (one token replaced), so "
-                         "the whole release is word-level: weaker than the document-level "
-                         "guarantee papers/manzonelli2024 asks for")
-        elif per_document:
+        if per_document:
             adjacency = "document"
             notes.append("groups=None: every document is its own user, so both stages are "
                          "document-level (user-level if each document has a distinct author)")

@@ -29,6 +29,8 @@ FORMAT_VERSION = 1
 _ARRAYS, _META = "topics.npz", "release.json"
 # Never part of a release: secrets (the seed) and run-time options.
 _NOT_PUBLIC = {"random_state", "verbose", "callback", "n_jobs"}
+_NOT_PRIVATE_NOTE = ("NOT PRIVATE: a non-private model; these topics and this vocabulary "
+                     "expose the training data")
 
 
 def public_params(params):
@@ -122,6 +124,11 @@ class Release:
         return self.topic_word.shape[0]
 
     @property
+    def private(self):
+        """False for the output of a non-private model (no privacy report): NOT PRIVATE."""
+        return self.privacy is not None
+
+    @property
     def vocabulary_provenance(self):
         """Where the vocabulary comes from, as the guarantee assumes it."""
         if self.privacy is not None and self.privacy.vocabulary is not None:
@@ -175,7 +182,9 @@ class Release:
             "hyperparameters": self.hyperparameters, "vocabulary": self.vocabulary,
             "vocabulary_provenance": self.vocabulary_provenance,
             "privacy": None if self.privacy is None else self.privacy.to_state(),
-            "privacy_summary": None if self.privacy is None else self.privacy.to_dict(),
+            "privacy_summary": (_NOT_PRIVATE_NOTE if self.privacy is None
+                                else self.privacy.to_dict()),
+            "private": self.private,
         }
         with open(os.path.join(path, _META), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1, allow_nan=True)
@@ -201,6 +210,9 @@ class Release:
             topic_word = arrays["topic_word"]
             components = arrays["components"] if "components" in arrays.files else None
         privacy = meta["privacy"]
+        if meta.get("private", privacy is not None) is not (privacy is not None):
+            raise ValueError(f"{meta_path}: 'private' is {meta.get('private')!r} but the "
+                             f"release {'has' if privacy is not None else 'has no'} privacy report")
         return cls(topic_word, components=components, doc_topic_prior=meta["doc_topic_prior"],
                    privacy=None if privacy is None else PrivacyReport.from_state(privacy),
                    vocabulary=meta["vocabulary"], model=meta["model"],
@@ -222,7 +234,7 @@ class Release:
     __hash__ = None
 
     def __repr__(self):
-        kind = "non-private" if self.privacy is None else repr(self.privacy)
+        kind = "NOT PRIVATE" if self.privacy is None else repr(self.privacy)
         return (f"Release(model={self.model!r}, n_components={self.n_components}, "
                 f"n_words={self.topic_word.shape[1]}, {kind})")
 

@@ -402,8 +402,9 @@ class DPVocabulary(BaseEstimator):
             raise ValueError("token_lists has no tokens: every document is empty")
         n_words = len(index)
         if n_words > _MAX_CANDIDATES:
-            raise ValueError(f"token_lists has {n_words} distinct words, more than the "
-                             f"{_MAX_CANDIDATES} the exact noise's accounting allows")
+            # the count of the private text is not named: the error message is seen
+            raise ValueError(f"token_lists has more than {_MAX_CANDIDATES} distinct words, "
+                             "the most the exact noise's accounting allows")
         noise, scale, rho, true_delta, g, sens = self._noise_and_threshold(eps, delta, cap)
         if noise == "gaussian":
             warnings.warn(f"DPVocabulary(method={self.method!r}) draws floating-point Gaussian noise "

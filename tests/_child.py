@@ -10,3 +10,10 @@ def run_child(code, **kwargs):
     it took."""
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           **kwargs)
+
+
+def repo_root():
+    """The folder holding the imported ``dptm`` package (a child's working directory)."""
+    import os
+    import dptm
+    return os.path.dirname(os.path.dirname(os.path.abspath(dptm.__file__)))

@@ -25,17 +25,31 @@ def _topics(out):
 
 
 def test_main_job_on_demo_corpus():
+    # `dptm` alone: the recommended private model (no longer non-private GibbsLDA) at a
+    # non-vacuous total epsilon, its utility against non-private on the public held-out split
     code, out = run()
     assert code == 0
-    assert "embedded demo corpus" in out
+    assert out.startswith("dptm: batch-vb") and "embedded demo corpus" in out
     topics = _topics(out)
     assert len(topics) == 8 and all(len(t) == 10 for t in topics)
+    m = re.search(r"held-out perplexity (\d+\.\d\d) \(80 public documents\); non-private "
+                  r"GibbsLDA on the same public documents: (\d+\.\d\d) \(private / non-private "
+                  r"= (\d+\.\d\d)x\)", out)
+    assert m and abs(float(m.group(1)) / float(m.group(2)) - float(m.group(3))) < 0.01
+    total = float(re.search(r"total epsilon = ([\d.]+) at delta = 1e-05", out).group(1))
+    assert 3.9 < total <= 4.0 and "NOT PRIVATE" not in out
+
+
+def test_non_private_main_job_on_demo_corpus():
+    code, out = run("--non-private")
+    assert code == 0
+    topics = _topics(out)
     # the 8 planted themes are recovered: no word is a top-3 word of two topics
     tops = [w for t in topics for w in t[:3]]
-    assert len(set(tops)) == len(tops)
+    assert len(topics) == 8 and len(set(tops)) == len(tops)
     assert re.search(r"held-out perplexity \(80 documents\): \d+\.\d\d", out)
     assert re.search(r"UMass -?\d\.\d{3} \(mean over word pairs\), NPMI -?\d\.\d{3}", out)
-    assert "privacy: none" in out
+    assert "privacy: NONE. NOT PRIVATE" in out
 
 
 # Per model: arguments giving a quick run, and the epsilon the report may not exceed.
@@ -49,7 +63,7 @@ PRIVATE = {
     "lp-lda": (["--epsilon", "3"], 3.0),        # the total per document (#18)
     "olp-lda": (["--epsilon", "3"], 3.0),
     "topicdp": (["--epsilon", "2", "--sensitivity", "0.05"], 2.0),
-    "fdptm": (["--epsilon", "3", "--vocab-epsilon", "1"], 4.0),
+    "fdptm": (["--epsilon", "3", "--vocab-epsilon", "1"], 3.0),     # --epsilon is the total
 }
 
 
@@ -68,9 +82,15 @@ def test_private_model_prints_exactly_what_it_publishes(model, tmp_path):
     # the printed report and topics are those of the saved release, character for character
     assert str(release.privacy) in out
     assert _topics(out) == release.top_words(10)
-    # no metric of the private data, no timing, no count of the training data
+    # no metric of the training data, no timing, no count of the training data; the demo
+    # corpus is public, so its public held-out split's utility line is the one metric shown
+    head = out.split("Privacy report")[0]
+    utility = [ln for ln in head.splitlines() if ln.startswith("utility on the demo corpus' "
+                                                               "held-out split (public)")]
+    assert len(utility) == 1
+    head = head.replace(utility[0], "")
     for leak in ("perplexity", "coherence", "trained in", "tokens", "training documents"):
-        assert leak not in out.split("Privacy report")[0].replace("perplexity(X_public)", "")
+        assert leak not in head
     assert not str(release.privacy).startswith("TEST MODE")
     if eps_max is not None:
         assert release.privacy.epsilon(release.privacy.default_delta) <= eps_max * (1 + 1e-9)
@@ -97,8 +117,9 @@ def raw_text(tmp_path):
 
 def test_private_model_on_raw_text_uses_a_dp_vocabulary(raw_text, tmp_path):
     save = tmp_path / "rel"
-    code, out = run("fit", "--model", "vips", "--epsilon", "1", "--data", str(raw_text),
-                    "-k", "2", "--iterations", "3", "--save", str(save))
+    code, out = run("fit", "--model", "vips", "--epsilon", "2", "--data", str(raw_text),
+                    "--one-per-line", "--total-samples", "500", "-k", "2", "--iterations", "3",
+                    "--save", str(save))
     assert code == 0, out
     release = Release.load(str(save))
     vocabulary = set(release.vocabulary)
@@ -113,7 +134,8 @@ def test_public_vocabulary_file(raw_text, tmp_path):
     vocab.write_text("flood\nrain\nriver\nvote\npoll\ncandidate\n")
     save = tmp_path / "rel"
     code, out = run("fit", "--model", "vips", "--epsilon", "2", "--data", str(raw_text),
-                    "--public-vocab", str(vocab), "-k", "2", "--iterations", "2",
+                    "--one-per-line", "--vocabulary", str(vocab), "--total-samples", "500",
+                    "-k", "2", "--iterations", "2",
                     "--save", str(save))
     assert code == 0, out
     release = Release.load(str(save))
@@ -122,9 +144,9 @@ def test_public_vocabulary_file(raw_text, tmp_path):
 
 
 def test_local_models_need_a_public_vocabulary_on_raw_text(raw_text, capsys):
-    code, _ = run("fit", "--model", "lp-lda", "--data", str(raw_text))
+    code, _ = run("fit", "--model", "lp-lda", "--data", str(raw_text), "--one-per-line")
     assert code == 2
-    assert "--public-vocab" in capsys.readouterr().err
+    assert "pass --vocabulary FILE" in capsys.readouterr().err
 
 
 def test_vacuous_guarantee_is_flagged():
@@ -180,22 +202,24 @@ def test_fit_epsilons_draws_the_privacy_utility_curve(tmp_path):
     vocab = tmp_path / "words.txt"
     vocab.write_text("rain\nstorm\nflood\nvote\npoll\nelection\n")
     code, _ = run("fit", "--model", "vips", "--epsilons", "1,4", "--data", str(data),
-                  "--public-vocab", str(vocab))
+                  "--one-per-line", "--vocabulary", str(vocab))
     assert code == 2
-    code, _ = run("fit", "--epsilons", "1,4")                   # gibbs: not private
+    code, _ = run("fit", "--non-private", "--epsilons", "1,4")     # gibbs: not private
     assert code == 2
     assert main(["fit", "--epsilons", "1,-4"]) == 2
 
 
 def test_json_and_version(capsys):
-    code, out = run("fit", "--json", "--iterations", "20")
+    code, out = run("fit", "--non-private", "--json", "--iterations", "20")
     assert code == 0
     result = json.loads(out)
     assert result["model"] == "gibbs" and len(result["top_words"]) == 8
     assert set(result["metrics"]) == {"heldout_perplexity", "umass", "npmi"}
     code, out = run("fit", "--model", "vips", "--json", "--iterations", "2", "-k", "3")
     result = json.loads(out)
-    assert "metrics" not in result and result["privacy"]["adjacency"] == "document"
+    # a private model on the public demo corpus: utility on its public held-out split only
+    assert set(result["metrics"]) == {"heldout_perplexity", "nonprivate_perplexity", "ratio"}
+    assert result["privacy"]["adjacency"] == "document" and result["private"] is True
     assert main(["--version"]) == 0
     assert re.match(r"dptm \d+\.\d+", capsys.readouterr().out)
 
@@ -207,12 +231,12 @@ def test_uci_and_json_inputs(tmp_path):
         fh.write(f"3\n3\n{len(rows)}\n" + "".join(f"{d} {w} {c}\n" for d, w, c in rows))
     vocab = tmp_path / "vocab.toy.txt"
     vocab.write_text("apple\nbanana\ncherry\n")
-    code, out = run("fit", "--data", str(docword), "--vocab", str(vocab), "-k", "2",
+    code, out = run("fit", "--non-private", "--data", str(docword), "--vocab", str(vocab), "-k", "2",
                     "--iterations", "5", "--test-fraction", "0")
     assert code == 0 and "3 words" in out and "cherry" in out
     texts = tmp_path / "texts.json"
     texts.write_text(json.dumps(["the cat sat on the mat", "dogs chase cats", "mat and hat"]))
-    code, out = run("fit", "--data", str(texts), "-k", "2", "--iterations", "5",
+    code, out = run("fit", "--non-private", "--data", str(texts), "-k", "2", "--iterations", "5",
                     "--test-fraction", "0")
     assert code == 0 and "mat" in out
 
@@ -249,7 +273,8 @@ def test_topicdp_samples_its_sensitivity_on_a_public_reference(raw_text, tmp_pat
     reference = tmp_path / "public.txt"
     reference.write_text("\n".join(["flood rain river", "vote poll candidate"] * 40))
     save = tmp_path / "rel"
-    code, out = run("fit", "--model", "topicdp", "--data", str(raw_text), "--public-vocab",
+    code, out = run("fit", "--model", "topicdp", "--data", str(raw_text), "--one-per-line",
+                    "--vocabulary",
                     str(vocab), "--reference-data", str(reference), "--gamma", "0.5",
                     "-k", "2", "--iterations", "5", "--save", str(save))
     assert code == 0, out

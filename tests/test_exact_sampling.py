@@ -8,6 +8,7 @@ Fractions), and the samplers' pmf when every decision is forced down it.
 """
 from fractions import Fraction
 import math
+import textwrap
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from scipy import stats
 
 from dptm import _cgs, mechanisms
 from dptm._exact import uniform_below_exp
+from _child import repo_root, run_child
 
 
 def exp_neg_bounds(g, terms=60):
@@ -112,3 +114,25 @@ def test_margin_hook_restores():
     old = _cgs._set_lazy_margin(0.5)
     assert _cgs._set_lazy_margin(old) == 0.5
     assert old == 2.0 ** -36
+
+
+# ------------------------------------------------------- a failing exact path
+def test_exact_path_failure_is_not_a_silent_reject():
+    # Every Bernoulli(exp) decision is sent down the exact path (test hook) and that path
+    # raises: the sampler must fail loudly (exception or abort), never return a sample.
+    # Before the fix each failed decision was a silent "0": u != 0 always rejected, the
+    # geometric count always 0, so the discrete Laplace of scale 10 returned 0 every time.
+    code = textwrap.dedent("""
+        import numpy as np
+        from dptm import _cgs, _exact
+        def boom(*a, **k):
+            raise MemoryError("simulated failure in the exact path")
+        _exact.uniform_below_exp = boom
+        _cgs._set_lazy_margin(2.0)
+        out = np.empty(20, dtype=np.int64)
+        _cgs.fill_discrete_laplace(out, 10, 1, np.random.PCG64(1))
+        print("SAMPLES", out.tolist())
+    """)
+    proc = run_child(code, cwd=repo_root())
+    assert "SAMPLES" not in proc.stdout, (
+        "a failing exact path still produced noise samples: " + proc.stdout.strip())

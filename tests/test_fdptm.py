@@ -21,7 +21,7 @@ DOCS = (["storm flood rain warning river", "election vote poll candidate",
 
 def vips(eps=3.0, k=2):
     return PrivateOnlineLDA(n_components=k, max_doc_length=10, target_epsilon=eps,
-                            target_delta=1e-5, max_iter=5)
+                            target_delta=1e-5, max_iter=5, total_samples=len(DOCS))
 
 
 def test_pipeline_releases_private_vocabulary_and_topics():
@@ -84,13 +84,50 @@ def test_topicdp_model_is_user_level_random_dp():
     assert f.model_.privacy_.adjacency == "user"
 
 
-def test_word_level_model_gives_a_word_level_release():
-    from dptm.models.private_gibbs import NoisyGibbsLDA
-    m = NoisyGibbsLDA(2, epsilon_per_iter=3.0, clip=50, noise_schedule="last", max_iter=10)
-    f = FullyPrivateTopicModel(DPVocabulary(1.0, 1e-5, max_contribution=10), m,
-                               random_state=0).fit(DOCS)
-    assert f.privacy_.adjacency == "word"
-    assert "word-level" in str(f.privacy_)
+@pytest.mark.parametrize("clip", [None, 50])
+@pytest.mark.parametrize("name", ["NoisyGibbsLDA", "SubsampledGibbsLDA"])
+def test_word_level_model_is_refused_before_any_stage_runs(name, clip, monkeypatch):
+    # Behind a DP vocabulary a replaced word becomes a deleted token (t selected, t' not):
+    # not covered by the word-level proof, which takes N and the lengths as public (and
+    # C = N of the sanitized corpus was printed as public). Refused, naming what is allowed.
+    from dptm.models import private_gibbs
+    m = getattr(private_gibbs, name)(2, clip=clip, max_iter=3)
+    ran = []
+    monkeypatch.setattr(DPVocabulary, "fit", lambda self, *a, **k: ran.append(1))
+    f = FullyPrivateTopicModel(DPVocabulary(1.0, 1e-5, max_contribution=10), m)
+    with pytest.raises(ValueError, match=rf"{name} is only word-level.*PrivateBatchLDA.*"
+                                         r"public vocabulary"):
+        f.fit(DOCS)
+    assert not ran and not hasattr(f, "vocabulary_stage_")
+
+
+def test_replace_one_and_word_reports_are_refused_after_the_fit():
+    # a model whose adjacency is only known from its report: refused, its fit not kept
+    class WordLevel(PrivateOnlineLDA):
+        def fit(self, X, y=None):
+            super().fit(X)
+            from dptm.accounting import PrivacyReport
+            self.privacy_ = PrivacyReport(self.privacy_.event, "word")
+            return self
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10),
+                               WordLevel(2, max_doc_length=10, total_samples=601,
+                                         noise_multiplier=2.0, max_iter=1))
+    with pytest.raises(ValueError, match="'word' adjacency.*document or user level"):
+        f.fit(DOCS)
+    assert not hasattr(f, "model_") and not hasattr(f, "vocabulary_stage_")
+    with pytest.raises(ValueError, match="sampling='shuffle'.*sampling='poisson'"):
+        FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10),
+                               PrivateOnlineLDA(2, max_doc_length=10, sampling="shuffle",
+                                                noise_multiplier=2.0)).fit(DOCS)
+
+
+def test_online_lda_without_total_samples_is_reported_unprotected():
+    # the deprecated plan from the number of documents: said, not hidden
+    m = PrivateOnlineLDA(n_components=2, max_doc_length=10, target_epsilon=3.0,
+                         target_delta=1e-5, max_iter=1)
+    with pytest.warns(FutureWarning, match="total_samples"):
+        f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), m).fit(DOCS)
+    assert "partly unprotected" in f.privacy_.description
 
 
 def test_same_seed_same_release_and_pickle():
@@ -191,7 +228,8 @@ def test_tweetrumors_end_to_end(tweetrumors):
     f = FullyPrivateTopicModel(
         DPVocabulary(5.0, 1e-5, alpha=3.0, max_contribution=20),
         PrivateOnlineLDA(n_components=5, max_doc_length=20, target_epsilon=5.0,
-                         target_delta=1e-5, max_iter=5), random_state=0).fit(docs)
+                         target_delta=1e-5, max_iter=5, total_samples=2000),
+        random_state=0).fit(docs)
     full_vocab = {w for d in docs for w in d}
     assert 20 < f.vocabulary_.size < len(full_vocab) / 3
     X = f.sanitize(docs)

@@ -1,4 +1,4 @@
-"""n_jobs of the variational kernels (#16): lda_e_step and zeta_batch over OpenMP threads,
+"""n_jobs of the variational kernels: lda_e_step and zeta_batch over OpenMP threads,
 PrivateOnlineLDA / zeta wrappers. Every output is promised bit-identical for every thread
 count (documents are solved alone; the minibatch statistic is summed cell by cell in row
 order), so the tests compare with ``np.array_equal``, not a tolerance."""

@@ -85,14 +85,15 @@ def test_fdptm_logs_one_line_per_stage(caplog):
         warnings.simplefilter("ignore")
         FullyPrivateTopicModel(
             DPVocabulary(target_epsilon=2.0, target_delta=1e-5, max_contribution=3),
-            NoisyGibbsLDA(2, max_iter=20, clip=5, epsilon_per_iter=1.0, verbose=2),
+            PrivateOnlineLDA(2, max_iter=2, max_doc_length=3, total_samples=300,
+                             noise_multiplier=2.0, verbose=2),
             verbose=1).fit(docs)
     messages = _dptm_messages(caplog)
     assert len(messages) == 2
     # the released vocabulary's size (DP-selected: random, at most the 6 words)
     assert re.fullmatch(r"\[FullyPrivateTopicModel\] stage 1 \(DPVocabulary\): private "
                         r"vocabulary of [1-6] words", messages[0])
-    assert messages[1] == ("[FullyPrivateTopicModel] stage 2: fitting NoisyGibbsLDA on the "
+    assert messages[1] == ("[FullyPrivateTopicModel] stage 2: fitting PrivateOnlineLDA on the "
                            "sanitized corpus")
 
 

@@ -263,7 +263,7 @@ def test_truncation_is_uniform_over_token_subsets():
 def test_privacy_report_poisson(corpus):
     Xtr, _ = corpus
     model = PrivateOnlineLDA(4, batch_size=50, max_iter=2, max_doc_length=40, target_epsilon=1.0,
-                             target_delta=1e-5, random_state=0).fit(Xtr)
+                             target_delta=1e-5, total_samples=500, random_state=0).fit(Xtr)
     T, q = 2 * 10, 50 / 500
     rep = model.privacy_
     assert rep.adjacency == "document"
@@ -279,9 +279,18 @@ def test_privacy_report_poisson(corpus):
     assert model.noise_multiplier_ == pytest.approx(z)
     text = str(rep)
     assert "N = 40" in text and "q=0.1" in text and "count=20" in text
-    assert rep.assumed_public == ("number of documents D = 500 (sets q = S / D, the step count "
-                                  "and sigma)", "vocabulary size V = 40 (the vocabulary is not "
+    # the declared total_samples, never the number of documents (not public under add/remove)
+    assert rep.assumed_public == ("total_samples = 500 (declared: sets q = S / total_samples, the "
+                                  "step count and sigma; the number of documents is not used)",
+                                  "vocabulary size V = 40 (the vocabulary is not "
                                   "taken from the private text)", "max_doc_length N = 40")
+    # without total_samples (deprecated) the number of rows is used, and said to be unprotected
+    with pytest.warns(FutureWarning, match="total_samples"):
+        old = PrivateOnlineLDA(4, batch_size=50, max_iter=2, max_doc_length=40,
+                               target_epsilon=1.0, target_delta=1e-5, random_state=0).fit(Xtr)
+    assert old.privacy_.event == rep.event
+    assert "NOT covered" in old.privacy_.assumed_public[0]
+    assert any("NOT covered" in n for n in old.privacy_.notes)
 
 
 def test_tight_accounting_adds_less_noise_than_paper_recipes(corpus):

@@ -1,4 +1,4 @@
-"""Empirical DP of one VIPS step (issue 14): the statistic of a real partial_fit step on
+"""Empirical DP of one VIPS step: the statistic of a real partial_fit step on
 worst-case add/remove neighbours (one document of N copies of one word added to a
 corpus that does not use that word, K = 1, so its
 expected count is exactly N, all on one coordinate), privatized by the model's own noise

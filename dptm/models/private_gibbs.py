@@ -286,6 +286,8 @@ class _SnapshotGibbsBase(TopicModelMixin):
 
     # Default noise; 'laplace' / 'gaussian' are the floating-point samplers (not hardened).
     _FLOAT_MECHANISMS = ("laplace", "gaussian")
+    # What the guarantee protects, known before fit: a vocabulary pipeline refuses it.
+    _privacy_adjacency = "word"
 
     def _check_clip(self):
         if self.clip is None:
@@ -437,6 +439,9 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
     clip : float, default=None
         Clipping bound C of the snapshot counts in the word factor. None: no clipping
         (CDP-LDA+), implemented as C = N (number of tokens), which no true count exceeds.
+        N is public only under word adjacency over a public vocabulary (a replaced word
+        keeps it); on a corpus sanitized over a vocabulary chosen from the private text it
+        is not, so give ``clip`` (and see Privacy).
     mechanism : str, default='discrete_laplace'
         Snapshot noise: 'discrete_laplace', 'discrete_gaussian', 'laplace' or 'gaussian'. The discrete ones are exact integer samplers (Canonne et al. 2020):
         every snapshot value is an integer, whatever the counts. 'laplace' / 'gaussian' are
@@ -529,7 +534,10 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
     ``privacy_.epsilon(delta)`` is the tightest of the linear (pure DP), zCDP (pure eps ->
     eps^2/2-zCDP) and RDP routes; the paper's linear total T (eps_L + eps_I) is attached as
     ``privacy_.paper_claim`` for 'every' with a Laplace mechanism. The neighbouring relation
-    does not protect document membership or document lengths.
+    does not protect document membership or document lengths. The vocabulary must be
+    public: over a vocabulary selected from the private text (even privately), a word
+    replaced by one outside it is a deleted token, which changes N and a document's length;
+    that is not covered, and :class:`dptm.FullyPrivateTopicModel` refuses word-level models.
 
     Examples
     --------
@@ -798,7 +806,8 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
 
     Privacy
     -------
-    Word-level adjacency (one token's word replaced). Released and accounted, per
+    Word-level adjacency (one token's word replaced, over a public vocabulary: see
+    :class:`NoisyGibbsLDA`). Released and accounted, per
     iteration: the Gaussian snapshot (sigma, L2 sensitivity sqrt 2) and the sweep's topic
     assignments; ``components_`` is post-processing of the last snapshot. 'sound'
     accounting: the snapshot is computed from every token, sampled or not, so its release

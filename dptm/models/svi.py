@@ -9,7 +9,6 @@ import math
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import gammaln, psi
 from sklearn.utils.validation import check_is_fitted
 
@@ -22,6 +21,7 @@ from ..exceptions import NotHardenedWarning, user_stacklevel
 from ..mechanisms import (discrete_gaussian_parameters, lattice_gaussian, lattice_granularity,
                           lattice_rounding_slack)
 from ._base import TopicModelMixin
+from ._truncate import truncate_documents
 
 __all__ = ["PrivateOnlineLDA", "truncate_documents"]
 
@@ -32,6 +32,7 @@ ACCOUNTINGS = ("rdp", "zcdp-paper", "advanced", "linear")
 _PAPER_COMPOSITION = {"zcdp-paper": "zcdp", "advanced": "advanced", "linear": "linear"}
 _CITATION = "Park, Foulds, Chaudhuri & Welling 2016 (papers/park2016, eqs. 3, 5-6)"
 _STAT_LABEL = "minibatch expected sufficient statistics"
+_MAX_STEPS = 10 ** 7     # a fit plans one generator per step
 
 
 def _gaussian_noise(shape, sigma, rng):
@@ -67,51 +68,6 @@ def _granularity(sigma_c, z, n_coords):
     return g
 
 
-def truncate_documents(X, max_length, rng):
-    """Cap every document of ``X`` at ``max_length`` tokens.
-
-    A document longer than ``max_length`` keeps a uniformly random subset of exactly
-    ``max_length`` of its tokens (sampling without replacement from its multiset of
-    tokens); shorter documents are unchanged.
-
-    Parameters
-    ----------
-    X : scipy.sparse.csr_matrix of int64 (validated counts)
-    max_length : int >= 1
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    scipy.sparse.csr_matrix of int64 with the same shape; row sums <= ``max_length``.
-    """
-    lengths = np.asarray(X.sum(axis=1)).ravel()
-    long_docs = np.flatnonzero(lengths > max_length)
-    if long_docs.size == 0:
-        return X
-    sub = X[long_docs]
-    nnz_doc = np.repeat(np.arange(long_docs.size), np.diff(sub.indptr))
-    tok_doc = np.repeat(nnz_doc, sub.data)
-    tok_word = np.repeat(sub.indices, sub.data)
-    order = np.lexsort((rng.random(tok_doc.size), tok_doc))
-    starts = np.concatenate(([0], np.cumsum(lengths[long_docs])[:-1]))
-    rank = np.arange(tok_doc.size) - starts[tok_doc[order]]
-    keep = order[rank < max_length]
-    kept = sp.csr_matrix((np.ones(keep.size, dtype=np.int64), (tok_doc[keep], tok_word[keep])),
-                         shape=(long_docs.size, X.shape[1]))
-    kept.sum_duplicates()
-    short = X.copy()
-    short.data[np.repeat(np.isin(np.arange(X.shape[0]), long_docs), np.diff(X.indptr))] = 0
-    placed = sp.csr_matrix((kept.data, kept.indices, kept.indptr),
-                           shape=(long_docs.size, X.shape[1]))
-    expand = sp.csr_matrix((np.ones(long_docs.size, dtype=np.int64),
-                            (long_docs, np.arange(long_docs.size))),
-                           shape=(X.shape[0], long_docs.size))
-    out = (short + expand @ placed).tocsr()
-    out.eliminate_zeros()
-    out.sort_indices()
-    return out.astype(np.int64)
-
-
 class PrivateOnlineLDA(TopicModelMixin):
     """Latent Dirichlet allocation by (differentially private) stochastic variational
     inference: VIPS, papers/park2016 Algorithm 1, on top of online LDA.
@@ -137,8 +93,8 @@ class PrivateOnlineLDA(TopicModelMixin):
         (the last minibatch of an epoch may be smaller).
     sampling : {"poisson", "shuffle", "sequential"}, default="poisson"
         How minibatches are drawn in ``fit``. "poisson": every step keeps each document
-        independently with probability q = S / D (privacy amplification by subsampling
-        applies). "shuffle": each epoch a random permutation cut into consecutive batches
+        independently with probability q = S / ``total_samples`` (privacy amplification by
+        subsampling applies). "shuffle": each epoch a random permutation cut into consecutive batches
         of size S. "sequential": the rows in order, cut into batches of size S, as
         scikit-learn's online LDA does.
     learning_offset : float, default=10.0
@@ -147,11 +103,19 @@ class PrivateOnlineLDA(TopicModelMixin):
         kappa in [0, 1] of the learning rate (in (0.5, 1] for convergence guarantees).
     max_iter : int, default=10
         Passes over the data in ``fit``; the number of steps is
-        T = max_iter * ceil(D / batch_size). In ``partial_fit`` with ``target_epsilon`` it is
-        the planned number of ``partial_fit`` calls the budget is calibrated for.
-    total_samples : float, default=1e6
-        Total number of documents D of the stream, used by ``partial_fit`` only (``fit``
-        uses the number of rows of X). D is treated as public.
+        T = max_iter * ceil(n / batch_size), n = ``total_samples`` for a private Poisson fit
+        and the number of rows of X otherwise. In ``partial_fit`` with ``target_epsilon`` it
+        is the planned number of ``partial_fit`` calls the budget is calibrated for.
+    total_samples : float, default=None
+        A public, declared number of documents (a bound or an estimate made without the
+        private data). A private ``fit`` with ``sampling="poisson"`` takes its sampling rate
+        q = S / total_samples, its step count and its M-step scale 1 / q from it and never
+        from the rows of X, so the guarantee holds whatever the true number of documents
+        (a wrong value costs utility, not privacy). None there is deprecated: the number of
+        rows of X is used and the report says that it is NOT covered (it is not public
+        under add/remove adjacency). ``partial_fit`` scales each minibatch by
+        total_samples / S (1e6 when None). A non-private ``fit`` and the "shuffle" /
+        "sequential" modes (replace-one adjacency: the size is public) use the rows of X.
     max_doc_length : int, default=None
         N: documents longer than N tokens are truncated to a uniformly random subset of N
         tokens before training. Required when the model is private (it bounds the
@@ -239,8 +203,11 @@ class PrivateOnlineLDA(TopicModelMixin):
     Privacy
     -------
     Document-level differential privacy. With ``sampling="poisson"`` (default) the
-    neighbouring corpora differ by adding or removing one document; the number of
-    documents D used for q = S / D and the step count is treated as public. Documents are
+    neighbouring corpora differ by adding or removing one document; the sampling rate
+    q = S / ``total_samples``, the step count and sigma are functions of declared public
+    parameters only (never of the number of documents, which add/remove changes). Each
+    document is kept in each step independently with probability q whatever the number of
+    documents, so the subsampled-Gaussian bound holds as stated. Documents are
     capped at N = ``max_doc_length`` tokens by random truncation, so one document's
     expected sufficient statistics (its expected topic-word counts, entries >= 0 summing
     to at most N) have L2 norm <= L1 norm <= N: the minibatch sum has L2 sensitivity N.
@@ -251,7 +218,7 @@ class PrivateOnlineLDA(TopicModelMixin):
     document touches (K min(N, V) of them), so the recorded sensitivity is
     ``N + g sqrt(K min(N, V))`` (the slack is added, nothing is clipped) and sigma is
     scaled with it; the event is a discrete Gaussian with the exact sigma sampled. The minibatch
-    sum is scaled by D / S with the *expected* size S, never the realised one. The event
+    sum is scaled by 1 / q = total_samples / S, never by the realised size. The event
     is ``SelfComposed(PoissonSampled(Gaussian(sigma, N), q), T)``.
 
     With "shuffle" or "sequential" batches Poisson amplification does not apply. These
@@ -267,9 +234,10 @@ class PrivateOnlineLDA(TopicModelMixin):
     document of X), composed into ``privacy_`` with everything released before.
 
     Released: lambda (``components_`` / ``topic_word_``, ``release()``), computed only from
-    the initial data-independent lambda and the noised statistics. The number of documents
-    D, the vocabulary size V and the cap N are treated as public and listed under "assumed
-    public" in ``privacy_``; the vocabulary itself must not come from the private text. The
+    the initial data-independent lambda and the noised statistics. ``total_samples`` (the
+    number of documents D in the replace-one modes), the vocabulary size V and the cap N are
+    treated as public and listed under "assumed public" in ``privacy_``; the vocabulary
+    itself must not come from the private text. The
     fitted estimator is not for publication (publish ``release()``); it holds no generator
     and no seed unless one was given. ``transform``, ``perplexity`` and
     ``score`` use only the released lambda.
@@ -288,8 +256,8 @@ class PrivateOnlineLDA(TopicModelMixin):
     >>> from dptm import PrivateOnlineLDA
     >>> from dptm.datasets import make_lda_corpus
     >>> X, _, _ = make_lda_corpus(400, 60, 3, random_state=0)
-    >>> model = PrivateOnlineLDA(3, batch_size=40, max_doc_length=200, target_epsilon=2.0,
-    ...                          target_delta=1e-5).fit(X)
+    >>> model = PrivateOnlineLDA(3, batch_size=40, total_samples=400, max_doc_length=200,
+    ...                          target_epsilon=2.0, target_delta=1e-5).fit(X)
     >>> model.topic_word_.shape
     (3, 60)
     >>> round(model.privacy_.epsilon(1e-5), 2) <= 2.0
@@ -302,7 +270,7 @@ class PrivateOnlineLDA(TopicModelMixin):
 
     def __init__(self, n_components=10, *, doc_topic_prior=None, topic_word_prior=None,
                  batch_size=128, sampling="poisson", learning_offset=10.0, learning_decay=0.7,
-                 max_iter=10, total_samples=1e6, max_doc_length=None, noise_multiplier=None,
+                 max_iter=10, total_samples=None, max_doc_length=None, noise_multiplier=None,
                  target_epsilon=None, target_delta=None, accounting="rdp",
                  mechanism="lattice_gaussian", mean_change_tol=1e-3, max_doc_update_iter=100,
                  n_jobs=None, random_state=None, verbose=0, callback=None):
@@ -338,7 +306,8 @@ class PrivateOnlineLDA(TopicModelMixin):
         decay = check_positive(self.learning_decay, "learning_decay", strict=False)
         if decay > 1.0:
             raise ValueError(f"learning_decay must be in [0, 1], got {decay}")
-        check_positive(self.total_samples, "total_samples")
+        if self.total_samples is not None:
+            check_positive(self.total_samples, "total_samples")
         check_positive(self.mean_change_tol, "mean_change_tol", strict=False)
         effective_n_jobs(self.n_jobs)
         if self.sampling not in SAMPLINGS:
@@ -504,7 +473,7 @@ class PrivateOnlineLDA(TopicModelMixin):
         S = min(int(self.batch_size), n_docs)
         # The paper's sensitivity is N (its eq. 4); its claim is about sigma / N.
         return PaperClaim(_CITATION, "park2016_epsilon", {
-            "noise_multiplier": self.sigma_ / self._max_doc_length_, "n_docs": int(n_docs),
+            "noise_multiplier": self.sigma_ / self._max_doc_length_, "n_docs": n_docs,
             "batch_size": S, "n_seen": int(steps) * S,
             "composition": _PAPER_COMPOSITION[self.accounting]})
 
@@ -545,11 +514,26 @@ class PrivateOnlineLDA(TopicModelMixin):
         if self.target_epsilon is not None:
             notes.append(f"calibrated for target (epsilon={self.target_epsilon:g}, "
                          f"delta={self.target_delta:g}) with accounting={self.accounting!r}")
-        D = self.total_samples_
-        D = int(D) if float(D).is_integer() else D
-        public = [f"number of documents D = {D:g}" + (
-                      " (total_samples: sets the M-step scale D / S)" if self._fit_event_ is None
-                      else " (sets q = S / D, the step count and sigma)"),
+        n = self.total_samples_
+        n = int(n) if float(n).is_integer() else n
+        plan = getattr(self, "_plan_", "declared")
+        if self._fit_event_ is None:
+            first = (f"total_samples = {n:g} (declared: sets the M-step scale "
+                     "total_samples / S of every partial_fit call)")
+        elif plan == "declared":
+            first = (f"total_samples = {n:g} (declared: sets q = S / total_samples, the step "
+                     "count and sigma; the number of documents is not used)")
+        elif plan == "public-rows":
+            first = (f"number of documents D = {n:g} (replace-one adjacency keeps it; sets the "
+                     "step count and sigma)")
+        else:
+            first = (f"number of documents D = {n:g} taken from the data (total_samples=None): "
+                     "it sets q = S / D, the step count and sigma, and is NOT covered: "
+                     "add/remove adjacency changes it")
+            notes.append("total_samples=None: the sampling rate, the number of steps and sigma "
+                         "depend on the number of documents, which is NOT covered by this "
+                         "guarantee; declare total_samples")
+        public = [first,
                   f"vocabulary size V = {self.n_features_in_} (the vocabulary is not taken "
                   "from the private text)",
                   f"max_doc_length N = {N}"]
@@ -598,12 +582,33 @@ class PrivateOnlineLDA(TopicModelMixin):
         D, V = X.shape
         K = self.n_components
         S = int(self.batch_size)
-        steps_per_epoch = -(-D // S)
+        # Under add/remove adjacency D is not public: a private Poisson fit plans with the
+        # declared total_samples instead (the replace-one modes keep D, which is public there).
+        declared = self.total_samples is not None
+        poisson_private = self._private and self.sampling == "poisson"
+        if poisson_private and not declared:
+            warnings.warn(
+                "PrivateOnlineLDA: a private fit with sampling='poisson' and total_samples=None "
+                "takes the sampling rate, the number of steps and the noise from the number of "
+                "documents of X, which add/remove adjacency does not protect (the report says "
+                "so). Give total_samples, a public number of documents (a bound or an estimate "
+                "made without the private data); total_samples=None will become an error.",
+                FutureWarning, stacklevel=3)
+        n_plan = float(self.total_samples) if poisson_private and declared else D
+        steps_per_epoch = math.ceil(n_plan / S)
         T = int(self.max_iter) * steps_per_epoch
-        q = min(1.0, S / D)
-        # -- noise: a function of public values only (D, V, K, N, S, the target)
+        if T > _MAX_STEPS:      # public inputs only: refusing reveals nothing
+            raise ValueError(
+                f"max_iter={self.max_iter} passes of ceil({n_plan:g} / batch_size={S}) steps "
+                f"make {T:,} minibatch steps, more than {_MAX_STEPS:,}: lower total_samples or "
+                "max_iter, or raise batch_size")
+        q = min(1.0, S / n_plan)
+        n_paper = max(1, math.ceil(n_plan))      # the paper's recipes count whole documents
+        # -- noise: a function of public values only (total_samples, V, K, N, S, the target)
         self._start_private(K, V)
-        self.total_samples_ = D
+        self.total_samples_ = n_plan
+        self._plan_ = ("declared" if poisson_private and declared
+                       else "rows" if poisson_private or not self._private else "public-rows")
         self._relation_ = "add/remove" if self.sampling == "poisson" else "substitution"
         if self._private:
             N = self._max_doc_length_
@@ -614,7 +619,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             if self.noise_multiplier is not None:
                 z = float(self.noise_multiplier)
             elif self.sampling == "poisson":
-                z = self._calibrate(q=q, steps=T, n_docs=D)
+                z = self._calibrate(q=q, steps=T, n_docs=n_paper)
             else:
                 z = self._calibrate(q=1.0, steps=int(self.max_iter), n_docs=D, paper_steps=T)
             paper = (float(N) if self.noise_multiplier is None and self.accounting != "rdp"
@@ -627,7 +632,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             else:
                 self._fit_event_ = SelfComposedEvent(leaf, int(self.max_iter), label="fit")
             self._check_target(self._fit_event_, f"{T} steps")
-            self._paper_claim_ = self._paper_claim(D, T)
+            self._paper_claim_ = self._paper_claim(n_paper, T)
         # -- randomness: one generator per fit, never stored
         gen, self._seeded_ = self._generator()
         init_rng, trunc_rng, epoch_rng, step_parent = spawn_generators(gen, 5)[:4]
@@ -651,7 +656,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                 step_rngs[t] = None
                 if self.sampling == "poisson":
                     rows = np.flatnonzero(g.random(D) < q).astype(np.int64)
-                    scale = D / (q * D)       # expected batch size, never the realised one
+                    scale = 1.0 / q           # from the public rate, never the realised size
                 else:
                     rows = np.ascontiguousarray(order[b * S:(b + 1) * S])
                     scale = D / rows.size     # public: sizes depend on D and S only
@@ -672,7 +677,8 @@ class PrivateOnlineLDA(TopicModelMixin):
         """One online step with the whole of ``X`` as the minibatch.
 
         The sum of X's statistics is scaled by ``total_samples / n_rows`` (non-private) or
-        ``total_samples / batch_size`` (private: the realised size of X is not released).
+        ``total_samples / batch_size`` (private: the realised size of X is not released);
+        ``total_samples=None`` is 1e6 here.
         Privately, each call is one Gaussian release (sensitivity N: adding or removing one
         document of X), composed into ``privacy_``.
 
@@ -705,7 +711,8 @@ class PrivateOnlineLDA(TopicModelMixin):
             self._start_private(K, V)
             self.n_batch_iter_ = 1
             self.n_iter_ = 0
-            self.total_samples_ = float(self.total_samples)
+            self.total_samples_ = 1e6 if self.total_samples is None else float(self.total_samples)
+            self._plan_ = "declared"
             self._relation_ = "add/remove"
             init_rng, g = spawn_generators(g, 2)
             self.transform_seed_ = public_seed(init_rng, self._seeded_)
@@ -725,10 +732,11 @@ class PrivateOnlineLDA(TopicModelMixin):
             X = truncate_documents(X, self._max_doc_length_, g)
         indptr, indices, counts = self._kernel_arrays(X)
         rows = np.arange(X.shape[0], dtype=np.int64)
+        total = 1e6 if self.total_samples is None else float(self.total_samples)
         if self.sigma_ is None:
-            scale = float(self.total_samples) / X.shape[0]
+            scale = total / X.shape[0]
         else:
-            scale = float(self.total_samples) / int(self.batch_size)
+            scale = total / int(self.batch_size)
         self._step(indptr, indices, counts, rows, scale, g)
         self._sync_public()
         self._n_partial_calls_ += 1

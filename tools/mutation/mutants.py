@@ -319,15 +319,15 @@ MUTANTS = [
     dict(id="B05", file="dptm/models/private_vb.py",
          old="    ok[starts] = (sq <= limit).astype(np.float64)",
          new="    ok[starts] = (sq <= limit + 1).astype(np.float64)",
-         tests=["tests/test_review_findings.py"],
+         tests=["tests/test_private_vb_privacy.py"],
          what="the exact lattice norm check lets a document one unit above the bound through"),
     dict(id="B06", file="dptm/models/private_vb.py",
          old="        contrib /= np.where(peak > 0, peak, 1.0)[rows][:, None]\n",
-         new="\n", tests=["tests/test_review_findings.py"],
+         new="\n", tests=["tests/test_private_vb_privacy.py"],
          what="norm taken from subnormal squares (documents scaled above clip_norm)"),
     dict(id="B07", file="dptm/models/private_vb.py",
          old="        X.sum_duplicates()\n    K, V = beta.shape",
-         new="    K, V = beta.shape", tests=["tests/test_review_findings.py"],
+         new="    K, V = beta.shape", tests=["tests/test_private_vb_privacy.py"],
          what="duplicate CSR entries not merged (sqrt(2) times the sensitivity)"),
 ]
 
@@ -546,7 +546,7 @@ MUTANTS += [
     # -- session 15 review (rev15): the recount path and the eight-release default
     dict(id="Q01", file="dptm/_cgs.pyx",
          old="                        crow = myrow\n", new="",
-         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="the recounting snapshot draws its noise around n_wk (stale in a recounting "
               "fit) instead of the row it counted from the topics"),
     dict(id="Q02", file="dptm/models/private_gibbs.py",
@@ -554,14 +554,14 @@ MUTANTS += [
              + " " * 42 + "recount=sweep.recount(state))",
          new=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 42 + "recount=sweep.recount(state) if self.trace_ is None else None)",
-         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="NoisyGibbsLDA's traced fits (double snapshots) read the stale counts"),
     dict(id="Q03", file="dptm/models/private_gibbs.py",
          old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state))",
          new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state) if self.trace_ is None else None)",
-         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="SubsampledGibbsLDA's traced fits (double snapshots) read the stale counts"),
     dict(id="Q04", file="dptm/models/private_gibbs.py",
          old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
@@ -569,17 +569,17 @@ MUTANTS += [
          new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state) if self.convergence_tol is None "
              "else None)",
-         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_review_s15.py"],
+         tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="SubsampledGibbsLDA's fits with the stopping rule read the stale counts"),
     dict(id="Q05", file="dptm/models/private_vb.py",
          old="        parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)",
          new="        parts.append(SelfComposedEvent(ev, j - i) if j > i else ev)",
-         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_review_s15.py"],
+         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_private_vb_privacy.py"],
          what="a run of equal releases accounted one short (calibration and report alike)"),
     dict(id="Q06", file="dptm/models/private_vb.py",
          old="            _schedule_event(drawn, C), \"document\",",
          new="            _schedule_event(drawn, 1.0), \"document\",",
-         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_review_s15.py"],
+         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_private_vb_privacy.py"],
          what="the report's releases at sensitivity 1 whatever clip_norm (understated for "
               "clip_norm > 1)"),
     # -- session 16: the last search releases' posterior means and the fit's E-step prior
@@ -595,4 +595,129 @@ MUTANTS += [
          new="        if random_start and eps >= _FIT_PRIOR_MIN_EPSILON:",
          tests=["tests/test_review_s8_private_vb.py"],
          what="the fit's E-step prior overrides a doc_topic_prior the user gave"),
+]
+
+# -- the second privacy review's mutants (finding 7's survivors, finding 3's five) and
+# variants of them, against the tests written for their classes of bugs
+SECRETS = ["tests/test_secrets_by_value.py"]
+STREAMS = ["tests/test_stream_independence.py"]
+CROSS = ["tests/test_accounting_crosscheck.py"]
+BOUNDARY = ["tests/test_release_hostile_and_topicdp_order.py"]
+MUTANTS += [
+    dict(id="R2-01", file="dptm/models/private_gibbs.py",
+         old='    return [np.random.Generator(AESCounter(key=int.from_bytes(gen.bytes(16), "little")))\n'
+             "            for _ in range(n)]",
+         new='    key = int.from_bytes(gen.bytes(16), "little")\n'
+             "    return [np.random.Generator(AESCounter(key=key)) for _ in range(n)]",
+         tests=STREAMS, what="every child generator keyed with ONE key (order, init, noise and "
+                             "sweep streams identical, every block of snapshot rows the same noise)"),
+    dict(id="R2-02", file="dptm/distributed.py",
+         old="    keys = [(k_order, k_init, k_sweep)] + [(_key(gen), _key(gen), _key(gen)) for _ in range(P - 1)]",
+         new="    keys = [(k_order, k_init, k_sweep)] * P",
+         tests=STREAMS, what="every Dask partition reuses partition 0's stream keys"),
+    dict(id="R2-03", file="dptm/accounting/rdp.py", old="    eps = sensitivity / scale\n",
+         new="    eps = 1.0 / scale\n", tests=CROSS,
+         what="the Laplace RDP ignores the L1 sensitivity (sensitivity 2 accounted as 1)"),
+    dict(id="R2-04", file="dptm/accounting/pld.py",
+         old="            return ev.GaussianDpEvent(event.noise_multiplier)",
+         new="            return ev.GaussianDpEvent(event.sigma)", tests=CROSS,
+         what="the PLD route given sigma instead of sigma / sensitivity"),
+    dict(id="R2-05", file="dptm/accounting/events.py",
+         old="            walk(e.event, c, q * e.sampling_probability, label)",
+         new="            walk(e.event, c, e.sampling_probability, label)", tests=CROSS,
+         what="nested Poisson rates not multiplied in the report's leaves"),
+    dict(id="R2-06", file="dptm/release.py",
+         old="        with np.load(os.path.join(path, _ARRAYS), allow_pickle=False) as arrays:",
+         new="        with np.load(os.path.join(path, _ARRAYS), allow_pickle=True) as arrays:",
+         tests=BOUNDARY, what="Release.load with allow_pickle=True (a hostile file unpickled)"),
+    dict(id="R2-07", file="dptm/release.py",
+         old="        if not np.all(np.isfinite(tw)) or tw.min() < 0 or np.any(tw.sum(axis=1) <= 0):",
+         new="        if not np.all(np.isfinite(tw)) or np.any(tw.sum(axis=1) <= 0):",
+         tests=BOUNDARY, what="negative topic-word entries accepted (on load too)"),
+    dict(id="R2-08", file="dptm/models/private_gibbs.py",
+         old="                    snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,",
+         new="                    snap = noise.snapshot(state.n_wk, self.clip_ if clip_buf is None "
+             "else 2.0 ** 30, beta, noise_gens,",
+         tests=STREAMS, what="the unreleased snapshots (int32 clipped buffer) not clipped at C"),
+    dict(id="R2-09", file="dptm/models/private_gibbs.py",
+         old="        eps_i = inherent_epsilon(self.clip_, beta)\n"
+             "        eps_plain = plain_sweep_epsilon(corpus.n_tokens, beta)",
+         new="        eps_i = inherent_epsilon(self.clip_, alpha)\n"
+             "        eps_plain = plain_sweep_epsilon(corpus.n_tokens, beta)",
+         tests=CROSS, what="eps_I computed with alpha instead of beta (equal at the 1/K defaults)"),
+    dict(id="R2-10", file="dptm/models/output.py", old="        perm = noise_gen.permutation(m)\n",
+         new="        perm = np.arange(m)\n        noise_gen.permutation(m)\n", tests=BOUNDARY,
+         what="TopicDP's rows not permuted although the report says so"),
+    dict(id="R2-11", file="dptm/distributed.py",
+         old="    new = part.copy()\n    if new.block_ptr.size < 2:",
+         new="    new = part\n    if new.block_ptr.size < 2:", tests=STREAMS,
+         what="a Gibbs sweep task mutates its input (a retried task replays other draws)"),
+    dict(id="R2-12", file="dptm/guardrails.py",
+         old='    if report.adjacency in ("document", "document-replace") and "documents" in found:',
+         new='    if report.adjacency == "document" and "documents" in found:', tests=CROSS,
+         what="the delta >= 1/n guardrail skipped for replace-one adjacency"),
+    # finding 3: secrets in the estimator (PrivateBatchLDA)
+    dict(id="R2-13", file="dptm/models/private_vb.py",
+         old='        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")\n',
+         new='        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")\n'
+             '        self._aes = (gen.bit_generator.state["s"]["seed"].copy(),\n'
+             '                     gen.bit_generator.state["s"]["counter"].copy())\n',
+         tests=SECRETS, what="the AES generator's key and counter kept on the estimator as "
+                             "plain arrays"),
+    dict(id="R2-14", file="dptm/models/private_vb.py",
+         old="        X = check_count_matrix(X, estimator=self, reset=True).tocsr()\n",
+         new="        X = check_count_matrix(X, estimator=self, reset=True).tocsr()\n"
+             "        self._n_docs = X.shape[0]\n",
+         tests=SECRETS, what="the document count kept as _n_docs"),
+    dict(id="R2-15", file="dptm/models/private_vb.py",
+         old="            default_delta=delta, seeded=seeded,",
+         new="            default_delta=delta, seeded=False,", tests=SECRETS,
+         what="a seeded report without its TEST MODE line"),
+    dict(id="R2-16", file="dptm/models/private_vb.py",
+         old="        threads = effective_n_jobs(self.n_jobs)\n        return self._fit_releases(",
+         new="        threads = effective_n_jobs(self.n_jobs)\n"
+             "        if self.verbose:\n"
+             "            import logging\n"
+             "            logging.getLogger('dptm').debug('fitting %d documents, %d tokens', "
+             "X.shape[0], X.sum())\n"
+             "        return self._fit_releases(",
+         tests=SECRETS, what="a verbose log line with the document and token counts"),
+    dict(id="R2-17", file="dptm/models/private_vb.py",
+         edits=[("n_threads=threads, word_weight=weights)))",
+                 "n_threads=threads, word_weight=weights)), n_docs=X.shape[0])"),
+                ("    def _fit_releases(self, V, statistic):",
+                 "    def _fit_releases(self, V, statistic, n_docs=None):"),
+                ("        schedule = _check_schedule(self.schedule, eps)",
+                 "        schedule = _check_schedule(self.schedule, eps if n_docs is None or "
+                 "n_docs >= 500 else min(eps, 3.9))")],
+         tests=SECRETS, what="the number of search releases chosen from the number of "
+                             "documents (schedule, sigmas and report then depend on D)"),
+    # variants
+    dict(id="R2-18", file="dptm/models/private_vb.py",
+         old='        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")\n',
+         new='        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")\n'
+             "        self._state = gen.bit_generator.state\n",
+         tests=SECRETS, what="the generator's state dict kept on the estimator"),
+    dict(id="R2-19", file="dptm/models/private_gibbs.py",
+         old="    return [g.bit_generator for g in _child_generators(noise_rng, -(-n_words // rows))]",
+         new="    return [g.bit_generator for g in _child_generators(noise_rng, 1)] * (-(-n_words // rows))",
+         tests=STREAMS, what="every block of snapshot rows draws from one shared stream"),
+    dict(id="R2-20", file="dptm/models/private_gibbs.py",
+         old="        gens = [g.bit_generator for g in _child_generators(sweep_rng, block_ptr.size - 1)]",
+         new="        gens = [g.bit_generator for g in _child_generators(sweep_rng, 1)] * (block_ptr.size - 1)",
+         tests=STREAMS, what="every block of documents sweeps from one shared stream"),
+    dict(id="R2-21", file="dptm/accounting/pld.py",
+         old="            return ev.LaplaceDpEvent(event.noise_multiplier)",
+         new="            return ev.LaplaceDpEvent(event.scale)", tests=CROSS,
+         what="the PLD route of Laplace ignores the L1 sensitivity"),
+    dict(id="R2-22", file="dptm/models/private_gibbs.py",
+         old="        self._corpus_shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)\n",
+         new="        self._corpus_shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)\n"
+             "        self._noise_key = noise_rng.bit_generator.state['s']['seed'][:2].astype(np.int64)\n",
+         tests=SECRETS, what="a Gibbs model keeps its noise stream's key (as an int64 array)"),
+    # beyond the review's list: the same class in PrivateOnlineLDA
+    dict(id="R2-23", file="dptm/models/svi.py",
+         old="        step_rngs = spawn_generators(step_parent, T)",
+         new="        step_rngs = spawn_generators(step_parent, 1) * T", tests=STREAMS,
+         what="every VIPS minibatch step (its Poisson sample and noise) from one stream"),
 ]

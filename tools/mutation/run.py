@@ -9,6 +9,7 @@ whether the suite caught it ("killed": a test failed) or not ("survived").
     python tools/mutation/run.py                 # every mutant
     python tools/mutation/run.py --only M03 M07  # some
     python tools/mutation/run.py --list
+    python tools/mutation/run.py --prebuilt --only R2-01   # reuse dptm/*.so (no .pyx mutant)
 
 A mutant whose original text is not found is reported as "stale" (the code moved on: update
 the mutant). The kill rate and the survivors with their reasons are kept in DEVELOPING.md.
@@ -47,6 +48,11 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", help="mutant ids to run")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant's tests")
+    ap.add_argument("--why", action="store_true",
+                    help="print the failing tests of each killed mutant")
+    ap.add_argument("--prebuilt", action="store_true",
+                    help="copy the working tree's built kernels (dptm/*.so) instead of building "
+                         "(no .pyx mutant may be selected)")
     args = ap.parse_args(argv)
     mutants = [m for m in MUTANTS if not args.only or m["id"] in args.only]
     if args.list:
@@ -61,7 +67,14 @@ def main(argv=None):
         diff = subprocess.run(["git", "diff", "HEAD"], cwd=ROOT, capture_output=True).stdout
         if diff:
             subprocess.run(["git", "apply"], input=diff, cwd=work, check=True)
-        _build(work)
+        if args.prebuilt:
+            if any(m["file"].endswith(".pyx") for m in mutants):
+                raise SystemExit("--prebuilt cannot run a .pyx mutant (it needs a rebuild)")
+            import glob
+            for so in glob.glob(os.path.join(ROOT, "dptm", "*.so")):
+                shutil.copy2(so, os.path.join(work, "dptm"))
+        else:
+            _build(work)
         results = []
         for m in mutants:
             path = os.path.join(work, m["file"])
@@ -94,6 +107,10 @@ def main(argv=None):
                                                    else "killed")
             results.append((m, status, time.perf_counter() - t0))
             print(f"{m['id']}: {status} ({results[-1][2]:.0f} s) - {m['what']}", flush=True)
+            if args.why and code not in (0, "timeout"):
+                for line in out.splitlines():
+                    if line.startswith(("FAILED", "ERROR")):
+                        print(f"    {line}", flush=True)
         scored = [r for r in results if r[1].startswith(("killed", "survived"))]
         killed = sum(r[1].startswith("killed") for r in scored)
         print(f"\nkilled {killed} of {len(scored)} mutants"

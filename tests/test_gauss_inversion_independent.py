@@ -1,8 +1,8 @@
-"""Independent review (session 8) of the exact discrete Gaussian by table inversion
-(``dptm._gauss_inversion`` + ``dptm._cgs.fill_discrete_gaussian_inversion``, branch dgauss;
-report: notes/s8/report-review.md). Skipped where that sampler is not present.
+"""The exact discrete Gaussian by table inversion (``dptm._gauss_inversion`` +
+``dptm._cgs.fill_discrete_gaussian_inversion``) checked independently of the module's own
+test helpers. Skipped where that sampler is not present.
 
-Written without the module's own test helpers: the survival function S_m = P(|X| >= m) is
+The survival function S_m = P(|X| >= m) is
 computed with mpmath (100 digits) from direct sums, its normaliser checked against the
 dual (Poisson-summation) series; the draws are tested against exact moments and the exact
 mass at 0 (z-tests, false-alarm rate below 1e-6 per test), with power against a sigma 1%

@@ -1,77 +1,17 @@
-"""Independent privacy review (session 15; report: notes/s15/report-rev15.md) of
-PrivateBatchLDA's eight-release default from public epsilon 4 and of the private Gibbs
-fits whose sweeps leave the true counts to the next snapshot (``recount``). The tests pin
-down properties the review checked and found to hold, where no test held them before."""
-import math
+"""The private Gibbs fits whose sweeps leave the true counts to the next snapshot
+(``recount``: K above _DEFERRED_COUNTS_MIN_TOPICS, several threads, SUB-LDA): neighbours
+differ only in released values, and every recounted snapshot is the in-place one."""
 import pickle
 import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from scipy.optimize import minimize_scalar
 
 from dptm import NoisyGibbsLDA, SubsampledGibbsLDA
 from dptm.datasets import make_lda_corpus
 from dptm.models import private_gibbs
-from dptm.models import private_vb as P
-from dptm.models.private_vb import PrivateBatchLDA
 
 from _neighbours import word_replaced
-
-
-def _zcdp_epsilon(rho, delta):
-    """(epsilon, delta) of rho-zCDP, computed here (not by dptm.accounting): the RDP
-    conversion of Canonne, Kamath & Steinke 2020 Prop. 12 (Balle et al. 2020 Thm. 21),
-    minimised over continuous orders alpha > 1."""
-    def f(a):
-        return a * rho + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
-    return minimize_scalar(f, bounds=(1 + 1e-6, 1e5), method="bounded",
-                           options={"xatol": 1e-10}).fun
-
-
-@pytest.mark.parametrize("eps", [2.0, 4.0, 8.0])
-@pytest.mark.parametrize("clip_norm", [1.0, 7.3])
-def test_default_schedule_epsilon_is_the_closed_form_of_its_sigmas(eps, clip_norm):
-    # The recorded releases (eight presence releases of share 0.075 and one count release
-    # of 0.4 from eps 4) are Gaussians of L2 sensitivity clip_norm: rho = sum C^2 / (2
-    # sigma_i^2), computed here from release_sigmas_ alone. The report states that
-    # composition (never less), it meets the target, and the sigmas are in the schedule's
-    # proportions sigma_i ~ 1 / sqrt(share_i). A composition the shared accountant got
-    # wrong in calibration and report alike (e.g. the discrete Gaussian's RDP, or a run of
-    # equal releases counted once) would pass the tests that compare it with itself.
-    X = sp.csr_matrix(np.random.default_rng(0).poisson(0.8, (30, 12)).astype(np.int64))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = PrivateBatchLDA(3, target_epsilon=eps, clip_norm=clip_norm, random_state=0).fit(X)
-    shares = [w for _, w in P.default_schedule(eps)]
-    assert m.n_iter_ == len(shares) == (9 if eps >= 4 else 5)
-    s = np.array(m.release_sigmas_)
-    np.testing.assert_allclose(s * np.sqrt(shares), s[-1] * math.sqrt(shares[-1]), rtol=1e-5)
-    rho = sum(clip_norm ** 2 / (2 * x * x) for x in s)
-    want = _zcdp_epsilon(rho, 1e-5)
-    got = m.privacy_.epsilon(1e-5)
-    assert want - 1e-9 <= got <= want + 1e-3
-    assert got <= eps
-    assert f"count={len(shares) - 1}" in str(m.privacy_)         # the presence releases
-
-
-def test_default_schedule_does_not_depend_on_the_corpus_size():
-    # The schedule (and so n_iter_, release_sigmas_ and the report) is a function of the
-    # PUBLIC epsilon only, not of the number of documents, which PrivateBatchLDA neither
-    # uses nor publishes: the eight releases were measured to help large corpora and hurt
-    # small ones, so choosing them by corpus size would be the tempting (leaking) change.
-    rng = np.random.default_rng(1)
-    small = sp.csr_matrix(rng.poisson(0.8, (3, 10)).astype(np.int64))
-    large = sp.csr_matrix(rng.poisson(0.8, (600, 10)).astype(np.int64))
-    for eps in (1.0, 3.9, 4.0, 8.0):
-        seen = []
-        for X in (small, large):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                m = PrivateBatchLDA(2, target_epsilon=eps, random_state=3).fit(X)
-            seen.append((m.n_iter_, m.release_sigmas_, str(m.privacy_)))
-        assert seen[0] == seen[1]
 
 
 # ----------------------------------------------------------------- recounting Gibbs fits

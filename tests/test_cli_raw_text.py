@@ -1,0 +1,217 @@
+"""``dptm fit`` on a newcomer's raw text: a folder, JSONL and CSV of 3,000 real documents
+give a private release by default, over a useful DP vocabulary, with ``--epsilon`` the
+total (vocabulary included) and the printed total the report's; a non-private run is
+marked NOT PRIVATE; the inputs that would silently change the unit protected, or a proof's
+assumptions, are refused with a message."""
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from dptm import Release
+from dptm.cli import MODELS, main
+from dptm.datasets import shared_data_dir
+
+N_DOCS, K = 3000, 5
+
+
+def run(*argv):
+    out = io.StringIO()
+    return main(list(argv), out=out), out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def tweets():
+    root = shared_data_dir()
+    path = None if root is None else root / "tweetrumors" / "tweetrumors_clean.json"
+    if path is None or not path.is_file():
+        pytest.skip("the shared data folder with tweetrumors/tweetrumors_clean.json is absent "
+                    "(set DPTM_DATA)")
+    texts = json.loads(path.read_text())["text"]
+    assert len(texts) >= N_DOCS
+    return texts[:N_DOCS]
+
+
+@pytest.fixture(scope="module")
+def inputs(tweets, tmp_path_factory):
+    """The same 3,000 documents as a folder (one file each, in sub-folders), JSONL, CSV."""
+    root = tmp_path_factory.mktemp("raw")
+    folder = root / "texts"
+    for i, t in enumerate(tweets):
+        sub = folder / f"part{i % 3}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"{i:05d}.txt").write_text(t)
+    jsonl = root / "texts.jsonl"
+    jsonl.write_text("".join(json.dumps({"id": i, "body": t}) + "\n" for i, t in enumerate(tweets)))
+    csv_path = root / "texts.csv"
+    with open(csv_path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "text"])
+        w.writerows(enumerate(tweets))
+    return {"folder": [str(folder)], "jsonl": [str(jsonl), "--text-key", "body"],
+            "csv": [str(csv_path)], "root": root}
+
+
+def _topics(out):
+    return [ln.split(":", 1)[1].split() for ln in out.splitlines() if ln.startswith("topic ")]
+
+
+@pytest.mark.parametrize("fmt", ["folder", "jsonl", "csv"])
+def test_raw_text_gives_a_private_release_with_the_total_epsilon(inputs, fmt, tmp_path):
+    save = tmp_path / "rel"
+    code, out = run("fit", "--data", *inputs[fmt], "--epsilon", "4", "-k", str(K),
+                    "--save", str(save))
+    assert code == 0, out
+    release = Release.load(str(save))
+    report = release.privacy
+    # the recommended private model by default, behind a DP vocabulary
+    assert out.startswith("dptm: batch-vb") and release.private
+    assert release.model == "FullyPrivateTopicModel(PrivateBatchLDA)"
+    assert release.vocabulary_provenance.startswith("DP-selected (epsilon=2, delta=5e-06")
+    # a useful vocabulary: at least 10 x K words, and no warning that it is too small
+    assert len(release.vocabulary) >= 10 * K and "WARNING" not in out
+    assert f"private vocabulary: {len(release.vocabulary)} words released" in out
+    # both shares and the composed total printed; the total is the report's, <= --epsilon
+    assert ("split into a DP vocabulary (epsilon 2, delta 5e-06; at most 10 distinct words "
+            "per document) and the model (epsilon 2, delta 5e-06)") in out
+    m = re.search(r"epsilon: DP vocabulary (\S+) \+ model (\S+); composed total epsilon = (\S+) "
+                  r"at delta = (\S+)\n", out)
+    assert m, out
+    eps_v, eps_m, total, delta = (float(g) for g in m.groups())
+    assert delta == 1e-5 == report.default_delta
+    assert m.group(3) == f"{report.epsilon(report.default_delta):.6g}"
+    assert total <= 4.0 and abs(eps_v + eps_m - total) < 1e-5 and eps_v <= 2.0
+    assert str(report) in out and _topics(out) == release.top_words(10)
+    # no metric, count or timing of the private data
+    head = out.split("Privacy report")[0]
+    for leak in ("perplexity ", "coherence", "trained in", "tokens", "documents,"):
+        assert leak not in head
+
+
+def test_non_private_output_is_marked_on_screen_and_in_the_file(inputs, tmp_path):
+    save = tmp_path / "np"
+    code, out = run("fit", "--non-private", "--data", *inputs["folder"], "-k", str(K),
+                    "--iterations", "20", "--save", str(save))
+    assert code == 0, out
+    assert f"NOT PRIVATE, {int(N_DOCS - round(0.1 * N_DOCS))} training documents" in out
+    assert "privacy: NONE. NOT PRIVATE" in out and "NOT PRIVATE: output written to" in out
+    assert "publish this" not in out
+    meta = json.loads((save / "release.json").read_text())
+    assert meta["private"] is False and meta["privacy"] is None
+    assert meta["privacy_summary"].startswith("NOT PRIVATE")
+    release = Release.load(str(save))
+    assert release.private is False and "NOT PRIVATE" in repr(release)
+    # a file claiming privacy without a report is refused
+    meta["private"] = True
+    (save / "release.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="'private' is True but the release has no privacy"):
+        Release.load(str(save))
+
+
+def test_refusals_name_what_to_do(inputs, tmp_path, capsys, tweets):
+    def refused(*argv):
+        code, out = run(*argv)
+        err = capsys.readouterr().err
+        assert code == 2 and out == "" and "Traceback" not in err, (argv, out, err)
+        return err
+    folder = inputs["folder"]
+    # a non-private model needs --non-private
+    err = refused("fit", "--model", "gibbs", "--data", *folder)
+    assert "--model gibbs is NOT private" in err and "--non-private" in err
+    assert "--non-private was given with the private --model vips" in refused(
+        "fit", "--model", "vips", "--non-private")
+    # `cat texts/* > all.txt`: each line would become a document
+    cat = tmp_path / "all.txt"
+    cat.write_text("\n".join(tweets[:50]))
+    err = refused("fit", "--data", str(cat))
+    assert "read as one document per line only with --one-per-line" in err and "all.txt" in err
+    # word-level proofs do not cover a vocabulary selected from the same text
+    for model in ("hdp-lda", "cdp-lda+", "zhu-lda", "sub-lda"):
+        err = refused("fit", "--model", model, "--data", *folder)
+        assert f"--model {model} is word-level DP" in err and "--vocabulary FILE" in err
+    # vips' sampling rate needs a public number of documents, not the private count
+    assert "give --total-samples N, a public number of documents" in refused(
+        "fit", "--model", "vips", "--data", *folder)
+    # a vocabulary chosen by counts in the private text is not covered
+    assert "--min-df chooses words by their counts in the private text" in refused(
+        "fit", "--data", *folder, "--min-df", "3")
+    # the vocabulary's share must leave some budget to the model
+    assert "--vocab-epsilon 4 must be below the total --epsilon 4" in refused(
+        "fit", "--data", *folder, "--vocab-epsilon", "4")
+
+
+def test_too_small_a_dp_vocabulary_is_flagged_loudly(tweets, tmp_path, capsys):
+    from dptm.exceptions import UtilityWarning
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(json.dumps(t) + "\n" for t in tweets[:400]))
+    with pytest.warns(UtilityWarning, match=r"fewer than 10 x K = 100"):
+        code, out = run("fit", "--data", str(few), "-k", "10", "--epsilon", "4")
+    if code == 2:        # no word at all passed: refused, with the flags that help
+        assert "a larger --epsilon or --vocab-share, or a public --vocabulary" in capsys.readouterr().err
+        return
+    n = int(re.search(r"private vocabulary: (\d+) words", out).group(1))
+    assert n < 100 and f"WARNING: the DP vocabulary has only {n} words" in out
+
+
+def test_an_empty_dp_vocabulary_says_which_flags_help(tweets, tmp_path, capsys):
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(json.dumps(t) + "\n" for t in tweets[:100]))
+    code, out = run("fit", "--data", str(few), "-k", "2", "--epsilon", "0.2")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "the private vocabulary is empty" in err and "--vocab-share" in err
+
+
+def test_public_vocabulary_gives_all_of_epsilon_to_the_model(inputs, tmp_path):
+    vocab = tmp_path / "words.txt"
+    vocab.write_text("\n".join(["ottawa", "shooting", "paris", "charlie", "crash", "plane",
+                                "police", "hostage", "germanwings", "parliament"]) + "\n")
+    save = tmp_path / "rel"
+    code, out = run("fit", "--data", *inputs["csv"], "--vocabulary", str(vocab), "-k", "2",
+                    "--epsilon", "3", "--save", str(save))
+    assert code == 0, out
+    report = Release.load(str(save)).privacy
+    assert report.vocabulary == f"public (given: {vocab})"
+    assert "split into a DP vocabulary" not in out
+    assert f"total epsilon = {report.epsilon(report.default_delta):.6g} at delta = 1e-05" in out
+    assert 2.9 < report.epsilon(1e-5) <= 3.0
+
+
+def test_help_shows_defaults_and_every_model():
+    proc = subprocess.run([sys.executable, "-m", "dptm", "fit", "--help"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0
+    text = " ".join(re.sub(r"-\n\s+", "-", proc.stdout).split())   # argparse wraps at hyphens
+    for name, (desc, _) in MODELS.items():
+        assert f"{name} {' '.join(desc.split())}" in text
+    assert "(default: 4.0)" in text and "(default: 1e-05)" in text and "default: batch-vb" in text
+
+
+def test_warnings_print_one_line_without_source():
+    proc = subprocess.run([sys.executable, "-m", "dptm", "fit", "--model", "hdp-lda",
+                           "--epsilon-per-iter", "1", "--iterations", "2", "-k", "3"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines and all(ln.startswith("warning: ") for ln in lines), proc.stderr
+    assert any(ln.startswith("warning: VacuousGuaranteeWarning: vacuous privacy guarantee")
+               for ln in lines)
+    assert "warnings.warn" not in proc.stderr and ".py:" not in proc.stderr
+
+
+def test_audit_runs_the_recommended_model():
+    code, out = run("audit", "--model", "batch-vb", "--shadows", "4", "-k", "3")
+    assert code == 0, out
+    assert "dptm audit: batch-vb trainer" in out and "AUC" in out and "Privacy report" in out
+
+
+def test_nltk_is_imported_only_for_stop_words_or_lemmas():
+    code = ("import sys, dptm, dptm.cli, dptm.text, dptm.datasets; "
+            "from dptm.text import preprocess; preprocess(['cats sat'], stop_words='sklearn'); "
+            "print('nltk' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
