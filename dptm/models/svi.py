@@ -593,7 +593,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                 "documents of X, which add/remove adjacency does not protect (the report says "
                 "so). Give total_samples, a public number of documents (a bound or an estimate "
                 "made without the private data); total_samples=None will become an error.",
-                FutureWarning, stacklevel=3)
+                FutureWarning, stacklevel=user_stacklevel())
         n_plan = float(self.total_samples) if poisson_private and declared else D
         steps_per_epoch = math.ceil(n_plan / S)
         T = int(self.max_iter) * steps_per_epoch
