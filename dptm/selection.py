@@ -281,7 +281,10 @@ def select_private(candidates, X, *, reference=None, score=None, eta=1.0, gamma=
                      f"(Papernot & Steinke 2022, number of fits ~ truncated negative "
                      f"binomial eta={eta:g}, gamma={gamma:.4g}, "
                      f"mean {mean_repetitions(eta, gamma):.4g})"),
-        notes=[f"chosen candidate: {chosen.description}" if chosen.description else
+        notes=["epsilon from the RDP bound of Papernot & Steinke 2022 (Theorem 2) with the "
+               "largest RDP of the candidates at each order; only the best candidate's release "
+               "and score are published (not the number of fits)",
+               f"chosen candidate: {chosen.description}" if chosen.description else
                "chosen candidate's report: see the candidates' settings"] + list(chosen.notes),
         default_delta=delta, seeded=seeded or any(r.seeded for r in reports),
         assumed_public=sorted({a for r in reports for a in r.assumed_public}),
