@@ -9,14 +9,19 @@ cryptographically secure generator (NIST SP 800-90A's CTR_DRBG is built on it): 
 reveals nothing about its key or about its other outputs, so releasing one draw (for
 example a noisy count) does not expose any other. The key is never stored on an estimator,
 pickled, printed or derived from anything released; the generator is dropped when ``fit``
-returns.
+returns, and :func:`private_fit` drops it (with the noise drawn so far) from the traceback
+of a fit that fails.
 
 A seed given to a private estimator is a labelled **test mode**: the same AES generator
 keyed from the seed (reproducible), a :class:`~dptm.exceptions.SeededPrivacyWarning`, and a
 report whose first line says that the guarantee holds only while the seed stays secret.
 """
+import functools
+import inspect
 import numbers
 import os
+import sys
+import traceback
 import warnings
 
 import numpy as np
@@ -25,7 +30,8 @@ from randomgen import AESCounter
 from ._utils import check_random_state
 from .exceptions import SeededPrivacyWarning, user_stacklevel
 
-__all__ = ["secret_generator", "private_generator", "public_seed", "shuffle_within_segments"]
+__all__ = ["secret_generator", "private_generator", "public_seed", "shuffle_within_segments",
+           "private_fit"]
 
 
 def secret_generator():
@@ -112,3 +118,56 @@ def shuffle_within_segments(ptr, values, gen):
     perm = np.arange(out.shape[0], dtype=np.int64)
     _cgs.shuffle_segments(ptr, perm, gen.bit_generator)
     return out[perm]
+
+
+def private_fit(method=None, *, reset=True):
+    """Decorator of a private estimator's ``fit`` (or a function whose first argument is the
+    estimator): when it raises, the secrets it held do not outlive it.
+
+    The locals of every frame the exception passed through below the decorated call (the
+    secret generator, its child streams, the noise and the releases drawn so far) are
+    cleared with :func:`traceback.clear_frames` before the exception leaves, also in its
+    chained causes and contexts; an interactive session's ``sys.last_traceback`` or an
+    error reporter that captures frames then finds nothing secret. With ``reset`` (the
+    default, for ``fit``) the estimator is also left unfitted: every attribute but its
+    constructor parameters is removed, so no partial release stays on it. ``partial_fit``
+    uses ``reset=False`` (its earlier state is accounted already). Post-mortem debugging of
+    a failed private fit therefore shows no locals below the call: they held the secret.
+    """
+    def decorate(fit):
+        @functools.wraps(fit)
+        def wrapper(est, *args, **kwargs):
+            outer = sys.exc_info()[1]        # an exception being handled by the caller
+            try:
+                return fit(est, *args, **kwargs)
+            except BaseException as exc:
+                _forget_frames(exc, outer)
+                if reset:
+                    _unfit(est)
+                raise
+        return wrapper
+    return decorate if method is None else decorate(method)
+
+
+def _forget_frames(exc, outer):
+    """Clear the frames of ``exc`` and of the exceptions chained to it, down to (not
+    including) ``outer``, which belongs to the caller."""
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or e is outer or id(e) in seen:
+            continue
+        seen.add(id(e))
+        traceback.clear_frames(e.__traceback__)     # executing frames are skipped
+        todo += [e.__cause__, e.__context__, *getattr(e, "exceptions", ())]
+
+
+def _unfit(est):
+    """Remove every attribute of ``est`` that is not a constructor parameter."""
+    try:
+        keep = set(inspect.signature(type(est).__init__).parameters)
+        state = vars(est)
+    except (TypeError, ValueError):      # pragma: no cover - not an estimator object
+        return
+    for name in [k for k in state if k not in keep and not k.startswith("_sklearn")]:
+        del state[name]          # set_output's configuration (_sklearn_*) is the user's

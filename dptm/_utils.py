@@ -102,6 +102,12 @@ def check_count_matrix(X, name="X", estimator=None, reset=True):
     ------
     ValueError
         Negative, fractional, NaN/inf or too large (>= 2**63) counts, or no token at all.
+
+    Privacy
+    -------
+    The refusals of a total of 2**63 tokens or more and of a corpus without tokens depend
+    on the data: a private estimator's guarantee covers neighbouring data sets that are
+    both accepted (stated in :class:`dptm.accounting.PrivacyReport`).
     """
     from sklearn.utils.validation import check_array, validate_data
     if isinstance(X, np.matrix):
@@ -138,13 +144,13 @@ def check_count_matrix(X, name="X", estimator=None, reset=True):
             raise ValueError(f"{name} must hold integer counts; found fractional values")
         # float(hi) >= 2**63 also catches uint64 values that would wrap to negative int64.
         if float(hi) >= 2.0 ** 63 or (X.dtype.kind == "u" and int(hi) > INT64_MAX):
-            raise ValueError(f"{name} holds a count of {float(hi):.4g}; counts must be below "
+            raise ValueError(f"{name} holds a count too large: counts must be below "
                              f"2**63 = {INT64_MAX + 1} (the int64 count type)")
         # The total (and each sum of duplicates) must fit in int64 too; summed in float64,
         # which cannot overflow, with a margin for its rounding.
         total = float(data.sum(dtype=np.float64))
         if total >= 2.0 ** 63 * (1 - 1e-9):
-            raise ValueError(f"{name} holds {total:.4g} tokens in all; the total must be below "
+            raise ValueError(f"{name} holds too many tokens in all: the total must be below "
                              f"2**63 = {INT64_MAX + 1} (the int64 count type)")
     data = data.astype(np.int64)  # always a new array: the caller's data is never written
     if X.has_canonical_format:
@@ -176,9 +182,8 @@ def check_token_total(X, name="X", limit=INT32_MAX, what="the Gibbs kernels' int
     """
     total = int(X.data.sum(dtype=np.int64)) if sp.issparse(X) else int(np.sum(X, dtype=np.int64))
     if total > limit:
-        raise ValueError(
-            f"{name} holds {total:,} tokens; {what} support at most {limit:,} "
-            f"(the token arrays alone would need {total * 8 / 2**30:.1f} GiB)")
+        # the limit is named, never the (private) total
+        raise ValueError(f"{name} holds more tokens than {what} support ({limit:,})")
     return total
 
 

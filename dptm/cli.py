@@ -244,7 +244,7 @@ def cmd_fit(a, out):
     print(file=out)
     release = _release(model, data.vocab, data.provenance)
     top_n = min(a.top_words, release.topic_word.shape[1])
-    words = release.top_words(top_n)
+    words = release.top_words(top_n, as_frame=False)
     result["top_words"] = words
     if hasattr(model, "vocabulary_stage_"):
         n_words = len(release.vocabulary)

@@ -33,8 +33,9 @@ the single-machine fit).
 The keys are task arguments, so a task that is retried or recomputed after a lost worker
 replays exactly the same draws: a step is never run twice with different randomness, and
 noise is never drawn for a partial step. A fit that fails (a task failing more than
-``retries`` times, a lost partition that cannot be recomputed) raises, and the estimator
-gets no fitted attribute (no ``components_``, no ``privacy_``).
+``retries`` times, a lost partition that cannot be recomputed) raises, the estimator is
+left unfitted (no ``components_``, no ``privacy_``), and the traceback's frames are cleared
+of the generator and the noise drawn so far (``dptm._random.private_fit``).
 
 Trust boundary: the cluster (driver, scheduler, workers and the network between them) is
 inside it, like the memory of the single machine: workers hold the documents, tasks carry
@@ -57,7 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 from randomgen import AESCounter
 
-from ._random import private_generator, public_seed
+from ._random import private_fit, private_generator, public_seed
 from ._utils import check_count_matrix, check_int
 
 __all__ = ["fit_distributed"]
@@ -71,26 +72,41 @@ class _SerialExecutor:
         self.n_workers = 1
         self.log = None
 
-    def scatter(self, obj):
-        self._count("broadcast", obj, self.n_workers)
+    def scatter(self, obj, public=True):
+        self._count("broadcast", obj, self.n_workers, public)
         return obj
 
     def submit(self, fn, *args):
         return fn(*args)
 
-    def gather(self, futures, what="gathered"):
+    def gather(self, futures, what="gathered", public=False):
         out = list(futures)
-        for o in out:
-            self._count(what, o, 1)
+        self._count_gathered(what, out, public)
         return out
 
     def compute(self, delayed):
         import dask
         return list(dask.compute(*delayed, scheduler="sync"))
 
-    def _count(self, what, obj, times):
-        if self.log is not None:
-            self.log[what] = self.log.get(what, 0) + _nbytes(obj) * times
+    def _count(self, what, obj, times, public):
+        if self.log is None:
+            return
+        self.log[what] = self.log.get(what, 0) + _nbytes(obj) * times
+        if public:
+            # a fixed-shape array of public shape, counted for one worker
+            pub = self.log["public"]
+            pub["broadcast_per_worker"] += _nbytes(obj)
+
+    def _count_gathered(self, what, out, public):
+        if self.log is None:
+            return
+        for o in out:
+            self._count(what, o, 1, False)
+        if public and out:
+            # one partition's fixed-shape statistic; how many partitions there are is not public
+            pub = self.log["public"]
+            pub["gathered_per_partition"] += _nbytes(out[0])
+            pub["steps"] += 1
 
 
 class _DaskExecutor(_SerialExecutor):
@@ -102,8 +118,8 @@ class _DaskExecutor(_SerialExecutor):
         self.n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         self.log = None
 
-    def scatter(self, obj):
-        self._count("broadcast", obj, self.n_workers)
+    def scatter(self, obj, public=True):
+        self._count("broadcast", obj, self.n_workers, public)
         return self.client.scatter([obj], broadcast=True, hash=False)[0]
 
     def submit(self, fn, *args):
@@ -111,14 +127,20 @@ class _DaskExecutor(_SerialExecutor):
         # arguments (stream keys included), so it replays the same draws
         return self.client.submit(fn, *args, pure=False, retries=self.retries)
 
-    def gather(self, futures, what="gathered"):
+    def gather(self, futures, what="gathered", public=False):
         out = self.client.gather(list(futures))
-        for o in out:
-            self._count(what, o, 1)
+        self._count_gathered(what, out, public)
         return out
 
     def compute(self, delayed):
         return self.client.compute(list(delayed), retries=self.retries)
+
+
+_LOG_NOTE = ("'broadcast', 'gathered' and 'metadata' are totals over the fit that depend on "
+             "the private data (the scattered documents, the number and sizes of the "
+             "partitions, doc_topic_): inside the trust boundary, never publish them. Only "
+             "'public' (fixed-shape arrays of public shape, per worker and per partition) "
+             "is the same on neighbouring data sets.")
 
 
 def _nbytes(obj):
@@ -238,7 +260,9 @@ def _partitions(ex, data, vocabulary, n_partitions):
     X = check_count_matrix(data, name="data")
     P = ex.n_workers if n_partitions is None else check_int(n_partitions, "n_partitions", minimum=1)
     bounds = np.linspace(0, X.shape[0], min(P, X.shape[0]) + 1).round().astype(np.int64)
-    return [ex.scatter(X[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])], X.shape[1]
+    # the documents themselves: not public
+    return ([ex.scatter(X[lo:hi], public=False) for lo, hi in zip(bounds[:-1], bounds[1:])],
+            X.shape[1])
 
 
 # --------------------------------------------------------------------------- private VB
@@ -258,7 +282,7 @@ def _fit_vb(est, ex, parts, V):
     def statistic(beta, alpha, norm, g, presence, word_weight):
         beta_f = ex.scatter(beta)
         stats = ex.gather([ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, word_weight)
-                           for p in parts])
+                           for p in parts], public=True)
         # every partition's statistic is in: only now is noise drawn, once; the sum
         # (multiples of g) is exact in any order, taken in partition order anyway
         stat = np.zeros(beta.shape)
@@ -429,7 +453,8 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
     for it in range(1, T + 1):
         if not noisy_model or est.noise_schedule == "every" or it == 1:
             # every partition's counts are in before the noise is drawn
-            n_wk = _sum_counts(ex.gather([ex.submit(_gibbs_counts, s) for s in states]), V, K)
+            n_wk = _sum_counts(ex.gather([ex.submit(_gibbs_counts, s) for s in states],
+                                         public=True), V, K)
             snap = noise.snapshot(n_wk, clip, beta, noise_gens, None, n_threads)
             table = (est._adaptive_table(snap[0], gamma, v, q)
                      if not noisy_model and est.adaptive else _NO_TABLE)
@@ -486,6 +511,7 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
 
 
 # --------------------------------------------------------------------------- entry point
+@private_fit
 def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitions=None,
                     retries=1, eval_X=None, return_doc_topic=True, transfer_log=None):
     """Fit a private topic model on data partitioned over a Dask cluster, exactly.
@@ -525,9 +551,15 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
         Gibbs models: gather the training documents' topic counts for ``doc_topic_``
         (D x K to the driver). False keeps them on the workers (``doc_topic_ = None``).
     transfer_log : dict, optional
-        Filled with the payload bytes moved (``broadcast``: arrays sent to the workers,
-        counted once per worker; ``gathered``: statistics returned; ``metadata``). Sizes of
-        fixed-shape arrays only: the same on neighbouring data sets.
+        Filled with the payload bytes moved. ``transfer_log['public']`` holds what is the
+        same on neighbouring data sets: ``broadcast_per_worker`` (the fixed-shape topics,
+        word factors and tables sent to one worker over the fit), ``gathered_per_partition``
+        (the fixed-shape statistics one partition returns) and ``steps`` (statistic rounds).
+        The totals ``broadcast`` (counted once per worker, scattered documents included),
+        ``gathered`` (all partitions, ``doc_topic_`` counts included) and ``metadata``
+        depend on the private data (the number and sizes of the partitions): like Dask's
+        dashboards they are inside the trust boundary and must not be published; the log's
+        ``note`` says so.
 
     Returns
     -------
@@ -558,6 +590,8 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
     if transfer_log is not None:
         if not isinstance(transfer_log, dict):
             raise TypeError("transfer_log must be a dict")
+        transfer_log["note"] = _LOG_NOTE
+        transfer_log["public"] = dict(broadcast_per_worker=0, gathered_per_partition=0, steps=0)
         ex.log = transfer_log
     from . import _progress
     if isinstance(estimator, PrivateBatchLDA) and eval_X is not None:

@@ -78,6 +78,27 @@ def gaussian_noise(shape, sigma, rng):
     return out
 
 
+def _float_down(frac):
+    """The largest float64 <= the rational ``frac`` (> 0)."""
+    x = float(frac)
+    while Fraction(x) > frac:
+        x = math.nextafter(x, 0.0)
+    return x
+
+
+def _sqrt_down(frac):
+    """The largest float64 whose square is <= the rational ``frac`` (> 0): the sampled
+    standard deviation sqrt(frac) itself when it is a float64, else the float just below it,
+    so a report never states more noise than was drawn (round-to-nearest would in about
+    half of the cases, by one ulp)."""
+    x = math.sqrt(frac.numerator / frac.denominator)
+    while Fraction(x) ** 2 > frac:
+        x = math.nextafter(x, 0.0)
+    while Fraction(math.nextafter(x, math.inf)) ** 2 <= frac:
+        x = math.nextafter(x, math.inf)
+    return x
+
+
 def discrete_laplace_parameters(scale):
     """Integers ``(t, s)``: the rational scale t/s actually sampled for ``scale``, rounded
     up (never less noise than asked) on a grid of 2^-20.
@@ -85,12 +106,14 @@ def discrete_laplace_parameters(scale):
     Returns
     -------
     (t, s, effective_scale)
+        ``effective_scale`` is t/s when it is a float64, else the float just below it
+        (never more noise than drawn): what the accountant must be told.
     """
     scale = check_positive(scale, "scale")
     if scale > 2.0 ** 40:
         raise ValueError(f"scale must be <= 2^40 for the exact discrete Laplace, got {scale}")
     frac = Fraction(math.ceil(Fraction(scale) * _MAX_DEN), _MAX_DEN)
-    return frac.numerator, frac.denominator, frac.numerator / frac.denominator
+    return frac.numerator, frac.denominator, _float_down(frac)
 
 
 def discrete_gaussian_parameters(sigma):
@@ -101,6 +124,9 @@ def discrete_gaussian_parameters(sigma):
     Returns
     -------
     (p, q, t, effective_sigma)
+        ``effective_sigma`` is the sampled standard deviation sqrt(p/q) when it is a
+        float64, else the largest float64 below it (never more noise than drawn): what the
+        accountant must be told.
     """
     sigma = check_positive(sigma, "sigma")
     if sigma > 2.0 ** 14:
@@ -116,7 +142,7 @@ def discrete_gaussian_parameters(sigma):
         while (t - 1) ** 2 * qq > p:
             t -= 1
         if 2 * p * qq * t * t < _U64:
-            return p, qq, t, math.sqrt(p / qq)
+            return p, qq, t, _sqrt_down(frac)
         if q == 1:  # pragma: no cover - excluded by the sigma bound above
             raise ValueError(f"sigma={sigma} too large for the exact discrete Gaussian")
         q //= 2

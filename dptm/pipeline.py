@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
+from . import _random
 from .accounting import ApproxDPEvent, ComposedEvent, PrivacyReport
 from .models._base import FitScopeMixin
 from .text import TextPreprocessor, tokens_to_matrix
@@ -198,6 +199,7 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         return vocab, model
 
     # -- fit -------------------------------------------------------------------------
+    @_random.private_fit
     def fit(self, documents, groups=None, *, users=None):
         """Select the vocabulary privately, sanitize, fit the private topic model.
 

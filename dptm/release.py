@@ -12,6 +12,7 @@ so the release of two neighbouring data sets differs only through the mechanism'
 infer the topics of new documents with the released topics fixed (post-processing).
 """
 import json
+import math
 import numbers
 import os
 import zlib
@@ -27,6 +28,11 @@ __all__ = ["Release"]
 
 FORMAT_VERSION = 1
 _ARRAYS, _META = "topics.npz", "release.json"
+# Bounds on what Release.load accepts from a file (the files may be hostile).
+_MAX_META_BYTES = 1 << 30
+_MAX_TRANSFORM_ITER = 100_000
+_NPY_HEADER_BYTES = 1 << 16        # an .npy header is at most this long (numpy writes ~128)
+_MAX_INFLATION = 64                # bytes out per compressed byte in a compressed topics.npz
 # Never part of a release: secrets (the seed) and run-time options.
 _NOT_PUBLIC = {"random_state", "verbose", "callback", "n_jobs"}
 _NOT_PRIVATE_NOTE = ("NOT PRIVATE: a non-private model; these topics and this vocabulary "
@@ -100,9 +106,12 @@ class Release:
         # Normalise once; an already normalised matrix (a loaded release) is kept bit for bit.
         self.topic_word = tw if np.allclose(sums, 1.0, rtol=0, atol=1e-12) else tw / sums
         self.components = None if components is None else np.array(components, dtype=np.float64)
-        if self.components is not None and self.components.shape != tw.shape:
-            raise ValueError(f"components must have the shape of topic_word {tw.shape}, "
-                             f"got {self.components.shape}")
+        if self.components is not None:
+            if self.components.shape != tw.shape:
+                raise ValueError(f"components must have the shape of topic_word {tw.shape}, "
+                                 f"got {self.components.shape}")
+            if not np.all(np.isfinite(self.components)) or self.components.min() < 0:
+                raise ValueError("components must be finite and non-negative")
         self.doc_topic_prior = check_positive(doc_topic_prior, "doc_topic_prior")
         if privacy is not None and not isinstance(privacy, PrivacyReport):
             raise TypeError(f"privacy must be a PrivacyReport or None, got {type(privacy).__name__}")
@@ -117,6 +126,9 @@ class Release:
         self.hyperparameters = dict(hyperparameters or {})
         self.transform_seed = check_int(transform_seed, "transform_seed", minimum=0)
         self.transform_max_iter = check_int(transform_max_iter, "transform_max_iter", minimum=2)
+        if self.transform_max_iter > _MAX_TRANSFORM_ITER:
+            raise ValueError(f"transform_max_iter must be <= {_MAX_TRANSFORM_ITER}, got "
+                             f"{self.transform_max_iter}")
 
     # -- what it states --------------------------------------------------------------
     @property
@@ -137,13 +149,19 @@ class Release:
             return "word ids only (no vocabulary released)"
         return "public (given): the guarantee assumes it does not depend on the private data"
 
-    def top_words(self, n=10):
-        """The ``n`` most probable words (or word ids) of each topic, most probable first."""
-        n = check_int(n, "n", minimum=1)
-        order = np.argsort(-self.topic_word, axis=1, kind="stable")[:, :n]
-        if self.vocabulary is None:
-            return order.tolist()
-        return [[self.vocabulary[i] for i in row] for row in order]
+    def top_words(self, n=10, as_frame=None):
+        """The ``n`` most probable words (or word ids) of each topic, most probable first
+        (post-processing of the released topics), as ``model.top_words`` gives them.
+
+        Parameters
+        ----------
+        n : int
+        as_frame : bool, optional
+            None: a pandas DataFrame (one row per topic, columns 1..n) when pandas is
+            installed, else a list of lists; True: a DataFrame (pandas required); False: a
+            list of lists.
+        """
+        return _top_words_table(self.topic_word, n, self.vocabulary, as_frame)
 
     # -- post-processing ---------------------------------------------------------------
     def transform(self, X):
@@ -166,6 +184,49 @@ class Release:
         X = check_count_matrix(X)
         return _perplexity_counts(X, self._transform_counts(X), self.topic_word)
 
+    def pyldavis_data(self, X, *, documents):
+        """What ``pyLDAvis.prepare`` needs to draw this release, from documents the caller
+        declares publishable: ``pyLDAvis.prepare(**release.pyldavis_data(X, documents=
+        "public"))``. pyLDAvis itself is not needed here (``pip install pyLDAvis`` to draw).
+
+        Parameters
+        ----------
+        X : doc-term count matrix of shape (n_docs, n_words)
+            Public documents, or held-out documents that may be published, in the
+            release's vocabulary. Never the private training data.
+        documents : {"public", "held-out"}
+            The caller's declaration of what ``X`` is (required: there is no default).
+
+        Returns
+        -------
+        dict with ``topic_term_dists`` (the released topics), ``doc_topic_dists``
+        (:meth:`transform` of ``X``: fold-in with the topics fixed), ``doc_lengths`` and
+        ``term_frequency`` (token counts of ``X``), ``vocab`` (the vocabulary, or the word
+        ids as strings).
+
+        Privacy
+        -------
+        The topics are the release (post-processing). Everything else is computed from
+        ``X`` itself without noise: the document lengths, term frequencies and topic
+        mixtures of ``X`` are published as they are. That is safe only for documents whose
+        content may be published; passing the private training data would publish its
+        exact term counts, outside any guarantee.
+        """
+        if documents not in ("public", "held-out"):
+            raise ValueError("documents must be 'public' or 'held-out' (the caller's "
+                             f"declaration that X may be published), got {documents!r}")
+        X = check_count_matrix(X)
+        theta = self._transform_counts(X)
+        vocab = (self.vocabulary if self.vocabulary is not None
+                 else [str(i) for i in range(self.topic_word.shape[1])])
+        return {
+            "topic_term_dists": self.topic_word.copy(),
+            "doc_topic_dists": theta,
+            "doc_lengths": np.asarray(X.sum(axis=1)).ravel().astype(np.int64),
+            "vocab": list(vocab),
+            "term_frequency": np.asarray(X.sum(axis=0)).ravel().astype(np.int64),
+        }
+
     # -- files -----------------------------------------------------------------------------
     def save(self, path):
         """Write the release to the directory ``path`` (created if needed): ``topics.npz``
@@ -177,6 +238,7 @@ class Release:
         np.savez(os.path.join(path, _ARRAYS), **arrays)
         meta = {
             "format": "dptm.Release", "format_version": FORMAT_VERSION, "model": self.model,
+            "shape": list(self.topic_word.shape),
             "doc_topic_prior": self.doc_topic_prior, "transform_seed": self.transform_seed,
             "transform_max_iter": self.transform_max_iter,
             "hyperparameters": self.hyperparameters, "vocabulary": self.vocabulary,
@@ -192,32 +254,39 @@ class Release:
 
     @classmethod
     def load(cls, path):
-        """Read a release written by :meth:`save` (no pickle involved)."""
+        """Read a release written by :meth:`save` (no pickle involved).
+
+        The files are treated as untrusted: ``release.json`` is bounded in size and every
+        field is validated (types, ranges, the privacy report as a complete report); each
+        array of ``topics.npz`` must be a float64 array of the shape ``release.json``
+        states, and its declared size is checked before anything is inflated, so a
+        compressed bomb is refused without being decompressed.
+        """
         meta_path = os.path.join(path, _META)
         try:
+            size = os.path.getsize(meta_path)
+            if size > _MAX_META_BYTES:
+                raise ValueError(f"{meta_path}: {size} bytes, more than a release's metadata "
+                                 f"may hold ({_MAX_META_BYTES})")
             with open(meta_path, encoding="utf-8") as f:
                 meta = json.load(f)
         except FileNotFoundError:
             raise FileNotFoundError(f"{meta_path}: no release here (expected {_META})") from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{meta_path}: not valid JSON ({exc})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise ValueError(f"{meta_path}: not valid JSON ({type(exc).__name__})") from None
         if not isinstance(meta, dict) or meta.get("format") != "dptm.Release":
             raise ValueError(f"{meta_path}: not a dptm release")
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{meta_path}: format version {meta.get('format_version')} is not "
-                             f"supported (this dptm reads version {FORMAT_VERSION})")
-        with np.load(os.path.join(path, _ARRAYS), allow_pickle=False) as arrays:
-            topic_word = arrays["topic_word"]
-            components = arrays["components"] if "components" in arrays.files else None
-        privacy = meta["privacy"]
-        if meta.get("private", privacy is not None) is not (privacy is not None):
+        version = meta.get("format_version")
+        if type(version) is not int or version != FORMAT_VERSION:     # noqa: E721 (no bool)
+            raise ValueError(f"{meta_path}: format version {version!r} is not supported "
+                             f"(this dptm reads version {FORMAT_VERSION})")
+        fields = _check_meta(meta, meta_path)
+        has_report = fields["privacy"] is not None
+        if meta.get("private", has_report) is not has_report:
             raise ValueError(f"{meta_path}: 'private' is {meta.get('private')!r} but the "
-                             f"release {'has' if privacy is not None else 'has no'} privacy report")
-        return cls(topic_word, components=components, doc_topic_prior=meta["doc_topic_prior"],
-                   privacy=None if privacy is None else PrivacyReport.from_state(privacy),
-                   vocabulary=meta["vocabulary"], model=meta["model"],
-                   hyperparameters=meta["hyperparameters"], transform_seed=meta["transform_seed"],
-                   transform_max_iter=meta["transform_max_iter"])
+                             f"release {'has' if has_report else 'has no'} privacy report")
+        arrays = _read_arrays(os.path.join(path, _ARRAYS), fields.pop("shape"))
+        return cls(arrays["topic_word"], components=arrays.get("components"), **fields)
 
     def __eq__(self, other):
         if not isinstance(other, Release):
@@ -237,6 +306,150 @@ class Release:
         kind = "NOT PRIVATE" if self.privacy is None else repr(self.privacy)
         return (f"Release(model={self.model!r}, n_components={self.n_components}, "
                 f"n_words={self.topic_word.shape[1]}, {kind})")
+
+
+def _top_words_table(topic_word, n, vocabulary, as_frame=None):
+    """The top words of every row of ``topic_word`` (ties by column order): the one
+    implementation behind ``Release.top_words`` and the models' ``top_words``."""
+    n = check_int(n, "n", minimum=1)
+    if as_frame is not None and not isinstance(as_frame, bool):
+        raise TypeError(f"as_frame must be None, True or False, got {type(as_frame).__name__}")
+    if vocabulary is not None and len(vocabulary) != topic_word.shape[1]:
+        raise ValueError(f"vocabulary has {len(vocabulary)} words but the model has "
+                         f"{topic_word.shape[1]}")
+    order = np.argsort(-topic_word, axis=1, kind="stable")[:, :n]
+    words = (order.tolist() if vocabulary is None
+             else [[str(vocabulary[i]) for i in row] for row in order])
+    if as_frame is False:
+        return words
+    try:
+        import pandas as pd
+    except ImportError:
+        if as_frame:
+            raise ImportError("top_words(as_frame=True) needs pandas") from None
+        return words
+    return pd.DataFrame(words, index=[f"topic {k}" for k in range(len(words))],
+                        columns=range(1, order.shape[1] + 1))
+
+
+def _check_meta(meta, where):
+    """The constructor's arguments from a loaded ``release.json``, every field checked for
+    its type (the constructor then checks the ranges); ``shape`` is the arrays' (K, V)."""
+    def need(key, types, what):
+        v = meta.get(key)
+        if not isinstance(v, types) or isinstance(v, bool) and bool not in types:
+            raise ValueError(f"{where}: {key} must be {what}, got {type(v).__name__}")
+        return v
+
+    shape = meta.get("shape")
+    if shape is not None:
+        if not (isinstance(shape, list) and len(shape) == 2
+                and all(type(n) is int and n >= 1 for n in shape)):       # noqa: E721
+            raise ValueError(f"{where}: shape must be [n_components, n_words], got {shape!r:.80}")
+        shape = tuple(shape)
+    vocabulary = meta.get("vocabulary")
+    if vocabulary is not None and not (isinstance(vocabulary, list)
+                                       and all(isinstance(w, str) for w in vocabulary)):
+        raise ValueError(f"{where}: vocabulary must be a list of strings or null")
+    if shape is None:
+        # files written before the shape was recorded: K and V from the other fields
+        k = meta.get("hyperparameters", {}).get("n_components") \
+            if isinstance(meta.get("hyperparameters"), dict) else None
+        if type(k) is int and k >= 1 and vocabulary:                        # noqa: E721
+            shape = (k, len(vocabulary))
+    privacy = meta.get("privacy")
+    if privacy is not None and not isinstance(privacy, dict):
+        raise ValueError(f"{where}: privacy must be a saved privacy report or null")
+    try:
+        report = None if privacy is None else PrivacyReport.from_state(privacy)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: privacy is not a complete privacy report ({exc})") from None
+    for key in ("doc_topic_prior", "transform_seed", "transform_max_iter"):
+        if key not in meta:
+            raise ValueError(f"{where}: {key} is missing")
+    return dict(shape=shape, doc_topic_prior=meta["doc_topic_prior"], privacy=report,
+                vocabulary=vocabulary, model=need("model", (str,), "a string"),
+                hyperparameters=need("hyperparameters", (dict,), "an object"),
+                transform_seed=meta["transform_seed"],
+                transform_max_iter=meta["transform_max_iter"])
+
+
+def _read_arrays(path, shape):
+    """The arrays of ``topics.npz``: only ``topic_word`` and ``components``, float64 of
+    ``shape`` (K, V). The zip members' declared sizes are checked before anything is read,
+    so nothing larger than the arrays themselves is ever inflated; never unpickles."""
+    import zipfile
+    allowed = {"topic_word.npy", "components.npy"}
+    try:
+        zf = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no release arrays here (expected {_ARRAYS})") from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ValueError(f"{path}: not a valid .npz file ({exc})") from None
+    out, on_disk = {}, os.path.getsize(path)
+    with zf:
+        infos = zf.infolist()
+        names = [i.filename for i in infos]
+        if set(names) - allowed or len(set(names)) != len(names) or "topic_word.npy" not in names:
+            raise ValueError(f"{path}: must hold topic_word (and optionally components) only, "
+                             f"got {sorted(names)!r:.120}")
+        for info in infos:
+            name = info.filename[:-4]
+            limit = math.inf if shape is None else _NPY_HEADER_BYTES + shape[0] * shape[1] * 8
+            if info.compress_type != zipfile.ZIP_STORED:
+                # save() stores the arrays uncompressed; a compressed copy may shrink them
+                # only as much as float matrices do, never like a bomb
+                limit = min(limit, _NPY_HEADER_BYTES + _MAX_INFLATION * info.compress_size)
+            if info.compress_size > on_disk:
+                raise ValueError(f"{path}: {name} declares more bytes than the file has")
+            if info.file_size > limit:
+                raise ValueError(f"{path}: {name} declares {info.file_size} bytes, more than "
+                                 f"the release's shape allows ({limit}): refused unread")
+            try:
+                with zf.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    if version not in ((1, 0), (2, 0)):
+                        raise ValueError(f"{name}: unsupported .npy version {version}")
+                    reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                              else np.lib.format.read_array_header_2_0)
+                    arr_shape, fortran, dtype = reader(f)
+                    if dtype != np.dtype("<f8") or len(arr_shape) != 2 or \
+                            (shape is not None and tuple(arr_shape) != shape):
+                        raise ValueError(f"{name} must be a float64 array of shape "
+                                         f"{shape or '(K, V)'}, got {dtype} {arr_shape}")
+                    want = arr_shape[0] * arr_shape[1] * 8
+                    if f.tell() + want != info.file_size:
+                        raise ValueError(f"{name}'s size does not match its header")
+                    data = f.read(want)
+                    if len(data) != want:
+                        raise ValueError(f"{name} is truncated")
+            except (ValueError, zipfile.BadZipFile, OSError, EOFError) as exc:
+                raise ValueError(f"{path}: {exc}") from None
+            arr = np.frombuffer(data, dtype="<f8").astype(np.float64)
+            out[name] = arr.reshape(arr_shape, order="F" if fortran else "C")
+    _check_loaded_arrays(out, path)
+    return out
+
+
+def _check_loaded_arrays(arrays, path):
+    """A loaded topic_word must be a matrix of distributions; components, when present,
+    must be what it was normalised from."""
+    tw = arrays["topic_word"]
+    if not np.all(np.isfinite(tw)) or tw.min() < 0 or \
+            not np.allclose(tw.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+        raise ValueError(f"{path}: topic_word rows must be probability distributions "
+                         "(finite, non-negative, summing to 1)")
+    comp = arrays.get("components")
+    if comp is None:
+        return
+    if comp.shape != tw.shape or not np.all(np.isfinite(comp)) or comp.min() < 0:
+        raise ValueError(f"{path}: components must be finite, non-negative, of topic_word's shape")
+    sums = comp.sum(axis=1, keepdims=True)
+    pos = sums[:, 0] > 0
+    # a row without mass (an empty keyword block) may be any distribution
+    if not np.allclose(tw[pos], comp[pos] / sums[pos], rtol=1e-9, atol=1e-12):
+        raise ValueError(f"{path}: components are not consistent with topic_word (each "
+                         "topic_word row must be its components row normalised)")
 
 
 def fold_in(topic_word, X, doc_topic_prior, n_iter, seed, n_threads=1):

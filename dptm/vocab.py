@@ -55,6 +55,7 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from . import _random
 from ._utils import check_int, check_positive, check_probability
 from .accounting import ApproxDPEvent, ComposedEvent, LaplaceEvent, PrivacyReport
 
@@ -355,6 +356,7 @@ class DPVocabulary(BaseEstimator):
             rho += 2.0 * g
         return noise, scale, rho, true_delta, g, sens
 
+    @_random.private_fit
     def fit(self, token_lists, groups=None, *, users=None):
         """Select the vocabulary.
 

@@ -87,3 +87,43 @@ def test_empty_budget():
     budget = BudgetAccountant(epsilon=1, delta=1e-5)
     assert budget.spent == 0.0 and budget.report() is None
     assert "0 spent in 0 release(s)" in str(budget)
+
+
+def test_a_spent_report_changed_afterwards_does_not_change_what_was_spent():
+    budget = BudgetAccountant(epsilon=10, delta=1e-5)
+    report = _gauss(3.0, notes=("a",))
+    budget.spend(report, label="first")
+    before, text = budget.spent, str(budget)
+    assert before > 0.5
+    # the caller's object edited in every way: the ledger keeps what was recorded
+    report.event = GaussianEvent(1e6)
+    report.adjacency = "word"
+    report.notes = ()
+    assert budget.spent == before and str(budget) == text
+    # and what the budget hands out is a copy, not its ledger
+    budget.reports[0].event = GaussianEvent(1e6)
+    assert budget.spent == before
+    with pytest.raises(AttributeError):
+        budget.reports.append(_gauss(1.0))
+    with pytest.raises(AttributeError):
+        budget.labels.append("x")
+    assert budget.labels == ("first",)
+
+
+@pytest.mark.parametrize("event", [GaussianEvent(1e-300), GaussianEvent(1.0, sensitivity=1e300),
+                                   LaplaceEvent(1e-300), GaussianEvent(1e-10),
+                                   GaussianEvent(0.01)])
+def test_degenerate_events_are_refused_clearly(event):
+    # the PLD library overflows, divides by zero or would need gigabytes on these; the
+    # budget answers with its own error, and the report with its built-in bound
+    budget = BudgetAccountant(epsilon=10, delta=1e-5)
+    report = PrivacyReport(event, "document")
+    with pytest.raises(BudgetExceededError, match="nothing was recorded"):
+        budget.spend(report)
+    assert budget.spent == 0.0 and not budget.reports
+    assert report.epsilon(1e-5) == epsilon(event, 1e-5)
+
+
+def test_huge_noise_costs_nothing_without_an_overflow():
+    budget = BudgetAccountant(epsilon=1, delta=1e-5)
+    assert budget.spend(PrivacyReport(GaussianEvent(1e300), "document")) == pytest.approx(0.0)

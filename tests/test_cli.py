@@ -81,7 +81,7 @@ def test_private_model_prints_exactly_what_it_publishes(model, tmp_path):
     release = Release.load(str(save))
     # the printed report and topics are those of the saved release, character for character
     assert str(release.privacy) in out
-    assert _topics(out) == release.top_words(10)
+    assert _topics(out) == release.top_words(10, as_frame=False)
     # no metric of the training data, no timing, no count of the training data; the demo
     # corpus is public, so its public held-out split's utility line is the one metric shown
     head = out.split("Privacy report")[0]

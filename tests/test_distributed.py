@@ -142,6 +142,32 @@ def test_secret_mode_has_no_seed_and_differs(X):
     assert not np.array_equal(a.snapshot_, b.snapshot_)
 
 
+@pytest.mark.parametrize("case", ["vb", "noisy_every", "subsampled_adaptive"])
+@pytest.mark.parametrize("layout", ["in process", "dask.array of 30-row chunks"])
+def test_transfer_log_public_part_is_the_same_on_neighbours(case, layout):
+    # 90 vs 91 documents: 3 vs 4 chunks of 30 rows, different scattered bytes; what the log
+    # calls public must not see it
+    X91 = make_lda_corpus(91, 25, K, doc_length=(5, 25), random_state=3)[0].tocsr()
+    logs = []
+    for X in (X91[:90], X91):
+        log = {}
+        if layout == "in process":
+            fit_distributed(make(case), X, "serial", n_partitions=3, transfer_log=log)
+        else:
+            da = pytest.importorskip("dask.array")
+            arr = da.from_array(X, chunks=(30, X.shape[1]), asarray=False)
+            fit_distributed(make(case), arr, "serial", transfer_log=log)
+        logs.append(log)
+    a, b = logs
+    assert a["public"] == b["public"]
+    assert a["public"]["steps"] > 0 and a["public"]["gathered_per_partition"] > 0
+    assert a["public"]["broadcast_per_worker"] > 0
+    # the totals do depend on the data, and the log itself says they are not to be published
+    assert (a["broadcast"], a["gathered"], a.get("metadata")) != \
+        (b["broadcast"], b["gathered"], b.get("metadata"))
+    assert "never publish" in a["note"] and "trust boundary" in a["note"]
+
+
 # ------------------------------------------------------------------------------ errors
 def test_bad_input(X):
     with pytest.raises(TypeError, match="estimator must be"):

@@ -92,13 +92,34 @@ def test_rational_parameters_round_up_and_are_exact():
     for scale in [0.1, 0.7, 2.0, 20 / 3, 1234.5]:
         t, s, eff = mech.discrete_laplace_parameters(scale)
         assert eff >= scale and eff - scale < 1e-6 * max(1, scale)
-        assert t / s == eff
+        assert t / s == eff          # exact here (t < 2^53)
     for sigma in [0.3, 1.0, math.sqrt(2), 3.3, 100.0, 5000.0]:
         p, q, t, eff = mech.discrete_gaussian_parameters(sigma)
         assert p * 1.0 / q >= sigma ** 2 * (1 - 1e-15)
         assert eff - sigma < 1e-5 * sigma
         assert (t - 1) ** 2 * q <= p < t ** 2 * q          # t = floor(sqrt(p/q)) + 1
         assert 2 * p * q * t * t < 2 ** 64
+
+
+def test_reported_scale_is_the_drawn_one_rounded_down_never_up():
+    # the sampled variance is the rational p/q; its square root is reported as the largest
+    # float64 not above it (exactly it when it is a float64): round-to-nearest would state
+    # one ulp more noise than drawn in about half of the cases
+    from fractions import Fraction
+    rng = np.random.default_rng(0)
+    sigmas = np.concatenate([[0.2, 1.0, 2.0, 3.0, 16384.0],
+                             np.exp(rng.uniform(math.log(0.2), math.log(16000), 2000))])
+    for sigma in sigmas:
+        p, q, _, eff = mech.discrete_gaussian_parameters(float(sigma))
+        assert Fraction(eff) ** 2 <= Fraction(p, q) < Fraction(math.nextafter(eff, math.inf)) ** 2
+        assert eff >= sigma                    # still at least the calibrated sigma
+    for sigma in sigmas[:30]:
+        out, g, eff = mech.lattice_gaussian(np.zeros(2), float(sigma), np.random.default_rng(1))
+        p, q, _, _ = mech.discrete_gaussian_parameters(float(sigma) / g)
+        assert Fraction(eff) ** 2 <= Fraction(p, q) * Fraction(g) ** 2
+    for scale in np.concatenate([sigmas[:200], [2.0 ** 35 / 3, 2.0 ** 39 + 0.1]]):
+        t, s, eff = mech.discrete_laplace_parameters(float(scale))
+        assert Fraction(eff) <= Fraction(t, s) < Fraction(math.nextafter(eff, math.inf))
 
 
 def test_same_seed_same_noise_and_streams_differ():

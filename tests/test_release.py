@@ -84,7 +84,22 @@ def test_release_round_trip(fitted, demo, tmp_path):
     assert np.array_equal(back.transform(X), rel.transform(X))
     assert np.array_equal(rel.transform(X), fitted.transform(X))
     assert back.perplexity(X) == pytest.approx(fitted.perplexity(X), rel=1e-12)
-    assert back.top_words(3)[0] == [demo.vocabulary[i] for i in np.argsort(-fitted.topic_word_[0])[:3]]
+    assert back.top_words(3, as_frame=False)[0] == \
+        [demo.vocabulary[i] for i in np.argsort(-fitted.topic_word_[0])[:3]]
+
+
+def test_release_top_words_is_what_the_model_gives(fitted, demo):
+    pd = pytest.importorskip("pandas")
+    rel = fitted.release(vocabulary=demo.vocabulary)
+    ours, model = rel.top_words(4), fitted.top_words(4, vocabulary=demo.vocabulary)
+    assert isinstance(ours, pd.DataFrame)
+    pd.testing.assert_frame_equal(ours, model)
+    assert rel.top_words(4, as_frame=False) == model.values.tolist() == \
+        fitted.top_words(4, vocabulary=demo.vocabulary, as_frame=False)
+    # without a vocabulary: word ids, as the model gives them
+    pd.testing.assert_frame_equal(fitted.release().top_words(2), fitted.top_words(2))
+    with pytest.raises(TypeError, match="as_frame"):
+        rel.top_words(2, as_frame="yes")
 
 
 def test_release_with_privacy_round_trip(demo, tmp_path):
@@ -140,3 +155,34 @@ def test_report_uses_pld_when_installed_and_tighter():
     # the discrete Gaussian has no PLD here (its privacy loss is not the continuous one's)
     discrete = PrivacyReport(SelfComposedEvent(GaussianEvent(2.0, discrete=True), 5), "document")
     assert discrete.epsilon_and_method(1e-5)[1] != "pld"
+
+
+def test_pyldavis_data_is_the_release_and_the_declared_documents(fitted, demo):
+    rel = fitted.release(vocabulary=demo.vocabulary)
+    public = demo.X[:40]
+    with pytest.raises(ValueError, match="documents must be"):
+        rel.pyldavis_data(public, documents=True)
+    with pytest.raises(TypeError):
+        rel.pyldavis_data(public)                     # no default declaration
+    data = rel.pyldavis_data(public, documents="held-out")
+    assert np.array_equal(data["topic_term_dists"], rel.topic_word)
+    assert np.array_equal(data["doc_topic_dists"], rel.transform(public))
+    assert np.array_equal(data["doc_lengths"], np.asarray(public.sum(axis=1)).ravel())
+    assert np.array_equal(data["term_frequency"], np.asarray(public.sum(axis=0)).ravel())
+    assert data["vocab"] == list(demo.vocabulary)
+    assert fitted.release().pyldavis_data(public, documents="public")["vocab"][:2] == ["0", "1"]
+    # the core never imports pyLDAvis
+    import subprocess
+    import sys
+    code = ("import sys, dptm, dptm.release; "
+            "assert not [m for m in sys.modules if m.lower().startswith('pyldavis')]")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_pyldavis_prepares_the_export(fitted, demo):
+    pyLDAvis = pytest.importorskip("pyLDAvis")
+    rel = fitted.release(vocabulary=demo.vocabulary)
+    data = rel.pyldavis_data(demo.X[:40], documents="public")
+    assert (data["term_frequency"] == 0).any()      # words unseen in X are fine
+    vis = pyLDAvis.prepare(**data, sort_topics=False, n_jobs=1)
+    assert vis.topic_coordinates.shape[0] == rel.n_components

@@ -177,15 +177,16 @@ def test_huge_counts_are_refused_by_every_model_before_allocating():
     X = np.ones((3, 4))
     X[0, 0] = 3e9
     tracemalloc.start()
-    with pytest.raises(ValueError, match="X holds 3,000,000,0.. tokens.*at most 2,147,483,647"):
+    with pytest.raises(ValueError, match=r"X holds more tokens than .* \(2,147,483,647\)$"):
         GibbsLDA(2, max_iter=1, random_state=0).fit(X)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 50e6
     X[0, 0] = 1e300
     for est in (GibbsLDA(2, max_iter=1), PrivateOnlineLDA(2, max_iter=1)):
-        with pytest.raises(ValueError, match="X holds a count of 1e\\+300"):
+        with pytest.raises(ValueError, match="X holds a count too large") as info:
             est.fit(X)
+        assert "300" not in str(info.value)        # the private count is not printed
     with pytest.raises(ValueError, match="2\\*\\*63"):
         zeta(np.full((2, 4), 0.25), np.array([[2 ** 63 + 5, 1, 0, 0]], dtype=np.uint64))
 

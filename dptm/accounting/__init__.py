@@ -8,7 +8,8 @@ Quick use::
     epsilon(SelfComposedEvent(step, 1000), delta=1e-5)   # tightest built-in route (RDP here)
 
 Everything here is pure Python (numpy / scipy). ``PLDAccountant`` needs the optional
-extra ``dptm[pld]`` and imports ``dp_accounting`` only when created.
+extra ``dptm[pld]`` and imports ``dp_accounting`` only when created, as does
+``DiscretePLDAccountant`` (the exact PLD of discrete-Gaussian count releases).
 """
 from .events import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
                      PoissonSampledEvent, PrivacyEvent, PureDPEvent, RandomizedResponseEvent,
@@ -31,6 +32,9 @@ def __getattr__(name):
     if name in ("PLDAccountant", "pld_available"):
         from . import pld
         return getattr(pld, name)
+    if name in ("DiscretePLDAccountant", "discrete_gaussian_pld"):
+        from . import discrete_pld
+        return getattr(discrete_pld, name)
     raise AttributeError(f"module 'dptm.accounting' has no attribute {name!r}")
 
 
@@ -46,6 +50,7 @@ __all__ = [
     "rdp_to_dp", "dp_to_rdp", "amplify_dp_by_subsampling", "linear_composition",
     "advanced_composition",
     "RDPAccountant", "ZCDPAccountant", "PureDPAccountant", "PLDAccountant", "pld_available",
+    "DiscretePLDAccountant", "discrete_gaussian_pld",
     "epsilon", "epsilon_and_method",
     "calibrate_gaussian", "calibrate_laplace", "log_bisect",
     "PaperClaim", "PrivacyReport", "ADJACENCIES", "recipes", "BudgetAccountant",

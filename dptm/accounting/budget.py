@@ -6,8 +6,11 @@ ledger: it composes the privacy reports of every release (adaptive composition o
 event trees, accounted by the tightest sound route), refuses a release that would take
 the total beyond the cap (nothing is recorded then), and refuses releases whose adjacency
 notion differs from the budget's, since guarantees about different neighbouring relations
-do not compose into either of them.
+do not compose into either of them. It keeps its own copies of the reports it recorded:
+changing a report (or the model it came from) afterwards does not change what was spent.
 """
+import math
+
 from .events import ComposedEvent
 from ._validation import delta_open, positive
 from .report import ADJACENCIES, PrivacyReport
@@ -17,6 +20,18 @@ __all__ = ["BudgetAccountant", "BudgetExceededError"]
 
 class BudgetExceededError(ValueError):
     """A release would take the total privacy loss beyond the budget's cap."""
+
+
+def _copy(report):
+    """An independent copy of ``report`` (its events are immutable; everything else is
+    rebuilt), so that later changes to the caller's object leave the ledger as it was."""
+    claim = report.paper_claim
+    return PrivacyReport(
+        report.event, report.adjacency, description=report.description, notes=report.notes,
+        paper_claim=None if claim is None else type(claim)(claim.citation, claim.method,
+                                                           dict(claim.params)),
+        gamma=report.gamma, default_delta=report.default_delta, seeded=report.seeded,
+        assumed_public=report.assumed_public, vocabulary=report.vocabulary)
 
 
 def _report_of(release):
@@ -56,14 +71,25 @@ class BudgetAccountant:
         if adjacency is not None and adjacency not in ADJACENCIES:
             raise ValueError(f"adjacency must be one of {sorted(ADJACENCIES)}, got {adjacency!r}")
         self.adjacency = adjacency
-        self.reports = []
-        self.labels = []
+        self._reports = []
+        self._labels = []
+
+    @property
+    def reports(self):
+        """Copies of the recorded reports, in spending order (a tuple: the ledger itself
+        cannot be edited through it)."""
+        return tuple(_copy(r) for r in self._reports)
+
+    @property
+    def labels(self):
+        """The labels of the recorded releases, in spending order."""
+        return tuple(self._labels)
 
     def _composed(self, reports):
         if not reports:
             return None
         gammas = [r.gamma for r in reports if r.gamma is not None]
-        notes = [f"[{label}] {n}" for label, r in zip(self.labels + ["new release"], reports)
+        notes = [f"[{label}] {n}" for label, r in zip(self._labels + ["new release"], reports)
                  for n in r.notes]
         public = sorted({a for r in reports for a in r.assumed_public})
         vocab = sorted({r.vocabulary for r in reports if r.vocabulary is not None})
@@ -79,11 +105,11 @@ class BudgetAccountant:
     def epsilon_if_spent(self, release):
         """The total epsilon at ``delta`` if ``release`` were added (nothing is recorded)."""
         report = self._check(release)
-        return self._composed(self.reports + [report]).epsilon(self.delta)
+        return self._composed(self._reports + [report]).epsilon(self.delta)
 
     def _check(self, release):
-        report = _report_of(release)
-        adjacency = self.adjacency or (self.reports[0].adjacency if self.reports else None)
+        report = _copy(_report_of(release))
+        adjacency = self.adjacency or (self._reports[0].adjacency if self._reports else None)
         if adjacency is not None and report.adjacency != adjacency:
             raise ValueError(f"the release is {report.adjacency}-level but the budget is "
                              f"{adjacency}-level: guarantees about different neighbouring "
@@ -95,14 +121,18 @@ class BudgetAccountant:
         total stays within the cap; otherwise raise :class:`BudgetExceededError` and
         record nothing. Returns the total epsilon after it."""
         report = self._check(release)
-        total = self._composed(self.reports + [report]).epsilon(self.delta)
+        total = self._composed(self._reports + [report]).epsilon(self.delta)
+        if not math.isfinite(total):
+            raise BudgetExceededError(
+                f"this release has no finite guarantee at delta = {self.delta:.3g} (epsilon = "
+                f"{total}: a degenerate noise scale or count); nothing was recorded")
         if total > self.epsilon_cap:
             raise BudgetExceededError(
                 f"this release would bring the total to epsilon = {total:.4g} at delta = "
                 f"{self.delta:.3g}, beyond the budget's cap of {self.epsilon_cap:.4g} "
                 f"({self.spent:.4g} spent so far); nothing was recorded")
-        self.reports.append(report)
-        self.labels.append(label or f"release {len(self.reports)}")
+        self._reports.append(report)
+        self._labels.append(label or f"release {len(self._reports)}")
         if self.adjacency is None:
             self.adjacency = report.adjacency
         return total
@@ -110,7 +140,7 @@ class BudgetAccountant:
     @property
     def spent(self):
         """Total epsilon at ``delta`` of the recorded releases (0 before any)."""
-        return 0.0 if not self.reports else self._composed(self.reports).epsilon(self.delta)
+        return 0.0 if not self._reports else self._composed(self._reports).epsilon(self.delta)
 
     @property
     def remaining(self):
@@ -120,10 +150,10 @@ class BudgetAccountant:
 
     def report(self):
         """The composed :class:`PrivacyReport` of every recorded release (None before any)."""
-        return self._composed(self.reports)
+        return self._composed(self._reports)
 
     def __str__(self):
         head = (f"Privacy budget: epsilon cap {self.epsilon_cap:.4g} at delta {self.delta:.3g}, "
-                f"{self.spent:.4g} spent in {len(self.reports)} release(s), "
+                f"{self.spent:.4g} spent in {len(self._reports)} release(s), "
                 f"{self.remaining:.4g} left")
-        return head if not self.reports else head + "\n" + str(self.report())
+        return head if not self._reports else head + "\n" + str(self.report())

@@ -5,7 +5,7 @@ paper's own claimed accounting (:class:`PaperClaim`), kept apart from - and neve
 ``epsilon()``. Pickles with its events.
 """
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from functools import lru_cache
 
 from ._validation import delta_open, real
@@ -95,19 +95,29 @@ def _event_dict(ev):
     return out
 
 
+# PLD only tightens bounds that mean something: above this built-in epsilon (a guarantee
+# that is vacuous anyway) its grid would need up to gigabytes (noise multiplier 0.01).
+_PLD_MAX_EPSILON = 64.0
+
+
 @lru_cache(maxsize=256)
 def _tightest(event, delta):
     """(epsilon, route) at ``delta``: the built-in routes (RDP, zCDP, pure DP), and PLD
     when ``dp-accounting`` is installed and supports every leaf (continuous Gaussian and
-    Laplace, discrete Laplace); the smallest, since each is an upper bound. Cached: events
-    are immutable."""
+    Laplace, discrete Laplace) and the built-in epsilon is at most ``_PLD_MAX_EPSILON``;
+    the smallest, since each is an upper bound. Cached: events are immutable."""
     eps, route = _epsilon_and_method(event, delta)
-    if delta > 0:
+    if 0 < delta and eps <= _PLD_MAX_EPSILON:
         from .pld import PLDAccountant, pld_available
         if pld_available():
             acc = PLDAccountant()
             if acc.supports(event):
-                pld_eps = acc.compose(event).get_epsilon(delta)
+                try:
+                    pld_eps = acc.compose(event).get_epsilon(delta)
+                except (ArithmeticError, MemoryError, ValueError):
+                    # a degenerate event for the library's grid (overflow, huge support):
+                    # the built-in bound, sound on its own, stands
+                    pld_eps = math.inf
                 if pld_eps < eps:
                     eps, route = pld_eps, "pld"
     return eps, route
@@ -170,18 +180,33 @@ def event_from_dict(data):
     if not isinstance(data, dict) or _KIND_KEY not in data:
         raise ValueError(f"not a saved privacy event: {data!r:.80}")
     cls = getattr(_events, str(data[_KIND_KEY]), None)
-    if not (isinstance(cls, type) and issubclass(cls, PrivacyEvent)):
-        raise ValueError(f"unknown privacy event {data[_KIND_KEY]!r}")
+    # a concrete event only: the bare marker class bounds nothing
+    if not (isinstance(cls, type) and issubclass(cls, PrivacyEvent) and is_dataclass(cls)):
+        raise ValueError(f"unknown privacy event {data[_KIND_KEY]!r:.80}")
+    types = {f.name: f.type for f in fields(cls)}
     kwargs = {}
     for k, v in data.items():
         if k == _KIND_KEY:
             continue
+        if k not in types:
+            raise ValueError(f"{cls.__name__} has no field {k!r:.80}")
         if isinstance(v, dict) and _KIND_KEY in v:
             v = event_from_dict(v)
         elif isinstance(v, list) and v and all(isinstance(e, dict) and _KIND_KEY in e for e in v):
             v = tuple(event_from_dict(e) for e in v)
+        elif types[k] in (bool, "bool") and not isinstance(v, bool):
+            raise ValueError(f"{cls.__name__}.{k} must be a bool, got {type(v).__name__}")
+        elif types[k] in (str, "str") and not isinstance(v, str):
+            raise ValueError(f"{cls.__name__}.{k} must be a string, got {type(v).__name__}")
         kwargs[k] = v
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ValueError(f"invalid {cls.__name__}: {exc}") from None
+
+
+_STATE_KEYS = frozenset({"event", "adjacency", "description", "notes", "paper_claim", "gamma",
+                         "default_delta", "seeded", "assumed_public", "vocabulary"})
 
 
 class PrivacyReport:
@@ -214,6 +239,14 @@ class PrivacyReport:
 
     Every field is a declared public parameter or a function of the mechanism's
     parameters, never of the data: reports of neighbouring data sets are identical.
+
+    Scope: the guarantee is for data sets the estimators accept. Input validation refuses,
+    with an error, data outside fixed public limits: a corpus without any token, a count or
+    a total of 2**63 tokens or more (the int64 count type), more than 2**31 - 1 tokens for
+    the Gibbs kernels' int32 counts, more than 2**24 distinct words for a DP vocabulary.
+    Such a refusal depends on the data (a neighbour just across a limit is refused), so the
+    guarantee covers pairs of neighbouring data sets that are both within the limits; the
+    errors name the limit, never the private quantity.
     """
 
     def __init__(self, event, adjacency, *, description="", notes=(), paper_claim=None,
@@ -319,7 +352,28 @@ class PrivacyReport:
 
     @classmethod
     def from_state(cls, state):
-        """Rebuild a report saved by :meth:`to_state`."""
+        """Rebuild a report saved by :meth:`to_state` (every key of it required, each of its
+        type: a state may come from an untrusted file)."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict, got {type(state).__name__}")
+        missing = sorted(_STATE_KEYS - set(state))
+        if missing:
+            raise ValueError(f"not a complete privacy report: {', '.join(missing)} missing")
+        extra = sorted(set(state) - _STATE_KEYS)
+        if extra:
+            raise ValueError(f"not a privacy report: unknown keys {extra!r:.80}")
+        for key, types in (("description", str), ("notes", list), ("seeded", bool),
+                           ("assumed_public", list), ("vocabulary", (str, type(None))),
+                           ("paper_claim", (dict, type(None)))):
+            if not isinstance(state[key], types):
+                raise ValueError(f"privacy report field {key} has the wrong type "
+                                 f"({type(state[key]).__name__})")
+        if not all(isinstance(x, str) for x in state["notes"] + state["assumed_public"]):
+            raise ValueError("privacy report notes and assumed_public must be strings")
+        claim = state["paper_claim"]
+        if claim is not None and not (set(claim) == {"citation", "method", "params"}
+                                      and isinstance(claim["params"], dict)):
+            raise ValueError("privacy report paper_claim must have citation, method and params")
         state = dict(state)
         claim = state.pop("paper_claim", None)
         return cls(event_from_dict(state.pop("event")), state.pop("adjacency"),

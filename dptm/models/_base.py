@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _progress
 from .._utils import check_count_matrix, check_int, check_positive
-from ..release import Release, _fold_in_counts, public_params
+from ..release import Release, _fold_in_counts, _top_words_table, public_params
 
 _SCOPED_METHODS = ("fit", "fit_transform", "partial_fit")
 
@@ -214,7 +214,7 @@ class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         # "<classname>0", "<classname>1", ... and set_output(transform="pandas") works.
         return self.components_.shape[0]
 
-    def top_words(self, n=10, vocabulary=None):
+    def top_words(self, n=10, vocabulary=None, as_frame=None):
         """The ``n`` most probable words of each topic (post-processing of the released
         topics).
 
@@ -224,28 +224,18 @@ class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         vocabulary : sequence of str, optional
             Word of each column; default ``feature_names_in_`` (set when the model was
             fitted on a DataFrame), else the word ids are returned.
+        as_frame : bool, optional
+            None: a DataFrame when pandas is installed; True: a DataFrame; False: a list.
 
         Returns
         -------
-        pandas.DataFrame (one row per topic, columns 1..n) when pandas is installed,
-        otherwise a list of lists.
+        pandas.DataFrame (one row per topic, columns 1..n) when pandas is installed (and
+        ``as_frame`` is not False), otherwise a list of lists.
         """
         check_is_fitted(self, "components_")
-        n = check_int(n, "n", minimum=1)
         if vocabulary is None:
             vocabulary = getattr(self, "feature_names_in_", None)
-        if vocabulary is not None and len(vocabulary) != self.topic_word_.shape[1]:
-            raise ValueError(f"vocabulary has {len(vocabulary)} words but the model has "
-                             f"{self.topic_word_.shape[1]}")
-        order = np.argsort(-self.topic_word_, axis=1, kind="stable")[:, :n]
-        words = (order.tolist() if vocabulary is None
-                 else [[str(vocabulary[i]) for i in row] for row in order])
-        try:
-            import pandas as pd
-        except ImportError:
-            return words
-        return pd.DataFrame(words, index=[f"topic {k}" for k in range(len(words))],
-                            columns=range(1, order.shape[1] + 1))
+        return _top_words_table(self.topic_word_, n, vocabulary, as_frame)
 
     def _check_transform_input(self, X):
         check_is_fitted(self, "components_")

@@ -22,7 +22,7 @@ from scipy.special import lambertw
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _progress
+from .. import _progress, _random
 from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
                       check_random_state, spawn_generators)
 from ..accounting import (ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyReport,
@@ -692,6 +692,7 @@ default="gaussian"
         return h, k, rho
 
     # -- fit -------------------------------------------------------------------------
+    @_random.private_fit
     def fit(self, X, y=None, groups=None):
         """Fit the wrapped model and release its noisy topics.
 

@@ -50,7 +50,7 @@ import numpy as np
 from randomgen import AESCounter
 
 from .. import _cgs
-from .._random import private_generator, public_seed, shuffle_within_segments
+from .._random import private_fit, private_generator, public_seed, shuffle_within_segments
 from .._utils import check_int, check_positive, check_probability
 from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent,
                           PaperClaim, PrivacyReport, PureDPEvent, SelfComposedEvent,
@@ -676,6 +676,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                              assumed_public=self._assumed_public(clipped))
 
     # ----------------------------------------------------------------- fit
+    @private_fit
     def fit(self, X, y=None):
         """Fit to the doc-term count matrix ``X`` (n_docs, n_words); see the class
         docstring for what is released and how it is accounted."""
@@ -953,6 +954,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         table[rank < n_freq[None, :]] = v * gamma
         return table
 
+    @private_fit
     def fit(self, X, y=None, eval_X=None):
         """Fit to ``X``; ``eval_X`` (held-out, non-private documents) is only used by the
         stopping rule."""

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from scipy.special import psi
 
 from .. import _svi
-from .._random import private_generator, public_seed
+from .._random import private_fit, private_generator, public_seed
 from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_positive, check_real
 from ..mechanisms import lattice_gaussian
@@ -769,6 +769,7 @@ class PrivateBatchLDA(TopicModelMixin):
             raise ValueError("init_topics must be finite, non-negative, with positive rows")
         return init
 
+    @private_fit
     def fit(self, X, y=None):
         X = check_count_matrix(X, estimator=self, reset=True).tocsr()
         threads = effective_n_jobs(self.n_jobs)

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _svi
 from .._threads import effective_n_jobs
-from .._random import private_generator, public_seed
+from .._random import private_fit, private_generator, public_seed
 from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
                       check_random_state, spawn_generators)
 from ..exceptions import NotHardenedWarning, user_stacklevel
@@ -562,6 +562,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                           NotHardenedWarning, stacklevel=user_stacklevel())
 
     # ------------------------------------------------------------------ fit
+    @private_fit
     def fit(self, X, y=None):
         """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words) with
         ``max_iter`` passes of minibatch steps.
@@ -673,6 +674,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             self._build_report(self._paper_claim_)
         return self
 
+    @private_fit(reset=False)
     def partial_fit(self, X, y=None):
         """One online step with the whole of ``X`` as the minibatch.
 

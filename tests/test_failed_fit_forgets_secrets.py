@@ -1,0 +1,220 @@
+"""A private fit that fails midway: neither its traceback nor the estimator keeps the secret
+generator or the noise drawn so far (an interactive session keeps ``sys.last_traceback``;
+error reporters capture frames and their locals)."""
+import types
+
+import numpy as np
+import pytest
+from randomgen import AESCounter
+
+from dptm import NoisyGibbsLDA, SubsampledGibbsLDA
+from dptm._random import private_fit
+from dptm.datasets import make_lda_corpus
+from dptm.models import private_vb
+from dptm.models.output import TopicDP
+from dptm.models.private_vb import PrivateBatchLDA
+from dptm.models.svi import PrivateOnlineLDA
+from dptm.pipeline import FullyPrivateTopicModel
+from dptm.vocab import DPVocabulary
+
+pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
+              pytest.mark.filterwarnings("ignore::dptm.exceptions.VacuousGuaranteeWarning"),
+              pytest.mark.filterwarnings("ignore::UserWarning")]
+
+K = 3
+_SECRET_TYPES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence, AESCounter)
+
+
+class Midway(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def X():
+    return make_lda_corpus(60, 30, K, doc_length=(5, 25), random_state=0)[0]
+
+
+def _fail_at(it):
+    def callback(model, i):
+        if i >= it:
+            raise Midway("provoked")
+    return callback
+
+
+def _secrets(obj, path, depth, seen, found):
+    """Every generator, bit generator or seed sequence reachable from ``obj`` through
+    containers, instance dicts, closures and bound methods, with the path to it; also an
+    AES state dict by value."""
+    if depth < 0 or id(obj) in seen or isinstance(obj, (type, types.ModuleType)):
+        return
+    seen.add(id(obj))
+    if isinstance(obj, _SECRET_TYPES):
+        found.append(path)
+        return
+    if isinstance(obj, dict):
+        if obj.get("bit_generator") == "AESCounter":
+            found.append(path)
+        items = obj.items()
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        items = enumerate(obj)
+    elif isinstance(obj, types.FunctionType):
+        items = enumerate(c.cell_contents for c in (obj.__closure__ or ())
+                          if c.cell_contents is not None) if obj.__closure__ else ()
+    elif isinstance(obj, types.MethodType):
+        items = [("__self__", obj.__self__)]
+    elif hasattr(obj, "__dict__") and not isinstance(obj, types.FrameType):
+        items = vars(obj).items()
+    elif hasattr(obj, "__slots__"):
+        items = [(s, getattr(obj, s, None)) for s in obj.__slots__]
+    else:
+        return
+    for k, v in list(items):
+        _secrets(v, f"{path}.{k}", depth - 1, seen, found)
+
+
+def _is_wrapper(frame):
+    return frame.f_code.co_name == "wrapper" and frame.f_code.co_filename.endswith("_random.py")
+
+
+def _frames_below(exc, here=None):
+    """Frames of ``exc`` below the decorated call (all of them if it is not on the way) and
+    of its chained exceptions."""
+    out, todo, seen = [], [exc], set()
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        tb, frames = e.__traceback__, []
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        starts = [i for i, f in enumerate(frames) if _is_wrapper(f)]
+        out += frames[starts[0]:] if starts else frames
+        todo += [e.__cause__, e.__context__]
+    return out
+
+
+def assert_forgotten(exc, est):
+    frames = _frames_below(exc)
+    assert len(frames) >= 3               # the failure really happened inside the fit
+    found = []
+    for f in frames:
+        _secrets(f.f_locals, f"{f.f_code.co_name}()", 6, set(), found)
+    assert not found, found
+    # the noise drawn so far (and the true counts) lived in locals: none is left below the
+    # decorated call (its own frame holds only the estimator and the caller's arguments)
+    full = [f.f_code.co_name for f in frames if f.f_locals and not _is_wrapper(f)]
+    assert not full, full
+    # and no partial release stays on the estimator
+    assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("_sklearn")]
+    _secrets(vars(est), "est", 6, set(), found)
+    assert not found, found
+
+
+def _run(fit, est):
+    with pytest.raises(Midway) as info:
+        fit()
+    return info.value, est
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+@pytest.mark.parametrize("make", [
+    lambda cb: NoisyGibbsLDA(K, clip=20, max_iter=5, callback=cb),
+    lambda cb: NoisyGibbsLDA(K, clip=20, max_iter=5, mechanism="discrete_gaussian",
+                             noise_multiplier=2.0, callback=cb),
+    lambda cb: SubsampledGibbsLDA(K, clip=20, max_iter=5, sample_rate=0.5, callback=cb),
+    lambda cb: PrivateOnlineLDA(K, max_doc_length=10, target_epsilon=3.0, target_delta=1e-5,
+                                max_iter=4, callback=cb),
+], ids=["noisy-laplace", "noisy-gauss", "subsampled", "vips"])
+def test_estimator_failing_midway_keeps_no_secret(X, make, seed):
+    est = make(_fail_at(2)).set_params(random_state=seed)
+    exc, est = _run(lambda: est.fit(X), est)
+    assert_forgotten(exc, est)
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_batch_vb_failing_after_its_first_release_keeps_no_secret(X, monkeypatch, seed):
+    real, calls = private_vb._release, []
+
+    def second_fails(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise Midway("provoked")
+        return real(*args, **kwargs)
+    monkeypatch.setattr(private_vb, "_release", second_fails)
+    est = PrivateBatchLDA(K, target_epsilon=2.0, random_state=seed)
+    exc, est = _run(lambda: est.fit(X), est)
+    assert len(calls) == 2
+    assert_forgotten(exc, est)
+
+
+def test_distributed_fit_failing_midway_keeps_no_secret(X):
+    from dptm.distributed import fit_distributed
+    est = NoisyGibbsLDA(K, clip=20, max_iter=5, callback=_fail_at(2))
+    exc, est = _run(lambda: fit_distributed(est, X, "serial", n_partitions=2), est)
+    assert_forgotten(exc, est)
+
+
+def test_topicdp_failing_midway_keeps_no_secret(X, monkeypatch):
+    from dptm import GibbsLDA
+    from dptm.models import output
+
+    def fail(*args, **kwargs):
+        raise Midway("provoked")
+    monkeypatch.setattr(output, "sample_sensitivities", fail)
+    # the sensitivity sampled on a public reference corpus, after the private fit
+    est = TopicDP(GibbsLDA(K, max_iter=5), target_epsilon=2.0, reference_X=X[:30])
+    exc, est = _run(lambda: est.fit(X), est)
+    assert_forgotten(exc, est)
+
+
+DOCS = (["storm flood rain warning river", "election vote poll candidate",
+         "flood rain river dam", "vote poll senate candidate"] * 150)
+
+
+def test_pipeline_and_vocabulary_failing_midway_keep_no_secret(monkeypatch):
+    # the vocabulary is released, the model stage fails in its second epoch
+    model = PrivateOnlineLDA(2, max_doc_length=10, target_epsilon=3.0, target_delta=1e-5,
+                             max_iter=4, callback=_fail_at(2))
+    est = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10, alpha=10.0), model)
+    exc, est = _run(lambda: est.fit(DOCS), est)
+    assert_forgotten(exc, est)
+    # the vocabulary stage itself failing after its noise is drawn
+    monkeypatch.setattr(DPVocabulary, "_report", lambda *a, **k: (_ for _ in ()).throw(Midway()))
+    voc = DPVocabulary(3.0, 1e-5, max_contribution=10)
+    exc, voc = _run(lambda: voc.fit([d.split() for d in DOCS]), voc)
+    assert_forgotten(exc, voc)
+
+
+def test_decorator_keeps_the_callers_exception_and_set_output():
+    class Est:
+        def __init__(self, a=1):
+            self.a = a
+
+        @private_fit
+        def fit(self):
+            secret = np.random.Generator(AESCounter(key=5))       # noqa: F841
+            self.components_ = 1
+            raise Midway("x")
+
+    def callers_own():
+        local_of_caller = np.random.default_rng(0)                # noqa: F841
+        raise KeyError("earlier")
+
+    est = Est()
+    est._sklearn_output_config = {"transform": "pandas"}
+    try:
+        callers_own()
+    except KeyError as earlier:
+        with pytest.raises(Midway) as info:
+            est.fit()
+        # the caller's own exception, being handled, keeps its frames
+        assert earlier.__traceback__.tb_next.tb_frame.f_locals
+    assert info.value.__context__ is not None
+    assert vars(est) == {"a": 1, "_sklearn_output_config": {"transform": "pandas"}}
+    frames = _frames_below(info.value)
+    assert all(not f.f_locals for f in frames if f.f_code.co_name == "fit")
+    # success: returns what the fit returns, nothing cleared
+    Est.fit = private_fit(lambda self: self)
+    assert Est().fit().a == 1
