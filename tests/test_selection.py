@@ -113,8 +113,8 @@ def test_selection_spends_once_on_the_accountant():
         result = select_private([PrivateBatchLDA(3, target_epsilon=1.0),
                                  PrivateBatchLDA(4, target_epsilon=1.0)], X,
                                 reference=reference, gamma=0.3, random_state=0)
-    assert len(budget.reports) == 1 and budget.reports[0] is result.privacy
-    assert budget.labels == ["select_private among 2 candidates"]
+    assert len(budget.reports) == 1 and budget.reports[0] == result.privacy
+    assert list(budget.labels) == ["select_private among 2 candidates"]
 
 
 def test_select_private_custom_score_and_errors():

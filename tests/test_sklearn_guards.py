@@ -150,7 +150,7 @@ def test_fits_outside_a_spending_block_are_not_recorded_and_default_accountant()
         PrivateBatchLDA(4, target_epsilon=1).fit(X)
         assert current_accountant() is budget
     PrivateBatchLDA(4, target_epsilon=1).fit(X)
-    assert len(budget.reports) == 1 and budget.labels == ["PrivateBatchLDA.fit"]
+    assert len(budget.reports) == 1 and list(budget.labels) == ["PrivateBatchLDA.fit"]
     assert current_accountant() is None
     other = BudgetAccountant(epsilon=1000, delta=1e-5)
     assert set_default_accountant(other) is None
@@ -275,6 +275,6 @@ def test_fit_distributed_spends_and_points_at_the_callers_line():
     with spending(budget):
         model, caught = _caught(lambda: fit_distributed(
             PrivateBatchLDA(4, target_epsilon=40), X, "serial", n_partitions=2))
-    assert len(budget.reports) == 1 and budget.reports[0] is model.privacy_
+    assert len(budget.reports) == 1 and budget.reports[0] == model.privacy_
     vacuous = _of(caught, dptm.exceptions.VacuousGuaranteeWarning)
     assert vacuous and all(w.filename == __file__ for w in vacuous)
