@@ -27,11 +27,13 @@ _LAZY = {
     "FullyPrivateTopicModel": "dptm.pipeline",
     "Release": "dptm.release",
     "set_progress": "dptm._progress",
+    "spending": "dptm.selection",
+    "select_private": "dptm.selection",
 }
 _SUBMODULES = {
     "accounting", "attacks", "corpus", "datasets", "exceptions", "local", "mechanisms",
     "guardrails", "metrics", "models", "plotting", "text", "vocab", "pipeline", "release",
-    "testing",
+    "testing", "selection",
 }
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)

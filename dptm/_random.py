@@ -28,7 +28,7 @@ import numpy as np
 from randomgen import AESCounter
 
 from ._utils import check_random_state
-from .exceptions import SeededPrivacyWarning
+from .exceptions import SeededPrivacyWarning, user_stacklevel
 
 __all__ = ["secret_generator", "private_generator", "public_seed", "shuffle_within_segments",
            "private_fit"]
@@ -83,7 +83,7 @@ def private_generator(random_state, owner):
         f"{owner} was given random_state={_describe(random_state)}: test mode. Whoever knows "
         "the seed can regenerate and subtract the noise, so the privacy guarantee holds only "
         "while the seed stays secret; leave random_state=None for a model you publish.",
-        SeededPrivacyWarning, stacklevel=3)
+        SeededPrivacyWarning, stacklevel=user_stacklevel())
     return gen, True
 
 

@@ -337,6 +337,7 @@ def groups_argument(groups, users, owner):
     if groups is not None:
         raise TypeError(f"{owner}.fit got both groups= and users=; pass groups= only")
     import warnings
+    from .exceptions import user_stacklevel
     warnings.warn(f"{owner}.fit(users=...) is renamed groups= (as in TopicDP); users= will "
-                  "be removed", FutureWarning, stacklevel=3)
+                  "be removed", FutureWarning, stacklevel=user_stacklevel())
     return users

@@ -605,7 +605,7 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
             _fit_gibbs(estimator, ex, parts, V, eval_X, return_doc_topic)
             n_docs = SimpleNamespace(shape=(estimator._corpus_shape[0],))   # public here
     # the checks the estimator's own fit runs when it returns (vacuous guarantee, more
-    # topics than documents)
-    from .guardrails import check_fitted
-    check_fitted(estimator, n_docs, stacklevel=2)
+    # topics than documents), and the ledger of dptm.selection.spending
+    from .models._base import _after_fit
+    _after_fit(estimator, (n_docs,), {})
     return estimator

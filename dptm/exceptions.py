@@ -3,10 +3,12 @@
 ``warnings.simplefilter("error", dptm.exceptions.PrivacyWarning)`` turns every privacy
 caveat into an error, e.g. in a production pipeline that must never publish a seeded model.
 """
+import os
+import sys
 
 __all__ = ["PrivacyWarning", "SeededPrivacyWarning", "NotHardenedWarning",
            "VacuousGuaranteeWarning", "UtilityWarning", "UninformativeModelWarning",
-           "TopicCountWarning"]
+           "TopicCountWarning", "PrivateVocabularyWarning", "RepeatedFitWarning"]
 
 
 class PrivacyWarning(UserWarning):
@@ -30,6 +32,21 @@ class VacuousGuaranteeWarning(PrivacyWarning):
     clear satisfies it)."""
 
 
+class PrivateVocabularyWarning(PrivacyWarning):
+    """The vocabulary was learned from the private data (a ``CountVectorizer`` fitted on
+    it, e.g. the step before the model in a ``Pipeline``): which words exist is then not
+    covered by the guarantee. Give the vectorizer a public ``vocabulary=`` or use
+    :class:`dptm.DPVocabulary`."""
+
+
+class RepeatedFitWarning(PrivacyWarning):
+    """A private model is fitted inside scikit-learn model selection (``GridSearchCV``,
+    ``cross_validate``, ...): every fit is a separate release of (part of) the data, the
+    model's ``privacy_`` covers one fit only, and a selection by score on private folds is
+    not private. Record the fits with :func:`dptm.selection.spending` and choose with
+    :func:`dptm.selection.select_private` or on public data."""
+
+
 class UtilityWarning(UserWarning):
     """Base class of the warnings about what a model is good for."""
 
@@ -41,3 +58,27 @@ class UninformativeModelWarning(UtilityWarning):
 
 class TopicCountWarning(UtilityWarning):
     """More topics than documents: most topics cannot be estimated."""
+
+
+# Frames of these packages are skipped when a warning is pointed at the caller's line.
+_INTERNAL = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+
+
+def _internal_prefixes():
+    prefixes = list(_INTERNAL)
+    for name in ("sklearn", "joblib"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            prefixes.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
+    return tuple(prefixes)
+
+
+def user_stacklevel():
+    """The ``stacklevel`` that makes a ``warnings.warn`` in the calling function point at
+    the first frame outside dptm, scikit-learn and joblib: the user's line, also when the
+    call came through a ``Pipeline`` or ``GridSearchCV``."""
+    prefixes = _internal_prefixes()
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(prefixes):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -154,23 +154,26 @@ def _cooccurrence(X, topic_word, top_n):
     return inverse.reshape(top.shape), co, X.shape[0]
 
 
-def umass_coherence(X, topic_word, top_n=10, per_topic=False, aggregate="mean", smoothing=1.0):
-    """UMass topic coherence (Mimno et al. 2011; papers/manzonelli2024 eq. 4).
+def umass_coherence(X, topic_word, top_n=10, per_topic=False, aggregate="mean", smoothing=None):
+    """UMass topic coherence (Mimno et al. 2011; papers/manzonelli2024 eq. 4), by default
+    exactly gensim's ``CoherenceModel(coherence="u_mass")``.
 
     For topic t with top words v_1, ..., v_M (most probable first, M = ``top_n``), over the
     M (M - 1) / 2 pairs l < m::
 
-        log((D(v_m, v_l) + smoothing) / D(v_l))
+        log((D(v_m, v_l) + s) / D(v_l))
 
     where D(v) is the number of documents of the reference corpus ``X`` containing v and
-    D(v, v') the number containing both. ``aggregate="mean"`` (default) averages the pairs,
-    the scale gensim's ``CoherenceModel(coherence="u_mass")`` and tomotopy report;
-    ``"sum"`` sums them, as papers/manzonelli2024 eq. 4 writes it (``M (M - 1) / 2`` times
-    larger). gensim smooths with 1e-12 D instead of Mimno's 1: pass
-    ``smoothing=1e-12 * n_docs`` to reproduce its value. Higher (closer to 0) is better. A
-    top word absent from ``X`` (D(v_l) = 0, where the formula is undefined) is given
-    D(v_l) = 1; this only happens when the reference corpus is not the one the vocabulary
-    came from.
+    D(v, v') the number containing both. The default smoothing is gensim's: 1e-12 added to
+    the probability D(v_m, v_l) / n_docs, i.e. s = 1e-12 * n_docs; ``smoothing=1`` is
+    Mimno et al.'s pseudo-count (values closer to 0: a pair never seen together scores
+    log(1 / D(v_l)) instead of about -27 - log D(v_l), so the two are not comparable).
+    ``aggregate="mean"`` (default) averages the pairs, the scale gensim and tomotopy
+    report; ``"sum"`` sums them, as papers/manzonelli2024 eq. 4 writes it
+    (``M (M - 1) / 2`` times larger). Higher (closer to 0) is better. A pair whose
+    conditioning word is absent from ``X`` (D(v_l) = 0, where the formula is undefined)
+    scores 0, as in gensim; this only happens when the reference corpus is not the one
+    the vocabulary came from.
 
     Parameters
     ----------
@@ -184,7 +187,8 @@ def umass_coherence(X, topic_word, top_n=10, per_topic=False, aggregate="mean", 
     per_topic : bool, default=False
         Return the coherence of each topic instead of their mean.
     aggregate : {"mean", "sum"}, default="mean"
-    smoothing : float > 0, default=1
+    smoothing : float > 0 or None, default=None
+        Pseudo-count s added to D(v_m, v_l); None is gensim's 1e-12 * n_docs.
 
     Returns
     -------
@@ -192,12 +196,16 @@ def umass_coherence(X, topic_word, top_n=10, per_topic=False, aggregate="mean", 
     """
     if aggregate not in ("mean", "sum"):
         raise ValueError(f"aggregate must be 'mean' or 'sum', got {aggregate!r}")
-    smoothing = check_positive(smoothing, "smoothing")
-    inverse, co, _ = _cooccurrence(X, topic_word, top_n)
-    df = np.maximum(np.diag(co), 1.0)
+    if smoothing is not None:
+        smoothing = check_positive(smoothing, "smoothing")
+    inverse, co, n_docs = _cooccurrence(X, topic_word, top_n)
+    if smoothing is None:
+        smoothing = _EPS * n_docs
+    df = np.diag(co)
     m_idx, l_idx = np.tril_indices(inverse.shape[1], k=-1)  # pairs l < m
     vm, vl = inverse[:, m_idx], inverse[:, l_idx]
-    pairs = np.log((co[vm, vl] + smoothing) / df[vl])
+    seen = df[vl] > 0
+    pairs = np.where(seen, np.log((co[vm, vl] + smoothing) / np.where(seen, df[vl], 1.0)), 0.0)
     scores = pairs.mean(axis=1) if aggregate == "mean" else pairs.sum(axis=1)
     return scores if per_topic else float(scores.mean())
 

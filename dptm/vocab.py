@@ -376,7 +376,7 @@ class DPVocabulary(BaseEstimator):
         import warnings
 
         from ._random import private_generator
-        from .exceptions import NotHardenedWarning
+        from .exceptions import NotHardenedWarning, user_stacklevel
 
         from ._utils import groups_argument
         users = groups_argument(groups, users, "DPVocabulary")
@@ -411,7 +411,7 @@ class DPVocabulary(BaseEstimator):
         if noise == "gaussian":
             warnings.warn(f"DPVocabulary(method={self.method!r}) draws floating-point Gaussian noise "
                           "(not hardened: its tails are not exact); the Laplace methods draw exact "
-                          "discrete noise", NotHardenedWarning, stacklevel=2)
+                          "discrete noise", NotHardenedWarning, stacklevel=user_stacklevel())
         # One secret stream per fit (user order, tie-breaks, subsets, noise); not kept.
         gen, seeded = private_generator(self.random_state, "DPVocabulary")
         key = np.asarray(tok_user, dtype=np.int64) * n_words + np.asarray(tok_word, dtype=np.int64)

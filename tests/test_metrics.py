@@ -94,20 +94,27 @@ def test_umass_by_hand():
     # D(a)=3, D(b)=3, D(c)=2, D(a,b)=2, D(a,c)=2, D(b,c)=1
     t0 = math.log(3 / 3) + math.log(3 / 3) + math.log(2 / 3)  # (b|a), (c|a), (c|b)
     t1 = math.log(2 / 2) + math.log(3 / 2) + math.log(3 / 3)  # (b|c), (a|c), (a|b)
-    # the paper's eq. 4 sums the 3 pairs; the default (gensim's scale) averages them
+    # Mimno's pseudo-count 1; the paper's eq. 4 sums the 3 pairs, "mean" averages them
     np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=3, per_topic=True,
-                                               aggregate="sum"), [t0, t1])
-    np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=3, per_topic=True),
-                               [t0 / 3, t1 / 3])
-    assert umass_coherence(_CORPUS, phi, top_n=3) == pytest.approx((t0 + t1) / 6)
+                                               aggregate="sum", smoothing=1), [t0, t1])
+    np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=3, per_topic=True,
+                                               smoothing=1), [t0 / 3, t1 / 3])
+    assert umass_coherence(_CORPUS, phi, top_n=3, smoothing=1) == pytest.approx((t0 + t1) / 6)
     # normalisation of the weights does not matter
-    assert umass_coherence(_CORPUS, 7 * phi, top_n=3) == pytest.approx((t0 + t1) / 6)
+    assert umass_coherence(_CORPUS, 7 * phi, top_n=3, smoothing=1) == pytest.approx((t0 + t1) / 6)
+    # the default is gensim's: 1e-12 added to the probability D(v, v') / n_docs
+    s = 1e-12 * 4
+    g0 = 2 * math.log((2 + s) / 3) + math.log((1 + s) / 3)  # D(a,b)=D(a,c)=2, D(b,c)=1
+    assert umass_coherence(_CORPUS, phi[:1], top_n=3) == pytest.approx(g0 / 3, rel=1e-12)
 
 
 def test_umass_word_absent_from_reference_corpus():
     phi = np.array([[.1, 0, 0, .9], [.9, 0, 0, .1]])  # top words (d, a) and (a, d)
+    # (a | d): D(d) = 0, the pair scores 0 (gensim's rule); (d | a): log((0 + s) / 3)
+    np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=2, per_topic=True,
+                                               smoothing=1), [0.0, math.log(1 / 3)])
     np.testing.assert_allclose(umass_coherence(_CORPUS, phi, top_n=2, per_topic=True),
-                               [0.0, math.log(1 / 3)])
+                               [0.0, math.log(4e-12 / 3)])
 
 
 def test_umass_true_topics_beat_random_on_demo():
@@ -172,7 +179,7 @@ def test_coherence_matches_gensim(gensim_case, measure):
     if measure == "u_mass":
         ref = CoherenceModel(topics=topics, corpus=[d.doc2bow(t) for t in texts], dictionary=d,
                              coherence="u_mass", topn=10).get_coherence()
-        ours = umass_coherence(X, phi, smoothing=1e-12 * X.shape[0])
+        ours = umass_coherence(X, phi)              # the default is gensim's smoothing
     else:
         # a window longer than every document makes each document one window
         ref = CoherenceModel(topics=topics, texts=texts, dictionary=d, coherence=measure,
@@ -290,3 +297,34 @@ def test_npmi_with_a_top_word_absent_from_the_reference_text_is_finite():
     want01 = np.log(p01 / (2 / 3 * 1.0)) / -np.log(p01)
     assert np.isfinite(per_pair).all()
     assert per_pair[0] == pytest.approx((want01 - 2) / 3, abs=1e-9)
+
+
+def test_umass_default_matches_gensim_on_private_topics_and_unseen_words(gensim_case):
+    """gensim's u_mass on the topics of a private release, scored on a reference corpus
+    where some top words never occur (gensim scores such a pair 0): the default
+    smoothing gives gensim's value; Mimno's smoothing=1 does not."""
+    gensim, X, phi, texts, topics = gensim_case
+    from gensim.corpora import Dictionary
+    from gensim.models import CoherenceModel
+    from dptm import PrivateBatchLDA
+    b = load_demo_corpus()
+    vocab = np.asarray(b.vocabulary)
+    from dptm.exceptions import SeededPrivacyWarning
+    with pytest.warns(SeededPrivacyWarning):
+        release = PrivateBatchLDA(6, target_epsilon=4, random_state=0).fit(b.X[300:]).release()
+    tw = release.topic_word
+    ref = X[:4]
+    ref_texts = texts[:4]
+    dictionary = Dictionary(texts)             # ids for every word of the 300 documents
+    present = np.asarray((ref > 0).sum(axis=0)).ravel() > 0
+    private_topics = [list(vocab[np.argsort(-t, kind="stable")[:10]]) for t in tw]
+    keep = [all(w in dictionary.token2id for w in t) for t in private_topics]
+    assert sum(keep) >= 2
+    tw_kept = tw[np.flatnonzero(keep)]
+    ranked = np.argsort(-tw_kept, axis=1, kind="stable")[:, :10]
+    assert not present[ranked].all()           # some top words are unseen in the reference
+    expected = CoherenceModel(topics=[t for t, k in zip(private_topics, keep) if k],
+                              corpus=[dictionary.doc2bow(t) for t in ref_texts],
+                              dictionary=dictionary, coherence="u_mass", topn=10).get_coherence()
+    assert umass_coherence(ref, tw_kept) == pytest.approx(expected, rel=1e-9)
+    assert umass_coherence(ref, tw_kept, smoothing=1) != pytest.approx(expected, rel=1e-3)

@@ -14,12 +14,108 @@ _SCOPED_METHODS = ("fit", "fit_transform", "partial_fit")
 
 def _after_fit(estimator, args, kwargs):
     """Guardrails once the outermost fit of ``estimator`` returns (nested fits, e.g.
-    TopicDP's refits, are not checked: the enclosing model is)."""
+    TopicDP's refits, are not checked: the enclosing model is): the scikit-learn context
+    (a vocabulary fitted on the same data, model selection), the ledger of
+    :func:`dptm.selection.spending`, then :func:`dptm.guardrails.check_fitted`."""
+    from ..exceptions import user_stacklevel
     from ..guardrails import check_fitted
     X = args[0] if args else kwargs.get("X", kwargs.get("documents"))
-    # frames: warnings.warn <- check_guarantee/check_topic_count <- check_fitted <- here <-
-    # the fit wrapper <- the caller's fit(...) line
-    check_fitted(estimator, X, stacklevel=3)
+    if _private_report(estimator) is not None:
+        _check_sklearn_context(estimator)
+    check_fitted(estimator, X, stacklevel=user_stacklevel())
+
+
+#: What a release says of a vocabulary learned from the private data.
+PRIVATE_VOCABULARY = "vocabulary from the private data: not covered by the guarantee"
+
+
+def _private_report(estimator):
+    from ..accounting import PrivacyReport
+    report = getattr(estimator, "privacy_", None)
+    return report if isinstance(report, PrivacyReport) else None
+
+
+def _with_vocabulary(report, provenance):
+    """``report`` with its vocabulary provenance replaced (the guarantee is unchanged)."""
+    from ..accounting import PrivacyReport
+    state = report.to_state()
+    state["vocabulary"] = provenance
+    return PrivacyReport.from_state(state)
+
+
+def learned_vocabulary(step):
+    """True when ``step`` is a fitted scikit-learn vectorizer whose vocabulary was learned
+    from the documents it was fitted on (``vocabulary_`` set, ``fixed_vocabulary_``
+    False), False for a given ``vocabulary=``, None for anything else."""
+    if not hasattr(step, "vocabulary_") or not hasattr(step, "fixed_vocabulary_"):
+        return None
+    return not bool(step.fixed_vocabulary_)
+
+
+def _enclosing(estimator):
+    """(steps fitted before ``estimator`` in every enclosing ``Pipeline.fit``, the
+    outermost scikit-learn model selection call or None), read from the call stack: a
+    final step cannot otherwise know what its Pipeline fitted on the same data."""
+    import os
+    import sys
+
+    import sklearn
+    from sklearn.pipeline import Pipeline
+    selection_dir = os.path.join(os.path.dirname(os.path.abspath(sklearn.__file__)),
+                                 "model_selection") + os.sep
+    before, selection, target = [], None, estimator
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, Pipeline) and frame.f_code.co_name.startswith("fit"):
+            steps = [s for _, s in owner.steps]
+            where = [s is target for s in steps]
+            if any(where):        # then the pipeline holding this one, outwards
+                before += steps[:where.index(True)]
+                target = owner
+        if os.path.abspath(frame.f_code.co_filename).startswith(selection_dir):
+            selection = (f"{type(owner).__name__}.{frame.f_code.co_name}"
+                         if owner is not None else frame.f_code.co_name)
+        frame = frame.f_back
+    return before, selection
+
+
+def _frozen(step):
+    """A ``sklearn.frozen.FrozenEstimator``: its ``fit`` does nothing, so its vocabulary was
+    not learned from the documents of this fit."""
+    try:
+        from sklearn.frozen import FrozenEstimator
+    except ImportError:         # scikit-learn < 1.6
+        return False
+    return isinstance(step, FrozenEstimator)
+
+
+def _check_sklearn_context(estimator):
+    """A private fit inside a Pipeline after a vectorizer that learned its vocabulary on
+    the same data (the report then says so), or inside model selection (every fit is a
+    release): warn; then spend the report from the active accountant."""
+    import warnings
+
+    from ..exceptions import PrivateVocabularyWarning, RepeatedFitWarning, user_stacklevel
+    from ..selection import _record_fit
+    name = type(estimator).__name__
+    before, selection = _enclosing(estimator)
+    learned = [type(s).__name__ for s in before if learned_vocabulary(s) and not _frozen(s)]
+    if learned:
+        estimator.privacy_ = _with_vocabulary(estimator.privacy_, PRIVATE_VOCABULARY)
+        warnings.warn(
+            f"{name} was fitted after {', '.join(learned)} learned its vocabulary from the same "
+            "private documents: which words exist is not covered by the guarantee, and the "
+            f"release says so. Give the vectorizer a public vocabulary= (or use "
+            "dptm.DPVocabulary).", PrivateVocabularyWarning, stacklevel=user_stacklevel())
+    if selection is not None:
+        warnings.warn(
+            f"{name} fitted inside {selection}: each fit is a separate release of (part of) "
+            "the data, privacy_ covers this one fit only, and choosing by score on private "
+            "folds is not private. Record the fits with dptm.selection.spending(accountant); "
+            "choose with dptm.selection.select_private or on public data.",
+            RepeatedFitWarning, stacklevel=user_stacklevel())
+    _record_fit(estimator, f"{name}.fit" + (f" in {selection}" if selection else ""))
 
 
 def _record_feature_names(estimator, args, kwargs):
@@ -31,6 +127,30 @@ def _record_feature_names(estimator, args, kwargs):
     X = args[0] if args else kwargs.get("X")
     if X is not None and hasattr(X, "shape"):
         _check_feature_names(estimator, X, reset=True)
+
+
+def _release_vocabulary(estimator, vocabulary):
+    """(words, privacy report) of a release: a fitted vectorizer gives its words, and
+    one that learned them marks the report."""
+    import warnings
+
+    from ..exceptions import PrivateVocabularyWarning, user_stacklevel
+    privacy = getattr(estimator, "privacy_", None)
+    if vocabulary is None and hasattr(estimator, "feature_names_in_"):
+        return list(estimator.feature_names_in_), privacy
+    learned = learned_vocabulary(vocabulary)
+    if learned is None:
+        return vocabulary, privacy
+    words = list(vocabulary.get_feature_names_out())
+    if learned and _private_report(estimator) is not None:
+        if privacy.vocabulary != PRIVATE_VOCABULARY:
+            warnings.warn(
+                f"release(vocabulary={type(vocabulary).__name__}(...)): the vectorizer learned "
+                "its vocabulary (no vocabulary= was given to it); if it was fitted on the "
+                "private documents, which words exist is not covered by the guarantee, and "
+                "the release says so", PrivateVocabularyWarning, stacklevel=user_stacklevel())
+        privacy = _with_vocabulary(privacy, PRIVATE_VOCABULARY)
+    return words, privacy
 
 
 class FitScopeMixin:
@@ -184,19 +304,22 @@ class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, Transforme
 
         Parameters
         ----------
-        vocabulary : sequence of str, optional
+        vocabulary : sequence of str or fitted vectorizer, optional
             Word of each column (default: ``feature_names_in_`` when fitted on a
             DataFrame). Unless the privacy report states its provenance (a DP-selected
             vocabulary), it is declared public: the guarantee assumes it was not built
-            from the private text.
+            from the private text. A fitted scikit-learn vectorizer gives its
+            ``get_feature_names_out()``; one that learned its vocabulary (no
+            ``vocabulary=`` given to it) is taken to have learned it from the private
+            data: a :class:`~dptm.exceptions.PrivateVocabularyWarning`, and the release
+            says "vocabulary from the private data: not covered by the guarantee".
         """
         check_is_fitted(self, "components_")
         fields = self._release_fields()
-        if vocabulary is None and hasattr(self, "feature_names_in_"):
-            vocabulary = list(self.feature_names_in_)
+        vocabulary, privacy = _release_vocabulary(self, vocabulary)
         return Release(fields["components"], components=fields["components"],
                        doc_topic_prior=self.doc_topic_prior_,
-                       privacy=getattr(self, "privacy_", None), vocabulary=vocabulary,
+                       privacy=privacy, vocabulary=vocabulary,
                        model=type(self).__name__, hyperparameters=fields["public_params"],
                        transform_seed=self.transform_seed_ % (1 << 63),
                        transform_max_iter=self.transform_max_iter)

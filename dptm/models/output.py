@@ -711,7 +711,7 @@ default="gaussian"
         import warnings
 
         from .._random import private_generator, public_seed
-        from ..exceptions import NotHardenedWarning
+        from ..exceptions import NotHardenedWarning, user_stacklevel
 
         base, source = self._check_params()
         X = self._check_X(X)
@@ -737,7 +737,7 @@ default="gaussian"
             warnings.warn(f"TopicDP(mechanism={self.mechanism!r}) draws floating-point noise, whose "
                           "low-order bits can reveal the exact input (Mironov 2012); the default "
                           "'gaussian' / 'laplace' mechanisms are exact on a lattice",
-                          NotHardenedWarning, stacklevel=2)
+                          NotHardenedWarning, stacklevel=user_stacklevel())
 
         # One secret stream per fit; nothing derived from it is kept on self.
         gen, seeded = private_generator(self.random_state, "TopicDP")

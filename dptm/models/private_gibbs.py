@@ -56,7 +56,7 @@ from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, GaussianEven
                           PaperClaim, PrivacyReport, PureDPEvent, SelfComposedEvent,
                           epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
-from ..exceptions import NotHardenedWarning
+from ..exceptions import NotHardenedWarning, user_stacklevel
 from .. import _gauss_inversion, _gauss_table, _laplace_table
 from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
 from ._base import TopicModelMixin
@@ -301,7 +301,7 @@ class _SnapshotGibbsBase(TopicModelMixin):
                 "the low-order bits of a released snapshot can reveal the exact count (Mironov "
                 f"2012). Use mechanism='discrete_{self.mechanism}' (exact) for a model you "
                 "publish.",
-                NotHardenedWarning, stacklevel=3)
+                NotHardenedWarning, stacklevel=user_stacklevel())
 
     def _start(self, X):
         """Validate, then draw everything secret from one private generator (never stored):

@@ -17,7 +17,7 @@ from .._threads import effective_n_jobs
 from .._random import private_fit, private_generator, public_seed
 from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
                       check_random_state, spawn_generators)
-from ..exceptions import NotHardenedWarning
+from ..exceptions import NotHardenedWarning, user_stacklevel
 from ..mechanisms import (discrete_gaussian_parameters, lattice_gaussian, lattice_granularity,
                           lattice_rounding_slack)
 from ._base import TopicModelMixin
@@ -559,7 +559,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             warnings.warn("mechanism='gaussian' draws floating-point Gaussian noise, whose low "
                           "bits can reveal the statistic (Mironov 2012); the report labels it "
                           "not hardened. The default mechanism='lattice_gaussian' is exact.",
-                          NotHardenedWarning, stacklevel=3)
+                          NotHardenedWarning, stacklevel=user_stacklevel())
 
     # ------------------------------------------------------------------ fit
     @private_fit
@@ -594,7 +594,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                 "documents of X, which add/remove adjacency does not protect (the report says "
                 "so). Give total_samples, a public number of documents (a bound or an estimate "
                 "made without the private data); total_samples=None will become an error.",
-                FutureWarning, stacklevel=3)
+                FutureWarning, stacklevel=user_stacklevel())
         n_plan = float(self.total_samples) if poisson_private and declared else D
         steps_per_epoch = math.ceil(n_plan / S)
         T = int(self.max_iter) * steps_per_epoch
@@ -747,7 +747,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                     and self._n_partial_calls_ > int(self.max_iter)):
                 warnings.warn(f"partial_fit called {self._n_partial_calls_} times but the noise was "
                               f"calibrated for max_iter={self.max_iter} calls: the target epsilon "
-                              "is exceeded (see privacy_)", stacklevel=2)
+                              "is exceeded (see privacy_)", stacklevel=user_stacklevel())
             self._build_report(self._paper_claim_ if self._fit_event_ is not None else None)
         return self
 

@@ -1,0 +1,150 @@
+"""dptm.selection.select_private: private selection of settings (Papernot & Steinke 2022).
+The report's epsilon is checked against the theorem recomputed here from the candidates'
+noise parameters, and the number of fits against its distribution (chi-square)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.feature_extraction.text import CountVectorizer
+
+from dptm import GibbsLDA, PrivateBatchLDA
+from dptm.accounting import DEFAULT_ORDERS, BudgetAccountant, GaussianEvent
+from dptm.exceptions import SeededPrivacyWarning
+from dptm.selection import (_draw_repetitions, mean_repetitions, select_private,
+                            selection_rdp, spending)
+
+WORDS = [f"w{i:02d}" for i in range(40)]
+
+
+def _X(n, seed):
+    rng = np.random.default_rng(seed)
+    texts = [" ".join(rng.choice(WORDS[:30], 20)) for _ in range(n)]
+    return CountVectorizer(vocabulary=WORDS).fit_transform(texts)
+
+
+def _rho(report):
+    """zCDP rho of a report made of plain (discrete) Gaussian leaves, from their sigmas."""
+    total = 0.0
+    for event, count, q, _ in report.events:
+        assert isinstance(event, GaussianEvent) and q == 1.0
+        total += count * event.sensitivity ** 2 / (2 * event.sigma ** 2)
+    return total
+
+
+def _theorem_epsilon(rhos, eta, gamma, delta, orders):
+    """Papernot & Steinke 2022, Theorem 2, for candidates with RDP lambda * rho_i, then
+    the RDP -> (epsilon, delta) conversion min over lambda of
+    min(r + log(1/delta)/(lambda-1), r + log(1-1/lambda) - (log delta + log lambda)/(lambda-1))."""
+    rho = max(rhos)
+    lam = np.asarray(orders, dtype=float)
+    if eta == 0:
+        mean = (1 / gamma - 1) / math.log(1 / gamma)
+    else:
+        mean = eta * (1 - gamma) / (gamma * (1 - gamma ** eta))
+    extra = min((1 + eta) * (1 - 1 / mu) * mu * rho + (1 + eta) * math.log(1 / gamma) / mu
+                for mu in lam)
+    rdp = lam * rho + extra + math.log(mean) / (lam - 1)
+    classic = rdp + math.log(1 / delta) / (lam - 1)
+    improved = rdp + np.log(1 - 1 / lam) - (math.log(delta) + np.log(lam)) / (lam - 1)
+    return float(np.min(np.minimum(classic, improved)))
+
+
+@pytest.mark.parametrize("eta,gamma", [(1.0, 0.25), (0.0, 0.2), (0.5, 0.3)])
+def test_report_epsilon_is_the_theorem_bound(eta, gamma):
+    X, reference = _X(150, 0), _X(40, 1)
+    candidates = [PrivateBatchLDA(3, target_epsilon=1.0), PrivateBatchLDA(5, target_epsilon=2.0)]
+    with pytest.warns(SeededPrivacyWarning):
+        result = select_private(candidates, X, reference=reference, eta=eta, gamma=gamma,
+                                delta=1e-5, random_state=3)
+    rhos = [_rho(PrivateBatchLDA(3, target_epsilon=1.0).fit(X).privacy_),
+            _rho(PrivateBatchLDA(5, target_epsilon=2.0).fit(X).privacy_)]
+    expected = _theorem_epsilon(rhos, eta, gamma, 1e-5, DEFAULT_ORDERS)
+    assert result.privacy.epsilon(1e-5) == pytest.approx(expected, rel=1e-9)
+    # the selection costs more than the dearest candidate alone
+    assert result.privacy.epsilon(1e-5) > 2.0
+    assert result.release.privacy is result.privacy and result.privacy.seeded
+    assert "Papernot & Steinke 2022" in result.privacy.description
+    assert result.candidate in (0, 1)
+    assert result.estimator.n_components == (3, 5)[result.candidate]
+    # the released score is the chosen release's own, on the public reference
+    assert result.score == pytest.approx(-result.release.perplexity(reference), rel=1e-12)
+
+
+def test_selection_rdp_pure_limit_is_liu_talwar():
+    """For an eps-DP candidate (RDP at most eps at every order), eta = 1 and large orders the
+    bound tends to Liu & Talwar's 3 eps."""
+    orders = np.array([1e4, 1e5, 1e6])
+    eps = 0.5
+    r = selection_rdp(np.full(3, eps), orders, 1.0, 0.1)
+    assert r[-1] == pytest.approx(3 * eps, rel=1e-4)
+
+
+@pytest.mark.parametrize("eta,gamma", [(1.0, 0.2), (0.0, 0.1), (0.5, 0.25), (2.0, 0.4)])
+def test_number_of_fits_follows_the_truncated_negative_binomial(eta, gamma):
+    """Chi-square goodness of fit of 20,000 draws against P[K = k] proportional to
+    C(k + eta - 1, k) (1 - gamma)^k (eta > 0) or (1 - gamma)^k / k (eta = 0), k >= 1;
+    bins k = 1..B-1 and a tail bin. False-alarm rate 1e-3 per case (4 cases)."""
+    gen = np.random.default_rng(12345)
+    n = 20000
+    draws = np.array([_draw_repetitions(gen, eta, gamma) for _ in range(n)])
+    assert draws.min() >= 1
+    kmax = 400
+    k = np.arange(1, kmax + 1)
+    if eta == 0:
+        w = (1 - gamma) ** k / k
+    else:
+        w = np.exp(stats.nbinom.logpmf(k, eta, gamma))
+    p = w / w.sum()
+    assert mean_repetitions(eta, gamma) == pytest.approx(float((k * p).sum()), rel=1e-6)
+    B = int(np.searchsorted(np.cumsum(p), 0.99)) + 1      # tail bin holds ~1% of the mass
+    observed = np.array([np.sum(draws == j) for j in range(1, B)] + [np.sum(draws >= B)])
+    expected = n * np.append(p[:B - 1], p[B - 1:].sum())
+    assert expected.min() >= 5
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_selection_spends_once_on_the_accountant():
+    X, reference = _X(120, 2), _X(30, 3)
+    budget = BudgetAccountant(epsilon=100, delta=1e-5)
+    with spending(budget), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeededPrivacyWarning)
+        result = select_private([PrivateBatchLDA(3, target_epsilon=1.0),
+                                 PrivateBatchLDA(4, target_epsilon=1.0)], X,
+                                reference=reference, gamma=0.3, random_state=0)
+    assert len(budget.reports) == 1 and budget.reports[0] == result.privacy
+    assert list(budget.labels) == ["select_private among 2 candidates"]
+
+
+def test_select_private_custom_score_and_errors():
+    X, reference = _X(100, 4), _X(20, 5)
+    cands = [PrivateBatchLDA(3, target_epsilon=1.0), PrivateBatchLDA(4, target_epsilon=1.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeededPrivacyWarning)
+        # a score preferring more topics picks the second candidate whenever it was drawn
+        result = select_private(cands, X, score=lambda r: r.n_components, gamma=0.05,
+                                random_state=1)
+    assert result.candidate == 1 and result.score == 4
+    with pytest.raises(ValueError, match="at least one"):
+        select_private([], X, reference=reference)
+    with pytest.raises(ValueError, match="exactly one of reference"):
+        select_private(cands, X)
+    with pytest.raises(ValueError, match="gamma"):
+        select_private(cands, X, reference=reference, gamma=1.5)
+    with pytest.raises(ValueError, match="eta"):
+        select_private(cands, X, reference=reference, eta=-1)
+    with pytest.raises(TypeError, match="score"):
+        select_private(cands, X, score=3)
+    with pytest.raises(TypeError, match="candidates"):
+        select_private([object()], X, reference=reference)
+    with pytest.raises(TypeError, match=r"candidates\[0\] \(GibbsLDA\) is not a private"):
+        select_private([GibbsLDA(3, max_iter=2)], X, reference=reference, gamma=0.5)
+
+
+@pytest.mark.parametrize("eta", [0.0, 0.5, 1.0, 3.0])
+def test_default_gamma_gives_twice_the_candidates_fits_on_average(eta):
+    from dptm.selection import _gamma_for_mean
+    gamma = _gamma_for_mean(eta, 6.0)
+    assert 0 < gamma < 1
+    assert mean_repetitions(eta, gamma) == pytest.approx(6.0, rel=1e-9)
