@@ -23,16 +23,19 @@ visible:
 The alternative costs nothing: choose the settings on public data of the same kind (a
 public proxy corpus) with a non-private model, then fit the private model once.
 
-Privacy contract: the ledger holds the reports of the fits (public functions of the
-estimators' parameters). :func:`select_private` releases the chosen candidate's index,
+Privacy contract: the ledger holds the reports of the fits (functions of the estimators'
+public parameters and of each fit's own releases). :func:`select_private` releases the chosen candidate's index,
 release and score only; the number of fits and the other candidates' scores stay secret.
 """
 import contextlib
 import contextvars
 import math
+import warnings
 
 import numpy as np
 from sklearn.base import clone
+
+from ._utils import check_count_matrix
 
 __all__ = ["spending", "set_default_accountant", "current_accountant", "select_private",
            "SelectionResult", "mean_repetitions", "selection_rdp"]
@@ -241,30 +244,37 @@ def select_private(candidates, X, *, reference=None, score=None, eta=1.0, gamma=
     eta, gamma = _check_eta_gamma(eta, gamma)
     gen, seeded = private_generator(random_state, "select_private")
 
+    # the guarantee is over every candidate that could be drawn, and each candidate's RDP
+    # curve must not depend on X: read it from a fit on a public stand-in, before X is used
+    n_words = check_count_matrix(X).shape[1]
+    reports = [_report_of_candidate(i, c, n_words) for i, c in enumerate(candidates)]
     n_fits = _draw_repetitions(gen, eta, gamma)
-    best, reports = None, {}
+    best = None
     token = _SUSPENDED.set(True)
     try:
         for _ in range(n_fits):
             i = int(gen.integers(len(candidates)))
-            model = clone(candidates[i]).fit(X)
-            if not isinstance(getattr(model, "privacy_", None), PrivacyReport):
-                raise TypeError(f"candidates[{i}] ({type(model).__name__}) is not a private "
-                                "estimator: its fit states no privacy_ report")
-            release = model.release(vocabulary=vocabulary)
-            reports.setdefault(i, model.privacy_)
+            # the unchosen fits are not released: their warnings and logs are held back
+            # (a warning may carry a noisy statistic of its fit); the chosen one's are shown
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = _quiet(clone(candidates[i])).fit(X)
+                if not isinstance(getattr(model, "privacy_", None), PrivacyReport):
+                    raise TypeError(f"candidates[{i}] ({type(model).__name__}) is not a "
+                                    "private estimator: its fit states no privacy_ report")
+                release = model.release(vocabulary=vocabulary)
             s = float(score(release))
-            if not math.isfinite(s):
-                raise ValueError(f"score returned {s}: it must be a finite number")
+            # a failed score is never chosen; raising here would tell how far the loop got
+            s = s if math.isfinite(s) else -math.inf
             if best is None or s > best[3]:
-                best = (i, model, release, s)
+                best = (i, model, release, s, caught)
     finally:
         _SUSPENDED.reset(token)
-
-    # the guarantee is over every candidate that could have been drawn: fit reports of
-    # the chosen one only would understate it
-    reports = [reports[i] if i in reports else _report_of_candidate(c, X)
-               for i, c in enumerate(candidates)]
+    if best[3] == -math.inf:
+        raise ValueError("score returned no finite number for any fit: it must return a "
+                         "finite float (higher is better)")
+    for w in best[4]:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     adjacency = {r.adjacency for r in reports}
     if len(adjacency) != 1:
         raise ValueError(f"candidates have different adjacencies {sorted(adjacency)}: their "
@@ -297,23 +307,38 @@ def select_private(candidates, X, *, reference=None, score=None, eta=1.0, gamma=
     return SelectionResult(best[0], best[1], release, best[3], privacy)
 
 
-def _report_of_candidate(candidate, X):
-    """The privacy report of one fit of a candidate that was not drawn: the one the
-    estimator states without fitting, else one fit's (its output discarded; a report is
-    a function of public parameters only)."""
+def _quiet(model):
+    """The clone with its progress log off (``verbose=0``), where it has one."""
+    if "verbose" in model.get_params(deep=False):
+        model.set_params(verbose=0)
+    return model
+
+
+def _report_of_candidate(i, candidate, n_words):
+    """One candidate's privacy report, from a fit on a public synthetic stand-in with the
+    private data's number of words (public): never from the private data, so the RDP curve
+    the selection composes cannot depend on it. A candidate whose accounting reads the
+    number of documents (PrivateOnlineLDA without a declared ``total_samples``) is refused."""
     from .accounting import PrivacyReport
-    planned = getattr(candidate, "planned_privacy", None)
-    if callable(planned):
-        report = planned(X)
-        if isinstance(report, PrivacyReport):
-            return report
+    from .datasets import make_lda_corpus
+    params = candidate.get_params(deep=False)
+    if "total_samples" in params and params["total_samples"] is None:
+        raise ValueError(f"candidates[{i}] ({type(candidate).__name__}) has "
+                         "total_samples=None: its accounting then reads the number of private "
+                         "documents; declare a public total_samples")
+    stand_in, _, _ = make_lda_corpus(64, n_words, 2, doc_length=20, random_state=0)
     token = _SUSPENDED.set(True)
     try:
-        report = getattr(clone(candidate).fit(X), "privacy_", None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = _quiet(clone(candidate))
+            if "random_state" in params and params["random_state"] is None:
+                model.set_params(random_state=0)    # a public stand-in: nothing to protect
+            report = getattr(model.fit(stand_in), "privacy_", None)
     finally:
         _SUSPENDED.reset(token)
     if not isinstance(report, PrivacyReport):
-        raise TypeError(f"{type(candidate).__name__} among the candidates is not a private "
+        raise TypeError(f"candidates[{i}] ({type(candidate).__name__}) is not a private "
                         "estimator: its fit states no privacy_ report")
     return report
 

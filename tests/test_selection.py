@@ -148,3 +148,54 @@ def test_default_gamma_gives_twice_the_candidates_fits_on_average(eta):
     gamma = _gamma_for_mean(eta, 6.0)
     assert 0 < gamma < 1
     assert mean_repetitions(eta, gamma) == pytest.approx(6.0, rel=1e-9)
+
+
+class _Loud(PrivateBatchLDA):
+    """A candidate whose fit warns with a value of its own output (as a fit may warn with a
+    noisy statistic) and records the number of documents it was fitted on."""
+    fitted_on = []
+
+    def fit(self, X, y=None):
+        super().fit(X)
+        type(self).fitted_on.append(X.shape[0])
+        warnings.warn(f"noisy output {float(self.components_.sum()):.6f}", UserWarning)
+        return self
+
+
+def test_unchosen_fits_emit_nothing_and_undrawn_candidates_never_see_the_data():
+    """Only the chosen fit's warnings leave the selection (an unchosen fit's warning would
+    release a statistic the report does not cover), and a candidate's report is read from
+    a public stand-in, never from a fit on X that the selection does not account."""
+    X, reference = _X(150, 0), _X(40, 1)
+    cands = [_Loud(3, target_epsilon=1.0), _Loud(4, target_epsilon=1.0), _Loud(5, target_epsilon=1.0)]
+    for seed in range(4):
+        _Loud.fitted_on.clear()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = select_private(cands, X, reference=reference, random_state=seed)
+        loud = [w for w in caught if "noisy output" in str(w.message)]
+        assert len(loud) == 1
+        assert str(loud[0].message) == f"noisy output {float(result.estimator.components_.sum()):.6f}"
+        on_X = [n for n in _Loud.fitted_on if n == X.shape[0]]
+        assert 1 <= len(on_X)
+        # every other fit is on the 64-document public stand-in, one per candidate
+        assert sorted(n for n in _Loud.fitted_on if n != X.shape[0]) == [64] * len(cands)
+
+
+def test_a_failed_score_is_never_chosen_and_only_all_failures_raise():
+    X, reference = _X(150, 0), _X(40, 1)
+    cands = [PrivateBatchLDA(3, target_epsilon=1.0), PrivateBatchLDA(5, target_epsilon=1.0)]
+    score = (lambda r: math.nan if r.topic_word.shape[0] == 3 else 1.0)
+    with pytest.warns(SeededPrivacyWarning):
+        result = select_private(cands, X, score=score, random_state=1, gamma=0.1)
+    assert result.candidate == 1
+    with pytest.warns(SeededPrivacyWarning), pytest.raises(ValueError, match="no finite"):
+        select_private(cands, X, score=lambda r: math.nan, random_state=1)
+
+
+def test_a_candidate_accounted_from_the_document_count_is_refused():
+    from dptm import PrivateOnlineLDA
+    X, reference = _X(150, 0), _X(40, 1)
+    with pytest.raises(ValueError, match=r"candidates\[0\].*total_samples"):
+        select_private([PrivateOnlineLDA(3, target_epsilon=1.0, max_doc_length=30)], X,
+                       reference=reference)
