@@ -1,0 +1,140 @@
+"""Tests for the gaps a fresh round of mutants (tools/mutation/mutants_fresh.py) found."""
+import numpy as np
+import pytest
+from randomgen import AESCounter
+
+import dptm._random as _random
+
+
+def test_secret_key_takes_128_bits_of_os_entropy(monkeypatch):
+    # A key from fewer bytes (say 4) can be brute-forced against a released noisy value: the
+    # generator must equal AES keyed with all 128 bits the OS returned, whatever they are.
+    requested = []
+
+    def fake_urandom(n):
+        requested.append(n)
+        return bytes(range(1, n + 1))
+
+    monkeypatch.setattr(_random.os, "urandom", fake_urandom)
+    gen = _random.secret_generator()
+    assert requested == [16]
+    key = int.from_bytes(bytes(range(1, 17)), "little")
+    ref = np.random.Generator(AESCounter(key=key))
+    assert np.array_equal(gen.integers(2**63, size=8), ref.integers(2**63, size=8))
+
+
+def test_zcdp_from_dp_target_inverts_bun_steinke_exactly():
+    # rho = (sqrt(L + eps) - sqrt(L))^2 is the largest rho with rho + 2 sqrt(rho L) <= eps
+    # (L = log(1/delta)); a larger rho calibrates too little noise for the target.
+    import math
+
+    from dptm.accounting import zcdp_from_dp_target, zcdp_to_dp
+    for eps, delta in [(0.1, 1e-5), (1.0, 1e-5), (4.0, 1e-8), (20.0, 1e-3)]:
+        L = math.log(1.0 / delta)
+        rho = zcdp_from_dp_target(eps, delta)
+        assert rho == pytest.approx((math.sqrt(L + eps) - math.sqrt(L)) ** 2, rel=1e-12)
+        assert zcdp_to_dp(rho, delta, method="bun-steinke") == pytest.approx(eps, rel=1e-12)
+        assert zcdp_to_dp(rho * (1 + 1e-6), delta, method="bun-steinke") > eps
+
+
+def _truncation_draws(monkeypatch, random_state):
+    """The first draws of the generator a private VIPS fit truncates documents with."""
+    import copy
+    import warnings
+
+    import scipy.sparse as sp
+
+    import dptm.models.svi as svi_module
+    from dptm import PrivateOnlineLDA
+
+    seen = []
+    real = svi_module.truncate_documents
+
+    def spy(X, n, rng):
+        seen.append(copy.deepcopy(rng).random(4))
+        return real(X, n, rng)
+
+    monkeypatch.setattr(svi_module, "truncate_documents", spy)
+    X = sp.csr_matrix(np.random.default_rng(3).poisson(2.0, size=(30, 20)))   # rows of ~40
+    model = PrivateOnlineLDA(n_components=2, batch_size=10, total_samples=30, max_doc_length=8,
+                             noise_multiplier=1.0, max_iter=1, random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X)
+    assert len(seen) == 1
+    return seen[0]
+
+
+def test_vips_truncation_draws_from_the_fits_secret_generator(monkeypatch):
+    # Which tokens a long document keeps must be as secret as the noise: a fixed public
+    # generator would let the adversary replay the truncation; the fit's generator (or the
+    # seed, in test mode) decides it.
+    a = _truncation_draws(monkeypatch, None)
+    b = _truncation_draws(monkeypatch, None)
+    assert not np.array_equal(a, b)
+    assert np.array_equal(_truncation_draws(monkeypatch, 5), _truncation_draws(monkeypatch, 5))
+    assert not np.array_equal(_truncation_draws(monkeypatch, 5), _truncation_draws(monkeypatch, 6))
+
+
+def test_pld_route_of_a_discrete_laplace_keeps_its_sensitivity():
+    # The Gibbs snapshots are discrete Laplace of L1 sensitivity 2; the report takes the PLD
+    # route when it is tighter, so a PLD event built with sensitivity 1 would print about
+    # half the epsilon. Reference: dp_accounting's own PLD of the same event.
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    from dptm.accounting import LaplaceEvent, PrivacyReport, SelfComposedEvent
+    from dptm.accounting.pld import PLDAccountant
+    scale, T, delta = 4.0, 10, 1e-5
+    leaf = LaplaceEvent(scale=scale, sensitivity=2.0, discrete=True)
+    ref = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    ref.compose(dp_event.DiscreteLaplaceDpEvent(1.0 / scale, 2), T)
+    want = ref.get_epsilon(delta)
+    got = PLDAccountant().compose(leaf, T).get_epsilon(delta)
+    assert got == pytest.approx(want, rel=1e-6)
+    report = PrivacyReport(SelfComposedEvent(leaf, T), "word", default_delta=delta)
+    assert report.epsilon() >= want * (1 - 1e-3)
+    assert report.epsilon(0.0) == pytest.approx(T * 2.0 / scale, rel=1e-12)   # pure route
+
+
+def test_merged_leaves_add_their_counts_in_the_report():
+    # The report lists each distinct mechanism once with its count: merging identical
+    # leaves must add the counts, or the printed ledger understates what was run.
+    from dptm.accounting import (ComposedEvent, GaussianEvent, LaplaceEvent, PrivacyReport,
+                                 SelfComposedEvent, leaf_events)
+    g = GaussianEvent(sigma=2.0, sensitivity=1.0)
+    lap = LaplaceEvent(scale=3.0, sensitivity=2.0)
+    event = ComposedEvent((SelfComposedEvent(g, 3), lap, g, SelfComposedEvent(lap, 4)))
+    assert [(e, c) for e, c, _, _ in leaf_events(event)] == [(g, 4), (lap, 5)]
+    report = PrivacyReport(event, "document")
+    assert [m["count"] for m in report.to_dict()["mechanisms"]] == [4, 5]
+    assert "count=4" in str(report) and "count=5" in str(report)
+
+
+def _n_candidates(monkeypatch, docs, cap):
+    import dptm.vocab as vocab_module
+    from dptm import DPVocabulary
+
+    seen = []
+    real = vocab_module._noisy_weights
+
+    def spy(weights, *args):
+        seen.append(np.array(weights, copy=True))
+        return real(weights, *args)
+
+    monkeypatch.setattr(vocab_module, "_noisy_weights", spy)
+    DPVocabulary(target_epsilon=1.0, target_delta=1e-5, max_contribution=cap).fit(docs)
+    assert len(seen) == 1
+    return seen[0]
+
+
+@pytest.mark.parametrize("n_distinct", [4, 5, 12])
+def test_vocabulary_user_cap_is_exact(monkeypatch, n_distinct):
+    # The threshold's delta is computed for Delta_0 = max_contribution words per user: a
+    # user contributing Delta_0 + 1 words breaks it. One user, n_distinct > cap words.
+    cap = 3
+    doc = [f"w{i}" for i in range(n_distinct)] * 2
+    weights = _n_candidates(monkeypatch, [doc], cap)
+    assert weights.size == cap
+    assert weights.sum() <= 1.0 + 1e-12           # one user's L1 budget
