@@ -138,3 +138,26 @@ def test_vocabulary_user_cap_is_exact(monkeypatch, n_distinct):
     weights = _n_candidates(monkeypatch, [doc], cap)
     assert weights.size == cap
     assert weights.sum() <= 1.0 + 1e-12           # one user's L1 budget
+
+
+def test_gaussian_vocabulary_threshold_gets_half_of_delta():
+    # The Gaussian methods split delta: the noise is (epsilon, delta/2)-DP, so the threshold
+    # may fail with probability delta/2 only. Checked by value: with F the N(0, sigma^2) CDF,
+    # 1 - F(rho - 1) F(rho)^(cap - 1) = delta / 2 at the released threshold.
+    import warnings
+
+    from scipy.stats import norm
+
+    from dptm import DPVocabulary
+    from dptm.vocab import analytic_gaussian_sigma
+    eps, delta, cap = 1.0, 1e-5, 5
+    docs = [["a", "b", "c"], ["a", "b"], ["a", "d"]] * 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        voc = DPVocabulary(target_epsilon=eps, target_delta=delta, method="frequency_gaussian",
+                           max_contribution=cap).fit(docs)
+    sigma = voc.noise_scale_
+    assert sigma == pytest.approx(analytic_gaussian_sigma(eps, delta / 2.0), rel=1e-12)
+    rho = voc.threshold_
+    fail = 1.0 - norm.cdf(rho - 1.0, scale=sigma) * norm.cdf(rho, scale=sigma) ** (cap - 1)
+    assert fail == pytest.approx(delta / 2.0, rel=1e-4)
