@@ -161,3 +161,28 @@ def test_gaussian_vocabulary_threshold_gets_half_of_delta():
     rho = voc.threshold_
     fail = 1.0 - norm.cdf(rho - 1.0, scale=sigma) * norm.cdf(rho, scale=sigma) ** (cap - 1)
     assert fail == pytest.approx(delta / 2.0, rel=1e-4)
+
+
+def test_private_cli_header_is_the_same_on_neighbouring_corpora(tmp_path):
+    # What `dptm fit` prints before the topics (model, data name, budget) must not depend on
+    # the private corpus: D and D + 1 documents give the same lines (a printed document or
+    # token count would tell them apart).
+    import io
+    import json
+
+    from dptm.cli import main
+    rng = np.random.default_rng(3)
+    words = ["storm", "flood", "rain", "river", "vote", "poll", "senate", "candidate"]
+    docs = [" ".join(rng.choice(words, size=8)) for _ in range(201)]
+    heads = []
+    for n in (200, 201):
+        path = tmp_path / f"private{n}.jsonl"
+        path.write_text("".join(json.dumps({"body": t}) + "\n" for t in docs[:n]))
+        out = io.StringIO()
+        code = main(["fit", "--data", str(path), "--text-key", "body", "-k", "2",
+                     "--iterations", "2"], out=out)
+        assert code == 0, out.getvalue()
+        text = out.getvalue().replace(str(path), "DATA")
+        heads.append(text.split("\n\n")[0])
+    assert heads[0] == heads[1]
+    assert "200" not in heads[0] and "201" not in heads[1]
