@@ -214,3 +214,37 @@ def test_raw_text_cli_guarantee_stays_within_the_requested_budget(tmp_path):
     m = re.search(r"guarantee  : epsilon = (\S+) at delta = (\S+) ", out.getvalue())
     eps, delta = float(m.group(1)), float(m.group(2))
     assert 0 < eps <= 4.0 and delta <= 1e-5 * (1 + 1e-9)
+
+
+class _RecordingGenerator(np.random.Generator):
+    """A test-mode generator that records what it was asked to permute."""
+
+    def __init__(self, seed):
+        super().__init__(np.random.PCG64(seed))
+        self.permuted = []
+
+    def permutation(self, x, *args, **kwargs):
+        out = super().permutation(x, *args, **kwargs)
+        if not np.isscalar(x):
+            self.permuted.append((np.array(x, copy=True), np.array(out, copy=True)))
+        return out
+
+
+def test_vocabulary_processes_users_in_a_secret_random_order():
+    # The set-union algorithm visits users in a random order drawn from the fit's generator
+    # (the module's contract); data order (users sorted by id) would make the greedy fills
+    # depend on who comes first. Every user index is permuted once, differently per seed.
+    import warnings
+
+    from dptm import DPVocabulary
+    docs = [["a", "b"], ["b", "c"], ["c", "d"], ["d", "e"], ["e", "a"], ["a", "c"]] * 5
+    orders = []
+    for seed in (1, 2):
+        gen = _RecordingGenerator(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            DPVocabulary(target_epsilon=1.0, max_contribution=2, random_state=gen).fit(docs)
+        users = [out for x, out in gen.permuted if np.array_equal(x, np.arange(len(docs)))]
+        assert len(users) == 1
+        orders.append(users[0])
+    assert not np.array_equal(orders[0], orders[1])
