@@ -10,6 +10,7 @@ whether the suite caught it ("killed": a test failed) or not ("survived").
     python tools/mutation/run.py --only M03 M07  # some
     python tools/mutation/run.py --list
     python tools/mutation/run.py --prebuilt --only R2-01   # reuse dptm/*.so (no .pyx mutant)
+    python tools/mutation/run.py --set fresh --prebuilt     # the fresh round (mutants_fresh.py)
 
 A mutant whose original text is not found is reported as "stale" (the code moved on: update
 the mutant). The kill rate and the survivors with their reasons are kept in DEVELOPING.md.
@@ -26,6 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from mutants import MUTANTS  # noqa: E402
+from mutants_fresh import FRESH_MUTANTS  # noqa: E402
+
+SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "all": MUTANTS + FRESH_MUTANTS}
 
 
 def _run(cmd, cwd, timeout):
@@ -46,6 +50,8 @@ def _build(work):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", help="mutant ids to run")
+    ap.add_argument("--set", choices=sorted(SETS), default="main",
+                    help="which list: mutants.py (main), mutants_fresh.py (fresh) or both")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant's tests")
     ap.add_argument("--why", action="store_true",
@@ -54,7 +60,7 @@ def main(argv=None):
                     help="copy the working tree's built kernels (dptm/*.so) instead of building "
                          "(no .pyx mutant may be selected)")
     args = ap.parse_args(argv)
-    mutants = [m for m in MUTANTS if not args.only or m["id"] in args.only]
+    mutants = [m for m in SETS[args.set] if not args.only or m["id"] in args.only]
     if args.list:
         for m in mutants:
             print(f"{m['id']}  {m['file']}: {m['what']}")
