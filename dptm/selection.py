@@ -296,7 +296,8 @@ def select_private(candidates, X, *, reference=None, score=None, eta=1.0, gamma=
                "and score are published (not the number of fits)",
                f"chosen candidate: {chosen.description}" if chosen.description else
                "chosen candidate's report: see the candidates' settings"] + list(chosen.notes),
-        default_delta=delta, seeded=seeded or any(r.seeded for r in reports),
+        default_delta=delta, seeded=seeded or any(
+            c.get_params(deep=False).get("random_state") is not None for c in candidates),
         assumed_public=sorted({a for r in reports for a in r.assumed_public}),
         vocabulary=chosen.vocabulary)
     release = best[2]

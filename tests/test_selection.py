@@ -199,3 +199,15 @@ def test_a_candidate_accounted_from_the_document_count_is_refused():
     with pytest.raises(ValueError, match=r"candidates\[0\].*total_samples"):
         select_private([PrivateOnlineLDA(3, target_epsilon=1.0, max_doc_length=30)], X,
                        reference=reference)
+
+
+def test_test_mode_follows_the_seeds_given_not_the_public_stand_in():
+    """The stand-in fits that read the candidates' reports are seeded (public data), which
+    must not mark a secret selection as test mode; a seeded candidate or selection must."""
+    X, reference = _X(150, 0), _X(40, 1)
+    secret = select_private([PrivateBatchLDA(3, target_epsilon=1.0)], X, reference=reference)
+    assert not secret.privacy.seeded and not str(secret.privacy).startswith("TEST MODE")
+    with pytest.warns(SeededPrivacyWarning):
+        seeded = select_private([PrivateBatchLDA(3, target_epsilon=1.0, random_state=4)], X,
+                                reference=reference)
+    assert seeded.privacy.seeded
