@@ -1,4 +1,5 @@
 """Build the Cython kernels. All metadata lives in pyproject.toml."""
+import glob
 import os
 import sys
 import tempfile
@@ -55,6 +56,7 @@ def kernel(name):
     return Extension(
         f"dptm.{name}",
         [f"dptm/{name}.pyx"],
+        depends=glob.glob("dptm/_kernels/*"),
         include_dirs=[np.get_include()],
         library_dirs=[NUMPY_RANDOM_LIB],
         libraries=["npyrandom"],
