@@ -56,7 +56,8 @@ def kernel(name):
     return Extension(
         f"dptm.{name}",
         [f"dptm/{name}.pyx"],
-        depends=glob.glob("dptm/_kernels/*"),
+        # the included .pxi and the .h they use: a change rebuilds the module
+        depends=sorted(glob.glob(f"dptm/_kernels/{name.lstrip('_')}_*")),
         include_dirs=[np.get_include()],
         library_dirs=[NUMPY_RANDOM_LIB],
         libraries=["npyrandom"],

@@ -42,6 +42,14 @@ cdef void* _own_lines(size_t nbytes, void** raw) noexcept nogil:
     return <void*> ((<uintptr_t> p + 64) & ~(<uintptr_t> 63))
 
 
+# What the last sweep on a workspace left in step with the shared counts.
+cdef enum SyncState:
+    SYNC_NONE = 0
+    SYNC_MERGED = 1            # a partitioned sweep, merged at its end
+    SYNC_SPARSE_ROUNDS = 2     # sparse rounds
+    SYNC_DENSE_ROUNDS = 3      # dense rounds
+
+
 cdef class ADLDAWorkspace:
     """Buffers of ``gibbs_sweep_parallel`` / ``gibbs_sweep_sparse`` kept from one sweep to
     the next: per partition its copy of the word counts (partition 0 works in ``n_wk``),
@@ -50,7 +58,7 @@ cdef class ADLDAWorkspace:
 
     Without a workspace a sweep allocates these, copies the counts into them and lets them
     go (a fresh V x K allocation per sweep costs its page faults again: about as much as
-    the sweep at K = 1000 on KOS). With one, made for the same partitions count, V, K and
+    the sweep at large K). With one, made for the same partitions count, V, K and
     kind and passed to consecutive sweeps of one state, the merge at the end of a sweep also
     writes the next sweep's copies and word lists (one pass over the V x K counts, in
     parallel over words), and a sweep allocates nothing. The draws are the same either
@@ -71,10 +79,10 @@ cdef class ADLDAWorkspace:
         For ``gibbs_sweep_sparse`` (else ``gibbs_sweep_parallel``).
     word_counts : array of V ints, optional
         Sparse: the tokens of each word in the corpora to be swept; each word's list then
-        has room for ``min(K, word_counts[w])`` pairs instead of K (on KOS at K = 1000 the
-        lists shrink from 55 MB to 3.4 MB a partition: fewer pages to fault in, and the
-        lists share the caches). A sparse sweep that builds the lists checks that no word
-        of its counts has more tokens than its room (ValueError).
+        has room for ``min(K, word_counts[w])`` pairs instead of K (far smaller lists at
+        large K: fewer pages to fault in, and the lists share the caches). A sparse sweep
+        that builds the lists checks that no word of its counts has more tokens than its
+        room (ValueError).
     """
     cdef Work w
     cdef readonly Py_ssize_t n_parts, n_words, n_topics
@@ -82,7 +90,7 @@ cdef class ADLDAWorkspace:
     cdef void** raw
     cdef Py_ssize_t n_raw, cap_raw
     cdef bint synced
-    cdef int mode                  # kernel that last swept: 1 merged, 2 sparse rounds, 3 dense rounds
+    cdef int mode                  # the SyncState of the kernel that last swept
     cdef int32_t* rec              # rounds, P > 1: the moves (3 int32 per token of the corpus)
     cdef Py_ssize_t rec_cap
     cdef const int32_t* synced_wk
@@ -346,7 +354,7 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
                 f"V={V}, K={K}, sparse={sparse}")
     else:
         workspace = ADLDAWorkspace(P, V, K, sparse)
-    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 1)
+    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], SYNC_MERGED)
     if sparse and not in_step:
         workspace.check_room(n_wk, n_threads)
     for p in range(P):
@@ -359,7 +367,7 @@ cdef _run_adlda(bint sparse, const int64_t[::1] doc_ptr, const int32_t[::1] word
                      alpha, beta, n_threads)
     if keep:
         workspace.synced = True
-        workspace.mode = 1
+        workspace.mode = SYNC_MERGED
         workspace.synced_wk = &n_wk[0, 0]
         workspace.synced_owner = n_wk.base
         memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))
@@ -448,7 +456,6 @@ cdef void _apply_moves(const Work* ws, Py_ssize_t p, int32_t* wkp, int32_t* pos,
 
 
 cdef extern from "_kernels/cgs_adlda.h":
-    int64_t dptm_load_acquire(const int64_t* p) noexcept nogil
     void dptm_store_release(int64_t* p, int64_t v) noexcept nogil
     void dptm_wait_at_least(const int64_t* p, int64_t v) noexcept nogil
     int dptm_team_size() noexcept nogil
@@ -637,8 +644,9 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
         workspace.rec_cap = 3 * N if workspace.rec != NULL else 0
         if workspace.rec == NULL:
             raise MemoryError()
-    # modes 2 (sparse) and 3 (dense): in step only with a sweep of the same kind
-    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0], 2 if sparse else 3)
+    # the rounds (sparse or dense): in step only with a sweep of the same kind
+    in_step = workspace.in_step(&n_wk[0, 0], &n_k[0],
+                               SYNC_SPARSE_ROUNDS if sparse else SYNC_DENSE_ROUNDS)
     if sparse and not in_step:
         workspace.check_room(n_wk, n_threads)
     for p in range(P):
@@ -658,7 +666,7 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     finally:
         free(done)
     workspace.synced = True
-    workspace.mode = 2 if sparse else 3
+    workspace.mode = SYNC_SPARSE_ROUNDS if sparse else SYNC_DENSE_ROUNDS
     workspace.synced_wk = &n_wk[0, 0]
     workspace.synced_owner = n_wk.base
     memcpy(workspace.synced_nk, &n_k[0], K * sizeof(int64_t))
@@ -701,16 +709,12 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
     memory the sparse rounds leave unused, so that the rounds apply the other partitions'
     moves without searching the lists; the sampler keeps them exact). Memory: P copies of
     ``n_wk`` and 2 P V K int32 for the lists.
-
-    The draws changed with issue #16 (the lanes and groups sum in another order, and the
-    token's pair leaves its list only when the token moves): a seed gives other
-    assignments than before it (still the same for the same seed and ``n_jobs``).
     """
     _run_adlda(True, doc_ptr, words, z, n_wk, n_dk, n_k, alpha, beta, part_ptr,
                bit_generators, n_threads, workspace)
 
 
-def _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_generators,
+cdef _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_generators,
                       int n_threads):
     """Arguments shared by the AD-LDA kernels: threads, one generator per partition, and
     partition boundaries from 0 to D, non-decreasing."""

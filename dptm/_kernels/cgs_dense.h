@@ -18,7 +18,7 @@
    a glibc ifunc): 4 doubles an instruction instead of the baseline's 2, the same
    operations in the same order (no contraction), so the same bits on every CPU. Keep
    fp-contract=off on it and no "fma" target in the list: with both, the clone's sums
-   differ in the last bits (review s12: 19,737 of 20,000 random rows). */
+   differ in the last bits. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 #define DPTM_CGS_CLONES __attribute__((target_clones("avx2", "default")))
 #else

@@ -21,7 +21,7 @@ cdef extern from "_kernels/cgs_dense.h":
     Py_ssize_t dptm_cgs_block_search(const double* P, Py_ssize_t K, double uniform) noexcept nogil
 
 
-# Below this many topics the plain sequential scan is faster (measured on KOS and NIPS).
+# Below this many topics the plain sequential scan is faster.
 cdef Py_ssize_t BLOCKED_MIN_TOPICS = 32
 
 

@@ -1,3 +1,14 @@
+# The noise of ``fill_noise`` and ``noisy_snapshot`` (``kind``); also Python-visible as
+# ``_cgs.NoiseKind`` (a Python enum of the same names and values).
+cpdef enum NoiseKind:
+    NOISE_NONE = 0
+    NOISE_LAPLACE = 1              # float Laplace(scale)
+    NOISE_GAUSSIAN = 2             # float Normal(0, scale^2)
+    NOISE_DISCRETE_LAPLACE = 3     # CKS20, scale a / b
+    NOISE_DISCRETE_GAUSSIAN = 4    # variance a / b: CKS20, or a table (inversion / alias)
+    NOISE_DYADIC_LAPLACE = 5       # parameter r = a / 2^21, by table inversion
+
+
 # ---------------------------------------------------------------------------------------
 # Exact discrete noise (Canonne, Kamath & Steinke 2020, "The discrete Gaussian for
 # differential privacy", Algorithms 1-3), for rational parameters, with the Bernoulli(exp)
@@ -302,10 +313,10 @@ def fill_noise(double[::1] out, int kind, double scale, object bit_generator):
     scale^2) (``random_standard_normal``)."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
-    if kind not in (1, 2):
+    if kind not in (NOISE_LAPLACE, NOISE_GAUSSIAN):
         raise ValueError("kind must be 1 (Laplace) or 2 (Gaussian)")
     with bit_generator.lock, nogil:
-        if kind == 1:
+        if kind == NOISE_LAPLACE:
             for i in range(n):
                 out[i] = scale * (random_standard_exponential(rng)
                                   - random_standard_exponential(rng))

@@ -28,15 +28,13 @@ static inline void dptm_prefetch_w(const void *p, Py_ssize_t nbytes) {
    of 4 (no loop tail whose length changes with n). */
 #define DPTM_LIST_PAD 4
 /* 0.0 and 1.0 indexed by a comparison: GCC compiles (double) (a != b) to a branch on
-   a != b, which the token loop is to do without (the private sweep, KOS, K = 500, one
-   thread: 15.7 -> 15.4 ms, the same draws) */
+   a != b, which the token loop is to do without */
 static const double dptm_zero_one[2] = {0.0, 1.0};
 /* A token leaves list entry jk: its count less 1, or unchanged if same (jk is the
    entry owed a count: they cancel); returns whether the entry emptied. The next
    token's document bucket waits on the previous draw through this value: selected
    with integer masks on the two doubles' bits (c - 1.0 is computed before the draw),
-   a few cycles shorter than a table load and a subtraction (KOS, K = 500, one
-   thread: 15.97 -> 15.29 ms, the same draws) */
+   a few cycles shorter than a table load and a subtraction */
 static inline int dptm_leave(double *cnt, Py_ssize_t jk, int same) {
     double c = cnt[jk], c1 = c - 1.0;
     uint64_t a, b;

@@ -13,15 +13,15 @@ cdef inline int64_t _geometric_capped(bitgen_t* rng, double scale, int64_t cap) 
 cdef inline int64_t _next_selected(bitgen_t* rng, int mode, double scale, int64_t p, int64_t end,
                                    int64_t* sel_left) noexcept nogil:
     """The first token >= p selected by ``noisy_gibbs_sweep`` (``end`` if none; draws
-    nothing once p reaches ``end``): p itself in modes 0 and 1 (every token is a
-    candidate), p plus a geometric gap in mode 2, and in mode 3 p if the current run of
+    nothing once p reaches ``end``): p itself in SELECT_ALL and SELECT_TABLE (every token is a
+    candidate), p plus a geometric gap in SELECT_GAPS, and in SELECT_RUNS p if the run of
     selected tokens has ``sel_left`` > 0 tokens left, else after skipped tokens, each
     followed by a fresh run length."""
     if p >= end:
         return end
-    if mode == 2:
+    if mode == SELECT_GAPS:
         return p + _geometric_capped(rng, scale, end - p)
-    if mode == 3:
+    if mode == SELECT_RUNS:
         while sel_left[0] == 0:
             p += 1                                      # token p is not selected
             if p >= end:
@@ -35,21 +35,30 @@ cdef extern from "_kernels/cgs_private_sweep.h":
     void dptm_atomic_add_i32(int32_t* p, int32_t v) noexcept nogil
 
 
+# Which tokens a noisy sweep resamples.
+cdef enum SelectionMode:
+    SELECT_NONE = -1     # rate 0: nothing
+    SELECT_ALL = 0       # every token (no selection draw)
+    SELECT_TABLE = 1     # token by token, at the rate of its (word, topic) in the table
+    SELECT_GAPS = 2      # rate <= 0.75: a geometric gap before each selected token
+    SELECT_RUNS = 3      # rate > 0.75: geometric runs of selected tokens between skips
+
+
 cdef int _selection_mode(double rate, bint table, double* scale) noexcept:
-    """The selection mode of ``noisy_gibbs_sweep`` (-1: nothing is selected)."""
+    """The SelectionMode of ``noisy_gibbs_sweep`` for ``rate`` (and its geometric scale)."""
     scale[0] = 0.0
     if table:
-        return 1
+        return SELECT_TABLE
     if rate >= 1.0:
-        return 0
+        return SELECT_ALL
     if not rate > 0.0:
-        return -1
+        return SELECT_NONE
     if rate <= 0.75:
         # one exponential per selected token; above 0.75 one per skipped token is cheaper
         scale[0] = -1.0 / log1p(-rate)
-        return 2
+        return SELECT_GAPS
     scale[0] = -1.0 / log(rate)
-    return 3
+    return SELECT_RUNS
 
 
 cdef extern from "_kernels/cgs_private_sweep.h":
@@ -72,7 +81,7 @@ cdef extern from "_kernels/cgs_private_sweep.h":
 
 
 # Word-factor rows of at most this many topics are prefetched whole for a later token (a
-# few cache lines); longer rows at the document's topics only (measured on KOS, K = 50-1000).
+# few cache lines); longer rows at the document's topics only.
 DEF PREFETCH_MAX_TOPICS = 128
 # Uniforms drawn ahead when every token is resampled (one uniform per token).
 DEF UNIFORM_BATCH = 64
@@ -136,8 +145,8 @@ cdef inline Py_ssize_t _leave(double* cnt, int32_t* nz, int32_t* pos, int32_t* d
     return n_nz
 
 
-# _noisy_block's two compiled forms: every token resampled (_Every, mode 0: no selection
-# draw, test or call in the token's code) and the selection modes 1-3 (_Some); the tag
+# _noisy_block's two compiled forms: every token resampled (_Every, SELECT_ALL: no selection
+# draw, test or call in the token's code) and the other selection modes (_Some); the tag
 # pointer (NULL) only picks the form
 cdef struct _Every:
     char unused
@@ -156,7 +165,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
                              int32_t* nz, double* cnt, int32_t* pos, bint shared,
                              const double* word_blk, sel_t* form) noexcept nogil:
     """The sweep of ``noisy_gibbs_sweep`` over documents [d_lo, d_hi) with one stream
-    (``form``: a NULL ``_Every*`` for mode 0, a NULL ``_Some*`` for the others).
+    (``form``: a NULL ``_Every*`` for SELECT_ALL, a NULL ``_Some*`` for the others).
 
     ``n_k`` receives the topic-total changes (the totals themselves, or a zeroed delta
     buffer); ``shared``: other threads update ``n_wk`` concurrently (atomic adds); ``n_wk``
@@ -172,7 +181,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     cdef Py_ssize_t none = K + DPTM_LIST_PAD, jp = none
     cdef double owed
     # long rows only: the owed count saves the wait on the previous draw, which short
-    # rows (a short bucket) do not pay back (KOS, K = 50: 13.0 ms owed, 12.3 paid at once)
+    # rows (a short bucket) do not pay back
     cdef bint owe = K > PREFETCH_MAX_TOPICS
     cdef Py_ssize_t nb = (K + WORD_BLOCK - 1) // WORD_BLOCK
     cdef Py_ssize_t n_sampled = 0
@@ -194,23 +203,20 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
     d = d_lo - 1
     doc_end = i                                 # no document loaded yet
     if sel_t is _Some:
-        if mode == 3 and i < end:
+        if mode == SELECT_RUNS and i < end:
             sel_left = _geometric_capped(rng, scale, end - i)
         i = _next_selected(rng, mode, scale, i, end, &sel_left)
     while i < end:
         cur = i
         if sel_t is _Every:
             i = cur + 1
-            # every token selected: the rows are requested ten tokens ahead (a token's
-            # sampling is much shorter than a load from memory; KOS, K = 500 / 1000: 2
-            # ahead 21.0 / 29.8 ms, 6 ahead 19.4 / 25.2 ms; with the shorter token of
-            # session 16, 6 ahead 15.94 / 20.94 ms, 10 ahead 15.22 / 19.49, 14 ahead
-            # 20.37 at K = 1000; K = 50 / 100 the same)
+            # every token selected: the rows are requested PREFETCH_AHEAD tokens ahead (a
+            # token's sampling is much shorter than a load from memory)
             ip = i + PREFETCH_AHEAD - 1 if i + PREFETCH_AHEAD - 1 < end else i
         else:
             # locating the next selected token first keeps the selection draws off
-            # this token's critical path (measured: the per-token cost otherwise grows
-            # as the rate falls)
+            # this token's critical path (the per-token cost otherwise grows as the rate
+            # falls)
             i = _next_selected(rng, mode, scale, cur + 1, end, &sel_left)
             ip = i
         if ip < end:
@@ -230,7 +236,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         w = words[cur]
         k = z[cur]
         if sel_t is _Some:
-            if mode == 1:
+            if mode == SELECT_TABLE:
                 if next_uniform(rng) >= rate_table[w * K + k]:
                     continue
         if cur >= doc_end:
@@ -290,7 +296,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
             if sel_t is _Every:
                 # whether the next token (same document) leaves the entry this draw is
                 # owed to, from u and three sums: its leaving waits on this, not on the
-                # count (KOS, K = 500, one thread: 15.73 -> 14.75 ms, the same draws)
+                # count
                 hit = False
                 if owe and i < doc_end:
                     jk = pos[z[i]]
@@ -332,8 +338,7 @@ cdef Py_ssize_t _noisy_block(const int64_t* doc_ptr, Py_ssize_t d_lo, Py_ssize_t
         if sel_t is _Every:
             if owe and i < doc_end:
                 # the next token leaves its topic now (nothing changes the list between;
-                # short rows owe nothing: there it leaves in its own turn, KOS K = 50:
-                # 12.6 ms, 13.3 leaving early)
+                # short rows owe nothing: there it leaves in its own turn)
                 n_nz = _leave(cnt, nz, pos, drow, z[i], hit, &jp, n_nz, none)
     if drow != NULL:
         cnt[jp] += 1.0
@@ -349,8 +354,8 @@ cdef inline Py_ssize_t _noisy_block_any(const int64_t* doc_ptr, Py_ssize_t d_lo,
                                         int mode, double scale, bitgen_t* rng, double* cum,
                                         int32_t* nz, double* cnt, int32_t* pos, bint shared,
                                         const double* word_blk) noexcept nogil:
-    """``_noisy_block`` in the form for ``mode`` (mode 0: every token resampled)."""
-    if mode == 0:
+    """``_noisy_block`` in the form for ``mode`` (SELECT_ALL: every token resampled)."""
+    if mode == SELECT_ALL:
         return _noisy_block(doc_ptr, d_lo, d_hi, words, z, n_wk, n_dk, n_k, word_factor,
                             word_mass, rate_table, K, alpha, mode, scale, rng, cum, nz, cnt,
                             pos, shared, word_blk, <_Every*> NULL)
@@ -457,7 +462,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
         raise ValueError(f"word_blocks must have shape (V, ceil(K / {WORD_BLOCK})) = "
                          f"({V}, {n_wblk})")
     mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
-    if mode < 0 or D <= 0 or K <= 0:
+    if mode == SELECT_NONE or D <= 0 or K <= 0:
         return 0
     cdef bitgen_t** rngs = <bitgen_t**> malloc(n_blocks * sizeof(bitgen_t*))
     # per-block topic-total changes, each block's in cache lines of its own (adjacent
@@ -474,7 +479,7 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
     cdef int32_t* zp = &z[0] if z.shape[0] else NULL
     cdef const double* bp = (&word_blocks[0, 0] if word_blocks is not None and V > 0
                              else NULL)
-    cdef const double* rp = &rate_table[0, 0] if mode == 1 else NULL
+    cdef const double* rp = &rate_table[0, 0] if mode == SELECT_TABLE else NULL
     cdef double* cum
     cdef int32_t* nz
     cdef int32_t* pos
@@ -550,14 +555,11 @@ def noisy_gibbs_sweep_blocks(const int64_t[::1] doc_ptr, const int32_t[::1] word
                 dptm_omp_barrier()              # every block swept before the counts move
                 if deferred:
                     # word frequencies are skewed: small chunks of words handed out as
-                    # threads free up (KOS: the two static halves of the vocabulary hold
-                    # 48% / 52% of the tokens, and chunks of 256 words did not scale: 2.05
-                    # ms on one thread, 2.35 on two at K = 500); each row is still written
-                    # by one thread, so the counts are the same
+                    # threads free up; each row is still written by one thread, so the
+                    # counts are the same
                     for w in prange(V, schedule="dynamic", chunksize=16):
                         if (w + 1) % 16 != 0 and w + 1 < V:
                             # the next row of the chunk loads while this one is counted
-                            # (KOS one thread, K = 500 / 1000: 18.3 / 24.1 -> 17.6 / 23.4 ms)
                             dptm_prefetch_w(&n_wk[w + 1, 0], K * sizeof(int32_t))
                         # the row counted again from the word's topics (n_wk held their
                         # counts before the sweep: the same counts as taking each token

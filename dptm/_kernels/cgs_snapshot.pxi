@@ -111,14 +111,13 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                    const int64_t[::1] word_tokens=None):
     """Draw a noisy snapshot of the topic-word counts, its fixed word factor and row masses.
 
-    ``snapshot = n_wk + eta`` with eta i.i.d. per entry: ``kind`` 0 none, 1 Laplace(scale)
-    (as in ``fill_noise``),
-    2 Normal(0, scale^2), 3 discrete Laplace of scale a/b, 4 discrete Gaussian of variance
-    a/b with c = floor(sqrt(a/b)) + 1 (drawn through ``gauss_table`` when given: the same
-    pmf, faster; the dict of ``dptm._gauss_inversion.inversion_table(a, b)``, drawn by
-    inversion in lanes per block like kind 5, or of ``dptm._gauss_table.gauss_table(a, b)``,
-    the alias-table proposal), 5 discrete
-    Laplace of parameter r = a / 2^21 (``fill_discrete_laplace_dyadic``, through
+    ``snapshot = n_wk + eta`` with eta i.i.d. per entry; ``kind`` is a NoiseKind: 0 none,
+    1 Laplace(scale) (as in ``fill_noise``), 2 Normal(0, scale^2), 3 discrete Laplace of
+    scale a/b, 4 discrete Gaussian of variance a/b with c = floor(sqrt(a/b)) + 1 (drawn
+    through ``gauss_table`` when given: the same pmf, faster; the dict of
+    ``dptm._gauss_inversion.inversion_table(a, b)``, drawn by inversion in lanes per block
+    like kind 5, or of ``dptm._gauss_table.gauss_table(a, b)``, the alias-table proposal),
+    5 discrete Laplace of parameter r = a / 2^21 (``fill_discrete_laplace_dyadic``, through
     ``laplace_table``, default ``dptm._laplace_table.dyadic_table(a)``). Then, in NumPy
     terms::
 
@@ -171,7 +170,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     cdef int64_t cmax = 0
     cdef double cmaxd = 0.0
     if use_clipped:
-        if kind not in (3, 4, 5):
+        if kind not in (NOISE_DISCRETE_LAPLACE, NOISE_DISCRETE_GAUSSIAN, NOISE_DYADIC_LAPLACE):
             raise ValueError("clipped needs a discrete noise (kind 3, 4 or 5)")
         if not (clip > 0.0 and ceil(clip) < 2147483648.0):
             raise ValueError(f"clipped needs 0 < clip < 2^31, got {clip}")
@@ -188,18 +187,20 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
         raise ValueError("topics, word_ptr and word_tokens go together")
     if recount:
         _check_word_groups(word_ptr, word_tokens, V, topics.shape[0])
-    if kind < 0 or kind > 5:
-        raise ValueError("kind must be in 0..5")
-    if (kind == 3 or kind == 4) and (a < 1 or b < 1 or (kind == 4 and c < 1)):
+    if kind < NOISE_NONE or kind > NOISE_DYADIC_LAPLACE:
+        raise ValueError("kind must be in 0..5 (a NoiseKind)")
+    if (kind == NOISE_DISCRETE_LAPLACE or kind == NOISE_DISCRETE_GAUSSIAN) and (
+            a < 1 or b < 1 or (kind == NOISE_DISCRETE_GAUSSIAN and c < 1)):
         raise ValueError("discrete noise needs positive integer parameters")
-    if kind == 5 and (a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS)):
+    if kind == NOISE_DYADIC_LAPLACE and (a < 1 or a >= (<uint64_t> 1 << DYADIC_BITS)):
         raise ValueError("the dyadic discrete Laplace needs a in [1, 2^21)")
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1, got {n_threads}")
     cdef GaussTable T
     cdef LaplaceTable LT
-    cdef bint use_table = kind == 4 and gauss_table is not None
-    cdef bint lane_kind = kind == 5          # kinds drawn by _dyadic_row (inversion tables)
+    cdef bint use_table = kind == NOISE_DISCRETE_GAUSSIAN and gauss_table is not None
+    # the kinds drawn by _dyadic_row (inversion tables)
+    cdef bint lane_kind = kind == NOISE_DYADIC_LAPLACE
     if use_table:
         if gauss_table["p"] != a or gauss_table["q"] != b:
             raise ValueError("gauss_table was built for another variance than a/b")
@@ -208,7 +209,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
             lane_kind = 1
         else:
             _set_gauss_table(&T, gauss_table)
-    if kind == 5:
+    if kind == NOISE_DYADIC_LAPLACE:
         if laplace_table is None:
             laplace_table = _laplace_table.dyadic_table(a)
         _set_laplace_table(&LT, laplace_table, a)
@@ -288,8 +289,7 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                             myrow[tp[gt[jt]]] += 1
                         crow = myrow
                         # the next row's topics (random positions in z) load while this
-                        # row's noise is drawn (KOS, K = 500 / 1000: 10.4 / 20.2 ->
-                        # 10.3 / 19.8 ms)
+                        # row's noise is drawn
                         for jt in range(gp[w + 1], gp[w + 2] if w + 2 <= V else gp[w + 1]):
                             dptm_prefetch_r(tp + gt[jt], 1)
                     if lane_kind:
@@ -300,16 +300,16 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
                         continue
                     for k in range(K):
                         x = crow[k]
-                        if kind == 1:
+                        if kind == NOISE_LAPLACE:
                             x = x + scale * (random_standard_exponential(rng)
                                              - random_standard_exponential(rng))
-                        elif kind == 2:
+                        elif kind == NOISE_GAUSSIAN:
                             x += scale * random_standard_normal(rng)
-                        elif kind == 3:
+                        elif kind == NOISE_DISCRETE_LAPLACE:
                             x = x + <double> _discrete_laplace(&bits, a, b)
                         elif use_table:
                             x = x + <double> _discrete_gaussian_table(&bits, &T)
-                        elif kind == 4:
+                        elif kind == NOISE_DISCRETE_GAUSSIAN:
                             x = x + <double> _discrete_gaussian(&bits, a, b, c)
                         if use_clipped:
                             cl_p[w * K + k] = <int32_t> dptm_clamp(x, cmaxd)

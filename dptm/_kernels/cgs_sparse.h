@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 /* Index of topic k among the n (topic, count) pairs of wl, n if absent. Eight pairs
-   a step without a branch per pair: a frequent word's list holds hundreds of topics
-   (NIPS), and every move applied to a list searches it twice. Topics are unique in a
+   a step without a branch per pair: a frequent word's list holds hundreds of topics,
+   and every move applied to a list searches it twice. Topics are unique in a
    list, so this is the index the pair-by-pair scan finds. */
 static inline Py_ssize_t dptm_find_topic(const int32_t *wl, Py_ssize_t n, int32_t k) {
     Py_ssize_t j = 0;

@@ -1,11 +1,24 @@
+# Entry points that no estimator calls: tests and benchmarks reach the kernels' internal
+# steps and reference forms through them (the word-list moves and the word bucket, the
+# AD-LDA sweep without rounds, the exact resolver's margin, the samplers one by one, the
+# noisy sweep on one stream, a generator's raw throughput). Nothing in dptm/ imports them.
+
+
+# How _list_moves applies a move (as the kernels' callers do).
+cdef enum ListMoveMode:
+    MOVE_BY_POSITION = 0           # through the positions, b's index not given (the rounds)
+    MOVE_BY_POSITION_INDEXED = 1   # through the positions, b's index given (the sampler)
+    MOVE_BY_SEARCH = 2             # without positions (the serial sampler)
+
+
 def _list_moves(const int32_t[::1] pairs, const int32_t[:, ::1] moves, Py_ssize_t K,
                 const int32_t[::1] pos_fill, int mode):
     """For tests: a word list (``pairs``: (topic, count) pairs, topics < K) after the
     ``moves`` rows (a, b), each a token moved from topic a (in the list) to b != a by
-    ``dptm_list_move_at`` as the kernels call it: mode 0 through the positions, b's index
-    not given (the rounds' exchange of another part's moves); 1 through the positions, b's
-    index given when b is in the list (the sampler's draw from the word bucket); 2 without
-    positions (the serial sampler). The positions start as ``pos_fill`` (K values: what
+    ``dptm_list_move_at`` as the kernels call it, ``mode`` a ListMoveMode: 0 through the
+    positions, b's index not given (the rounds' exchange of another part's moves); 1 through
+    the positions, b's index given when b is in the list (the sampler's draw from the word
+    bucket); 2 without positions (the serial sampler). The positions start as ``pos_fill`` (K values: what
     memory held) but for the list's topics. Returns the list and the positions."""
     cdef Py_ssize_t n0 = pairs.shape[0] // 2, i, j, ja, jb
     cdef int32_t n = <int32_t> n0
@@ -19,9 +32,11 @@ def _list_moves(const int32_t[::1] pairs, const int32_t[:, ::1] moves, Py_ssize_
     for j in range(n0):
         pp[pairs[2 * j]] = <int32_t> j
     for i in range(moves.shape[0]):
-        ja = dptm_find_topic(&wl[0], n, moves[i, 0]) if mode == 2 else pp[moves[i, 0]]
-        jb = dptm_find_topic(&wl[0], n, moves[i, 1]) if mode == 1 else n
-        dptm_list_move_at(&wl[0], &n, ja, moves[i, 1], jb, NULL if mode == 2 else &pp[0])
+        ja = (dptm_find_topic(&wl[0], n, moves[i, 0]) if mode == MOVE_BY_SEARCH
+              else pp[moves[i, 0]])
+        jb = dptm_find_topic(&wl[0], n, moves[i, 1]) if mode == MOVE_BY_POSITION_INDEXED else n
+        dptm_list_move_at(&wl[0], &n, ja, moves[i, 1], jb,
+                          NULL if mode == MOVE_BY_SEARCH else &pp[0])
     return out[:2 * n].reshape(-1, 2), pos
 
 
@@ -189,7 +204,7 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     cdef bitgen_t* rng = get_bitgen(bit_generator)
     _check_noisy_args(n_wk, word_factor, word_mass, alpha, rate_table)
     mode = _selection_mode(rate, rate_table.shape[0] > 0, &scale)
-    if mode < 0 or D <= 0 or K <= 0:
+    if mode == SELECT_NONE or D <= 0 or K <= 0:
         return 0
     cdef const int32_t* wp = &words[0] if words.shape[0] else NULL
     cdef int32_t* zp = &z[0] if z.shape[0] else NULL
@@ -204,7 +219,7 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
         with bit_generator.lock, nogil:
             n_sampled = _noisy_block_any(&doc_ptr[0], 0, D, wp, zp, &n_wk[0, 0], &n_dk[0, 0],
                                          &n_k[0], &word_factor[0, 0], &word_mass[0],
-                                         &rate_table[0, 0] if mode == 1 else NULL, K, alpha,
+                                         &rate_table[0, 0] if mode == SELECT_TABLE else NULL, K, alpha,
                                          mode, scale, rng, cum, nz, cnt, pos, False, NULL)
     finally:
         free(cum)
