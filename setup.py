@@ -1,4 +1,5 @@
 """Build the Cython kernels. All metadata lives in pyproject.toml."""
+import glob
 import os
 import sys
 import tempfile
@@ -55,6 +56,8 @@ def kernel(name):
     return Extension(
         f"dptm.{name}",
         [f"dptm/{name}.pyx"],
+        # the included .pxi and the .h they use: a change rebuilds the module
+        depends=sorted(glob.glob(f"dptm/_kernels/{name.lstrip('_')}_*")),
         include_dirs=[np.get_include()],
         library_dirs=[NUMPY_RANDOM_LIB],
         libraries=["npyrandom"],

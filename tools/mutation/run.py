@@ -3,7 +3,7 @@
 Each mutant in ``mutants.py`` is a small hand-made bug (a noise scale halved, a sensitivity
 understated, a sampler fed the true counts...): exact source substrings (each occurring once)
 replaced by others. The runner copies the repository to a scratch directory, applies one mutant at a
-time, rebuilds the kernels when a ``.pyx`` changed, runs the mutant's test files and records
+time, rebuilds the kernels when a ``.pyx``, ``.pxi`` or ``.h`` changed, runs the mutant's test files and records
 whether the suite caught it ("killed": a test failed) or not ("survived").
 
     python tools/mutation/run.py                 # every mutant
@@ -100,14 +100,14 @@ def main(argv=None):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(mutated)
             try:
-                if m["file"].endswith(".pyx"):
+                if m["file"].endswith((".pyx", ".pxi", ".h")):
                     _build(work)
                 code, out = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
                                   "no:cacheprovider", *m["tests"]], work, args.timeout)
             finally:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(source)
-                if m["file"].endswith(".pyx"):
+                if m["file"].endswith((".pyx", ".pxi", ".h")):
                     _build(work)
             status = "survived" if code == 0 else ("killed (timeout)" if code == "timeout"
                                                    else "killed")
