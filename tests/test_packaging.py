@@ -27,12 +27,14 @@ def test_license_is_an_spdx_expression_with_its_file():
     assert st and int(re.search(r">=(\d+)", st[0]).group(1)) >= 77  # PEP 639 support
 
 
-def test_typed_marker_and_sources_are_packaged():
-    assert (ROOT / "dptm" / "py.typed").exists()
+def test_sources_are_packaged_and_no_typed_marker_without_annotations():
+    # py.typed promises type checkers annotations the public API does not have yet
+    assert not (ROOT / "dptm" / "py.typed").exists()
     manifest = (ROOT / "MANIFEST.in").read_text()
     assert "*.pxd" in manifest and "*.pyx" in manifest and "global-exclude *.c" in manifest
     cfg = tomllib.loads(PYPROJECT.read_text())["tool"]["setuptools"]
-    assert {"*.pyx", "*.pxd", "py.typed"} <= set(cfg["package-data"]["dptm"])
+    assert {"*.pyx", "*.pxd"} <= set(cfg["package-data"]["dptm"])
+    assert "py.typed" not in cfg["package-data"]["dptm"]
     assert "*.c" in cfg["exclude-package-data"]["dptm"]
     # every .pxd a kernel cimports exists and is matched by the manifest pattern
     for pyx in (ROOT / "dptm").glob("*.pyx"):
