@@ -116,13 +116,15 @@ def run_corpus(name, quick, repeats, models, epsilons, vips_epochs):
     rows.append(dict(model="uniform", epsilon=None, perplexity=float(V), npmi=None))
     floor = _repeat(lambda: PrivateBatchLDA(K, target_epsilon=FLOOR_EPSILON, target_delta=DELTA),
                     Xtr, Xte, 1)
-    rows.append(dict(model="floor (PrivateBatchLDA, eps 1e5)", epsilon=None, **floor))
+    rows.append(dict(model="floor (PrivateBatchLDA, eps 1e5)", epsilon=None, **floor,
+                     ratio=floor["perplexity"] / base["perplexity"]))
     print_row(rows[-1], flush=True)
     makers = private_models(D, vips_epochs)
     for model in models:
         for eps in epsilons:
             r = _repeat(lambda: makers[model](eps), Xtr, Xte, repeats)
             rows.append(dict(model=model, epsilon=eps, **r,
+                             ratio=r["perplexity"] / base["perplexity"],
                              expected=expected_ratio(D, eps, K, V) if model == "PrivateBatchLDA"
                              else None))
             print_row(rows[-1], flush=True)
