@@ -63,25 +63,6 @@ _FIRST_MEAN_THRESHOLD = 2.0
 # Smoothing (in noise sd) of the released topics with a numeric ``threshold``.
 _NOISE_SMOOTHING = 0.05
 
-#: One release of a fit plan: ``statistic`` ("norm-histogram", "presence" or "counts"),
-#: ``share`` of the total 1 / z^2, noise multiplier ``z`` (sigma / sensitivity) and
-#: ``post``, the post-processing of the release ("clip-bound", "shrink", "threshold",
-#: "shrunk-threshold", "posterior-mean", "final").
-Release = namedtuple("Release", "statistic share z post")
-
-def _search_posts(eps, delta, public_start):
-    """Post-processing of each search release, by PUBLIC epsilon (see fit_plan): as many
-    search releases as keep each one's noise multiplier at most _SEARCH_Z (from 3 to
-    _MAX_SEARCHES)."""
-    from ..accounting import calibrate_gaussian
-    z = calibrate_gaussian(eps, delta, steps=1, discrete=True)
-    n = int(min(_MAX_SEARCHES, max(3, math.floor((1 - _FINAL_SHARE) * (_SEARCH_Z / z) ** 2))))
-    if public_start or eps < _SHRINK_MIN_EPSILON:
-        return ("threshold",) * n
-    middle = "shrunk-threshold" if eps >= _SHRUNK_MIN_EPSILON else "threshold"
-    return ("shrink",) + (middle,) * (n - 3) + ("posterior-mean",) * 2
-
-
 # A search release with a noise multiplier above this finds little (8 searches at eps 4).
 _SEARCH_Z = 4.25
 # Passes the noise-free fit needs to converge (batch VB: 10-20) against the time of a fit.
@@ -95,6 +76,26 @@ _SHRUNK_MIN_EPSILON = 4.0
 # (spread responsibilities keep early, noisy topics from locking a document onto one).
 _FIT_PRIOR_MIN_EPSILON = 2.0
 _FIT_DOC_TOPIC_PRIOR = 0.35
+
+#: One release of a fit plan: ``statistic`` ("norm-histogram", "presence" or "counts"),
+#: ``share`` of the total 1 / z^2, noise multiplier ``z`` (sigma / sensitivity) and
+#: ``post``, the post-processing of the release ("clip-bound", "shrink", "threshold",
+#: "shrunk-threshold", "posterior-mean", "final").
+Release = namedtuple("Release", "statistic share z post")
+
+
+def _search_posts(eps, delta, public_start):
+    """Post-processing of each search release, by PUBLIC epsilon (see fit_plan): as many
+    search releases as keep each one's noise multiplier at most _SEARCH_Z (from 3 to
+    _MAX_SEARCHES)."""
+    from ..accounting import calibrate_gaussian
+    z = calibrate_gaussian(eps, delta, steps=1, discrete=True)
+    n = int(min(_MAX_SEARCHES, max(3, math.floor((1 - _FINAL_SHARE) * (_SEARCH_Z / z) ** 2))))
+    if public_start or eps < _SHRINK_MIN_EPSILON:
+        return ("threshold",) * n
+    middle = "shrunk-threshold" if eps >= _SHRUNK_MIN_EPSILON else "threshold"
+    return ("shrink",) + (middle,) * (n - 3) + ("posterior-mean",) * 2
+
 
 def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=None,
              clip_norm=None, public_start=False):
@@ -151,9 +152,11 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
     post = (["clip-bound"] if hist else []) + list(posts) + ["final"]
     return [Release(s, w, zi, p) for s, w, zi, p in zip(stats, shares, zs, post)]
 
+
 def _plan_epsilon(zs, delta):
     from ..accounting import epsilon
     return epsilon(_schedule_event(zs, [1.0] * len(zs)), delta, method="rdp")
+
 
 def _schedule_event(sigmas, sensitivities):
     """The fit's privacy event: one discrete Gaussian release per (sigma, sensitivity),
@@ -169,6 +172,7 @@ def _schedule_event(sigmas, sensitivities):
         parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)
         i = j + 1
     return ComposedEvent(tuple(parts), label="fit") if len(parts) > 1 else parts[0]
+
 
 def _check_schedule(schedule):
     """Validated schedule as a list of (presence: bool, share), shares summing to one."""
@@ -187,10 +191,12 @@ def _check_schedule(schedule):
     total = sum(w for _, w in out)
     return [(pres, w / total) for pres, w in out]
 
+
 def _edges():
     """Upper edges of the norm histogram's bins (bin b holds norms in [e_{b-1}, e_b))."""
     n = _BINS_PER_OCTAVE * _OCTAVES
     return 2.0 ** (np.arange(1, n + 1) / _BINS_PER_OCTAVE)
+
 
 def _norm_histogram(X):
     """Documents of CSR ``X`` per bin of their count vector's L2 norm (empty documents in
@@ -200,6 +206,7 @@ def _norm_histogram(X):
     b = np.floor(np.log2(np.maximum(norm, 1.0)) * _BINS_PER_OCTAVE).astype(np.int64)
     n = _BINS_PER_OCTAVE * _OCTAVES
     return np.bincount(np.clip(b, 0, n - 1), minlength=n).astype(np.float64)[None, :]
+
 
 def clip_bound(histogram, sd, z, n_components, n_features):
     """The clip bound C from a released norm histogram (noise sd ``sd`` per bin; bins
@@ -398,6 +405,7 @@ def _estep(X, exp_elog_beta_t, alpha, max_iter=50, tol=1e-3, n_threads=1):
     phinorm = np.einsum("ik,ik->i", et[rows], exp_elog_beta_t[X.indices]) + 1e-100
     return et, phinorm, rows
 
+
 def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
                       word_weight=None):
     """Sum over the documents of CSR ``X`` of their expected K x V topic-word counts, each
@@ -473,6 +481,7 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
         start = stop
     return stat
 
+
 def _release(stat, sigma, gen, granularity):
     """Lattice Gaussian release of ``stat``; returns (noisy, granularity, effective sigma)."""
     return lattice_gaussian(stat, sigma, gen, granularity=granularity)
@@ -544,7 +553,6 @@ def expected_ratio(n_documents, epsilon, n_components, n_features, delta=1e-5):
     z = calibrate_gaussian(check_positive(epsilon, "epsilon"), check_real(delta, "delta"),
                            steps=1, discrete=True)
     return 1.0 + _RATIO_SCALE * (z * math.sqrt(n_components * n_features) / n) ** _RATIO_POWER
-
 
 
 class PrivateBatchLDA(TopicModelMixin):
@@ -744,6 +752,7 @@ class PrivateBatchLDA(TopicModelMixin):
             # the noisy count (post-processing of the histogram release), never the true one
             _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V)
         return self
+
 
 def _warn_if_uninformative(n, eps, delta, K, V):
     ratio = expected_ratio(n, eps, K, V, delta)
