@@ -132,8 +132,13 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
     check_int(n_features, "n_features", minimum=1)
     if schedule is None:
         posts = _search_posts(eps, delta, public_start)
-        model = [("presence", (1 - _FINAL_SHARE) / len(posts))] * len(posts) \
-            + [("counts", _FINAL_SHARE)]
+        share = (1 - _FINAL_SHARE) / len(posts)
+        z_search = calibrate_gaussian(eps, delta, steps=1, discrete=True) / math.sqrt(
+            share * (1 - (_HISTOGRAM_SHARE if clip_norm is None else 0.0)))
+        # presence trades a bias (long documents' repeated words) for signal per unit of
+        # norm; once a search release's noise is below one document's norm, counts
+        search = "presence" if z_search >= 1.0 else "counts"
+        model = [(search, share)] * len(posts) + [("counts", _FINAL_SHARE)]
     else:
         model = [("presence" if p else "counts", w) for p, w in _check_schedule(schedule)]
         posts = ("threshold",) * (len(model) - 1)
