@@ -2,6 +2,7 @@
 the statistical check in test_private_vb.py only sees errors above ~15% at its size)."""
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
@@ -25,9 +26,18 @@ def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
         warnings.simplefilter("ignore")
         m = PrivateBatchLDA(3, target_epsilon=2.0, schedule=sched, random_state=0).fit(X)
     assert len(calls) == len(sched) + 1          # the norm histogram first
-    # what was drawn: g times the discrete Gaussian of variance p/q for sigma / g
-    drawn = [g * math.sqrt(discrete_gaussian_parameters(s / g)[0]
-                           / discrete_gaussian_parameters(s / g)[1]) for s, g, _ in calls]
+    # what was drawn: g times the discrete Gaussian of variance p/q for sigma / g, stated
+    # as the largest float whose square is at most p/q (never more noise than drawn)
+    drawn = []
+    for s, g, _ in calls:
+        p, q = discrete_gaussian_parameters(s / g)[:2]
+        x = (Fraction(p, q).numerator / Fraction(p, q).denominator) ** 0.5
+        while Fraction(x) ** 2 > Fraction(p, q):
+            x = math.nextafter(x, 0.0)
+        while Fraction(math.nextafter(x, math.inf)) ** 2 <= Fraction(p, q):
+            x = math.nextafter(x, math.inf)
+        assert abs(x - math.sqrt(p / q)) <= 2 * math.ulp(x)
+        drawn.append(g * x)                  # g: a power of two, the product exact
     assert [eff for *_, eff in calls] == drawn
     assert m.release_sigmas_ == drawn[1:]
     leaves = []

@@ -764,13 +764,13 @@ def _warn_if_uninformative(n, eps, delta, K, V):
     ratio = expected_ratio(n, eps, K, V, delta)
     if ratio > _UNIGRAM_RATIO:
         import warnings
-        from ..exceptions import UninformativeModelWarning
+        from ..exceptions import UninformativeModelWarning, user_stacklevel
         warnings.warn(f"for about {n:.0f} documents (noisy count) at epsilon {eps:g}, K = {K} "
                       f"and V = {V} the topics are expected at {ratio:.2f}x the perplexity of "
                       "non-private LDA, no better than a unigram model (one word distribution): "
                       "raise epsilon, use more documents, fewer topics or a smaller "
                       "vocabulary; check with dptm.guardrails.check_against_unigram",
-                      UninformativeModelWarning, stacklevel=4)
+                      UninformativeModelWarning, stacklevel=user_stacklevel())
 
 
 def _check_noise_range(model, C):
