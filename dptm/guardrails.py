@@ -12,6 +12,7 @@ never measured silently on its private training data. Call it yourself::
 
     model.fit(X_train)
     dptm.guardrails.check_against_uniform(model, X_heldout)   # warns if no better than uniform
+    dptm.guardrails.check_against_unigram(model, X_heldout)   # ... than word frequencies
 """
 import re
 import warnings
@@ -19,7 +20,8 @@ import warnings
 from ._utils import check_int
 from .exceptions import TopicCountWarning, UninformativeModelWarning, VacuousGuaranteeWarning
 
-__all__ = ["VACUOUS_EPSILON", "check_guarantee", "check_against_uniform", "check_topic_count",
+__all__ = ["VACUOUS_EPSILON", "check_guarantee", "check_against_uniform",
+           "check_against_unigram", "unigram_perplexity", "check_topic_count",
            "check_fitted", "public_record_count"]
 
 #: Above this epsilon a guarantee is flagged as vacuous.
@@ -62,6 +64,44 @@ def check_against_uniform(model, X_heldout, margin=0.95, stacklevel=2):
                       "documents or fewer topics)", UninformativeModelWarning,
                       stacklevel=stacklevel + 1)
     return perplexity
+
+
+def unigram_perplexity(X_heldout, X_reference=None, prior=0.5):
+    """Perplexity on ``X_heldout`` (documents x words counts) of the unigram model: one
+    word distribution for every document, the word frequencies of ``X_reference`` plus
+    ``prior`` per word (default: of ``X_heldout`` itself, which favours the unigram model a
+    little: the check that uses it warns a little early)."""
+    import numpy as np
+    import scipy.sparse as sp
+    X = sp.csr_matrix(X_heldout, dtype=np.float64)
+    R = X if X_reference is None else sp.csr_matrix(X_reference, dtype=np.float64)
+    if R.shape[1] != X.shape[1]:
+        raise ValueError(f"X_reference has {R.shape[1]} words, X_heldout {X.shape[1]}")
+    if not float(prior) > 0:
+        raise ValueError(f"prior must be > 0, got {prior!r}")
+    counts = np.asarray(R.sum(axis=0)).ravel() + float(prior)
+    words = np.asarray(X.sum(axis=0)).ravel()
+    if not words.sum() > 0:
+        raise ValueError("X_heldout holds no token")
+    log_p = np.log(counts / counts.sum())
+    return float(np.exp(-(words @ log_p) / words.sum()))
+
+
+def check_against_unigram(model, X_heldout, X_reference=None, margin=1.0, stacklevel=2):
+    """Warn (:class:`~dptm.exceptions.UninformativeModelWarning`) when the held-out
+    perplexity of ``model`` (a fitted model or a ``Release``) is above ``margin`` times
+    that of the unigram model (:func:`unigram_perplexity`, fitted on ``X_reference``, public
+    or held-out text, default ``X_heldout``): the topics then say less than the word
+    frequencies alone. Returns (model perplexity, unigram perplexity)."""
+    perplexity = float(model.perplexity(X_heldout))
+    unigram = unigram_perplexity(X_heldout, X_reference)
+    if perplexity >= margin * unigram:
+        warnings.warn(f"held-out perplexity {perplexity:.1f} is no better than the unigram "
+                      f"model's ({unigram:.1f}, one word distribution for every document): "
+                      "the topics carry no information beyond word frequencies (raise "
+                      "epsilon, use more documents or fewer topics)", UninformativeModelWarning,
+                      stacklevel=stacklevel + 1)
+    return perplexity, unigram
 
 
 def check_topic_count(n_components, n_docs, stacklevel=2):

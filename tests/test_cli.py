@@ -288,7 +288,16 @@ def test_batch_vb_model_splits_the_total_across_its_releases():
     res = json.loads(out)
     assert 1.9 < res["privacy"]["epsilon"] <= 2.0 * (1 + 1e-6)
     assert len(res["top_words"]) == 4
-    # the default schedule: four presence releases, then one count release with more budget
+    # the default plan: the norm histogram (sensitivity 1, sets the clip bound C), three
+    # presence releases, then one count release with more budget (sensitivity C); the
+    # noise multipliers are the public plan's (a function of epsilon and K only)
+    from dptm.models.private_vb import fit_plan
+    plan = fit_plan(2.0, 1e-5, 4, 1)
+    assert [r.statistic for r in plan] == ["norm-histogram"] + ["presence"] * 3 + ["counts"]
     mech = res["privacy"]["mechanisms"]
-    assert [m["count"] for m in mech] == [4, 1]
-    assert mech[0]["sigma"] > mech[1]["sigma"]
+    assert [m["count"] for m in mech] == [1, 3, 1]
+    assert mech[0]["sensitivity"] == 1.0
+    assert mech[1]["sensitivity"] == mech[2]["sensitivity"] > 0
+    assert mech[1]["sigma"] > mech[2]["sigma"]
+    for m, r in zip(mech, (plan[0], plan[1], plan[-1])):
+        assert m["sigma"] / m["sensitivity"] == pytest.approx(r.z, rel=1e-6)

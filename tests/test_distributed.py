@@ -22,6 +22,7 @@ from dptm import NoisyGibbsLDA, SubsampledGibbsLDA
 from dptm.datasets import make_lda_corpus
 from dptm.distributed import fit_distributed
 from dptm.exceptions import SeededPrivacyWarning
+from dptm.models import private_vb as pvb
 from dptm.models.private_vb import PrivateBatchLDA
 
 pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
@@ -50,6 +51,13 @@ def X():
 def make(case, seed=7):
     cls, kw = CASES[case]
     return cls(K, random_state=seed, **kw)
+
+
+def _vb_plan(V):
+    """The public plan of the "vb" case: the norm histogram, then its two model releases."""
+    from dptm.models.private_vb import fit_plan
+    kw = CASES["vb"][1]
+    return fit_plan(kw["target_epsilon"], 1e-5, K, V, kw["schedule"])
 
 
 def assert_same_fit(a, b):
@@ -219,13 +227,21 @@ def test_cluster_equals_serial(X, client, case):
     dist = fit_distributed(make(case), X, client, n_partitions=3, transfer_log=log)
     assert_same_fit(ref, dist)
     V = X.shape[1]
-    # statistics only: one K x V statistic per partition and step (vb: release) comes back
-    T = 2 if case == "vb" else CASES[case][1]["max_iter"]
-    per_stat = K * V * (8 if case == "vb" else 4)
-    steps = T if case != "noisy_first" else 1
-    doc_counts = 0 if case == "vb" else X.shape[0] * K * 4     # doc_topic_ (released)
-    assert log["gathered"] == 3 * steps * per_stat + doc_counts
-    assert log["broadcast"] >= steps * 2 * K * V * 4
+    # statistics only: one statistic per partition and step comes back (vb: per release of
+    # the plan, the (1, bins) norm histogram then K x V float64 sums; Gibbs: K x V int32)
+    if case == "vb":
+        plan = _vb_plan(V)
+        assert [r.statistic for r in plan] == ["norm-histogram", "presence", "counts"]
+        bins = pvb._BINS_PER_OCTAVE * pvb._OCTAVES
+        per_step = [8 * (bins if r.statistic == "norm-histogram" else K * V) for r in plan]
+        doc_counts = 0
+    else:
+        T = CASES[case][1]["max_iter"] if case != "noisy_first" else 1
+        per_step = [K * V * 4] * T
+        doc_counts = X.shape[0] * K * 4                         # doc_topic_ (released)
+    assert log["gathered"] == 3 * sum(per_step) + doc_counts
+    n_topic_steps = len(per_step) - (case == "vb")    # the histogram needs no topics sent
+    assert log["broadcast"] >= n_topic_steps * 2 * K * V * 4
 
 
 def test_default_client_is_used(X, client):
@@ -316,8 +332,10 @@ def test_retried_task_does_not_redraw(X, client, monkeypatch, case):
     _FAIL["n"] = 1
     dist = fit_distributed(make(case), X, client, n_partitions=2, retries=1)
     assert _FAIL["n"] == 0, "the failure was not injected"
-    steps = 2 if case == "vb" else CASES[case][1]["max_iter"]
-    assert len(draws) == steps                          # one noise draw per step
+    # one noise draw per step (vb: per release of the plan, the norm histogram included;
+    # the first, failed and retried task is the histogram's)
+    steps = len(_vb_plan(X.shape[1])) if case == "vb" else CASES[case][1]["max_iter"]
+    assert len(draws) == steps == (3 if case == "vb" else steps)
     # and the same draws: a second draw for the failed step would shift the stream
     assert_same_fit(ref, dist)
 

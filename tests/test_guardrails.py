@@ -128,3 +128,38 @@ def test_uniform_check_is_never_run_silently_on_training_data():
         model = GibbsLDA(4, max_iter=1, topic_word_prior=1e6, random_state=0).fit(demo.X[50:])
     with pytest.warns(UninformativeModelWarning):
         assert check_against_uniform(model, demo.X[:50]) > 0.95 * V
+
+
+def test_unigram_perplexity_closed_form_and_the_check():
+    # two words, held-out counts (3, 1), reference counts (1, 1), prior 0.5: p = (0.5, 0.5),
+    # perplexity exp(-(3 log .5 + log .5) / 4) = 2; on itself p = (3.5, 1.5) / 5
+    import scipy.sparse as sp
+    from dptm.guardrails import check_against_unigram, unigram_perplexity
+    Xh = sp.csr_matrix(np.array([[3, 1]]))
+    assert unigram_perplexity(Xh, np.array([[1, 1]])) == pytest.approx(2.0, rel=1e-12)
+    p = np.array([3.5, 1.5]) / 5
+    want = np.exp(-(3 * np.log(p[0]) + np.log(p[1])) / 4)
+    assert unigram_perplexity(Xh) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="X_reference"):
+        unigram_perplexity(Xh, np.ones((1, 3)))
+    demo = load_demo_corpus()
+    V = demo.X.shape[1]
+    flat = Release(np.ones((8, V)), doc_topic_prior=0.1)        # the uniform model
+    with pytest.warns(UninformativeModelWarning, match="unigram"):
+        ppl, uni = check_against_unigram(flat, demo.X[:50])
+    assert uni < ppl
+    fitted = GibbsLDA(8, max_iter=60, random_state=0).fit(demo.X[50:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ppl, uni = check_against_unigram(fitted, demo.X[:50], X_reference=demo.X[50:])
+    assert ppl < uni
+
+
+def test_private_batch_lda_warns_from_its_noisy_count_only():
+    # the expectation warning of PrivateBatchLDA: a tiny corpus at eps 1 warns, a huge
+    # declared count does not (expected_ratio is monotone in n)
+    from dptm.models.private_vb import expected_ratio
+    assert expected_ratio(3000, 4.0, 20, 5000) > 1.55 > expected_ratio(100000, 4.0, 20, 5000)
+    assert expected_ratio(1e4, 1.0, 20, 5000) > expected_ratio(1e4, 2.0, 20, 5000)
+    with pytest.raises(ValueError, match="n_documents"):
+        expected_ratio(0, 1.0, 20, 5000)

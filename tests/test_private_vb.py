@@ -78,7 +78,7 @@ def test_lattice_rounding_is_down_exact_and_norm_preserving():
 
 def test_releases_split_the_budget_in_the_schedule_shares():
     sched = (("presence", 1), ("presence", 1), ("presence", 1), ("counts", 3))
-    m = _fit(3, target_epsilon=2.0, schedule=sched, random_state=0).fit(_corpus())
+    m = _fit(3, target_epsilon=2.0, schedule=sched, clip_norm=1.0, random_state=0).fit(_corpus())
     ev = m.privacy_.event
     assert isinstance(ev, ComposedEvent) and len(ev.events) == 2
     assert isinstance(ev.events[0], SelfComposedEvent) and ev.events[0].count == 3
@@ -91,29 +91,6 @@ def test_releases_split_the_budget_in_the_schedule_shares():
     assert m.max_iter == m.n_iter_ == 4
     for v in vars(m).values():
         assert not isinstance(v, (np.random.Generator, np.random.BitGenerator))
-
-
-def test_word_weights_favour_rare_words_by_the_power_and_keep_the_scale():
-    # weights f^-p from the first release's word totals f (floored at 2 noise sd of a
-    # total, sqrt(K) sd), scaled so that sum f w = sum f
-    K, sd = 4, 0.5
-    est = np.zeros((K, 5))
-    est[:, 0] = 25.0                 # total 100
-    est[:, 1] = [10.0, 0, 0, 0]      # total 10
-    est[:, 2] = [1.0, -1.0, 0.5, 0]  # total 0.5: below the floor 2 * 2 * 0.5 = 2
-    est[:, 3] = -3.0                 # negative total: floored too
-    est[:, 4] = [0, 0, 0, 40.0]      # total 40
-    before = est.copy()
-    w = private_vb._word_weights(est, sd)
-    np.testing.assert_array_equal(est, before)
-    p = private_vb._WORD_WEIGHT_POWER
-    assert 0 < p < 1
-    assert w[0] / w[1] == pytest.approx((10.0 / 100.0) ** p, rel=1e-12)
-    assert w[4] / w[0] == pytest.approx((100.0 / 40.0) ** p, rel=1e-12)
-    assert w[2] == w[3] == pytest.approx(w[1] * (10.0 / 2.0) ** p, rel=1e-12)
-    f = np.array([100.0, 10.0, 2.0, 2.0, 40.0])
-    assert float(f @ w) == pytest.approx(f.sum(), rel=1e-12)
-    assert np.all(np.isfinite(w)) and np.all(w > 0)
 
 
 def test_word_weights_multiply_a_document_before_it_is_scaled_to_the_norm():
@@ -147,10 +124,12 @@ def test_every_release_uses_every_document_with_its_statistic(monkeypatch):
     X = _corpus()
     m = _fit(3, schedule=(("presence", 1), ("counts", 1), ("presence", 2)),
              random_state=0).fit(X)
-    assert [(d, p) for d, p, _, _ in seen] == [(60, True), (60, False), (60, True)]
-    assert [g for _, _, g, _ in seen] == [private_vb._granularity(s) for s in m.release_sigmas_]
-    # word weights from the first release on (3+ releases), never before it
-    assert [w for *_, w in seen] == [False, True, True]
+    # the norm histogram first (the clip bound), then the model releases
+    assert [(d, p) for d, p, _, _ in seen] == [(60, "norm-histogram"), (60, True), (60, False),
+                                               (60, True)]
+    assert [g for _, _, g, _ in seen[1:]] == [private_vb._granularity(s)
+                                              for s in m.release_sigmas_]
+    assert [w for *_, w in seen] == [False] * 4
 
 
 @pytest.mark.parametrize("param,value", [("target_epsilon", -1.0), ("clip_norm", 0.0),
@@ -166,7 +145,7 @@ def test_bad_input_names_parameter(param, value):
 
 
 def test_a_clip_norm_that_would_overflow_is_refused_before_any_release():
-    # hardening (last review): clip_norm 1e307 used to release inf everywhere
+    # clip_norm 1e307 would release inf everywhere
     with pytest.raises(ValueError, match="clip_norm"):
         PrivateBatchLDA(3, clip_norm=1e307).fit(_corpus())
     m = _fit(3, clip_norm=1e250, random_state=0).fit(_corpus())
@@ -189,7 +168,8 @@ def test_noise_drawn_matches_the_recorded_events(monkeypatch):
     noise = {0: [], 1: []}
     sched = (("presence", 0.25), ("presence", 0.25), ("counts", 0.5))
     for seed in range(12):
-        m = _fit(3, target_epsilon=2.0, schedule=sched, random_state=seed).fit(_corpus())
+        m = _fit(3, target_epsilon=2.0, schedule=sched, clip_norm=1.0,
+                 random_state=seed).fit(_corpus())
         for i, k, g in seen:
             assert np.array_equal(k, np.rint(k))
             noise[0 if i < 2 else 1].append(k.ravel() * g)
@@ -208,11 +188,13 @@ def test_report_and_release_metadata_are_the_same_without_one_document():
     a, b = (m.release() for m in fits)
     assert a.privacy.to_state() == b.privacy.to_state() and str(a.privacy) == str(b.privacy)
     assert a.hyperparameters == b.hyperparameters and a.vocabulary == b.vocabulary
-    # every fitted attribute but the released topics (and the public fold-in seed) is the
-    # same on both neighbours: no document count is stored
+    # every fitted attribute but the released topics, the noisy histogram's post-processing
+    # (clip bound, noisy count) and the public fold-in seed is the same on both
+    # neighbours: no true document count is stored
     for name, value in vars(fits[0]).items():
         if name.endswith("_") and name not in ("components_", "topic_word_", "transform_seed_",
-                                               "privacy_"):
+                                               "privacy_", "clip_norm_", "n_documents_estimate_",
+                                               "release_sigmas_", "sigma_", "sensitivity_"):
             assert np.array_equal(np.asarray(value), np.asarray(getattr(fits[1], name))), name
 
 
@@ -252,14 +234,12 @@ def test_fit_is_the_same_for_every_n_jobs():
 
 
 def test_denoise_golden_values():
-    # sigma 2: threshold 3 cuts at 6, shrink 1 lowers the kept entries by 2, eta added
+    # sigma 2: threshold 3 cuts at 6, eta added
     est = np.array([[-5.0, 0.0, 6.0, 6.5], [7.0, 20.0, 100.0, 5.99]])
-    got = private_vb._denoise(est, 2.0, 0.1, 3.0, 1.0)
-    want = np.array([[0.1, 0.1, 0.1, 4.6], [5.1, 18.1, 98.1, 0.1]])
+    got = private_vb._denoise(est, 2.0, 0.1, 3.0)
+    want = np.array([[0.1, 0.1, 0.1, 6.6], [7.1, 20.1, 100.1, 0.1]])
     assert np.allclose(got, want, rtol=0, atol=1e-12)
-    # shrink 0 is the hard threshold; a shrink above the threshold never goes below eta
     assert np.array_equal(private_vb._denoise(est, 2.0, 0.0, 3.0), np.where(est > 6, est, 0))
-    assert private_vb._denoise(est, 2.0, 0.1, 3.0, 10.0).min() == 0.1
     assert np.array_equal(est, [[-5.0, 0.0, 6.0, 6.5], [7.0, 20.0, 100.0, 5.99]])  # unmutated
 
 
@@ -316,45 +296,56 @@ def test_released_topics_combine_the_last_two_releases(monkeypatch):
     monkeypatch.setattr(private_vb, "_release", record)
     sched = (("presence", 1), ("presence", 1), ("counts", 2))
     m = _fit(3, random_state=2, schedule=sched, threshold=0.0).fit(_corpus())
-    assert len(seen) == 3
-    est, sd = private_vb._combine_releases(seen[1:], m.threshold)
-    eta, weights = m.topic_word_prior_, private_vb._word_weights(*seen[0])
-    beta = private_vb._unweighted(private_vb._final_topics(est, sd, eta, m.threshold), eta,
-                                  weights)
+    assert len(seen) == 4                   # the norm histogram, then the three releases
+    est, sd = private_vb._combine_releases(seen[2:], private_vb._COMBINE_THRESHOLD)
+    eta = m.topic_word_prior_
+    beta = private_vb._post_process("final", est, sd, eta, m.threshold)
     assert np.allclose(m.components_, beta, rtol=1e-12, atol=0)
-    (nf, sf) = seen[2]
-    only_final = private_vb._unweighted(private_vb._denoise(nf, sf, eta, m.threshold), eta,
-                                        weights)
+    (nf, sf) = seen[3]
+    only_final = private_vb._denoise(nf, sf, eta, m.threshold)
     assert not np.allclose(m.components_ - m.components_.min(), only_final - only_final.min())
 
 
-def test_default_schedule_is_a_function_of_the_public_epsilon():
-    # golden values: below eps 2, 3 presence releases of 0.2 + counts 0.4; from 2 the
-    # module default (4 x 0.15 + 0.4); from 4, 8 x 0.075 + 0.4
-    few = (("presence", 0.2),) * 3 + (("counts", 0.4),)
-    many = (("presence", 0.075),) * 8 + (("counts", 0.4),)
-    for eps in (0.1, 1.0, 1.999):
-        assert private_vb.default_schedule(eps) == few
-    for eps in (2.0, 3.999):
-        assert private_vb.default_schedule(eps) == private_vb.DEFAULT_SCHEDULE
-    assert private_vb.DEFAULT_SCHEDULE == (("presence", 0.15),) * 4 + (("counts", 0.4),)
-    for eps in (4.0, 100.0):
-        sched = private_vb.default_schedule(eps)
-        assert [s for s, _ in sched] == [s for s, _ in many]
-        np.testing.assert_allclose([w for _, w in sched], [w for _, w in many], rtol=1e-12)
+def test_default_plan_is_a_function_of_the_public_inputs():
+    # golden values: the histogram (share 0.02, sensitivity 1), then n search releases of
+    # equal shares (n = floor(0.6 (4.25 / z)^2) in [3, 12]) and the count release of 0.4
+    from dptm.accounting import calibrate_gaussian
+    for eps, n in ((0.5, 3), (1.0, 3), (2.0, 3), (3.0, 4), (4.0, 8), (8.0, 12), (1e5, 12)):
+        plan = private_vb.fit_plan(eps, 1e-5, 20, 5000)
+        assert plan == private_vb.fit_plan(eps, 1e-5, 20, 5000)
+        z = calibrate_gaussian(eps, 1e-5, steps=1, discrete=True)
+        assert n == min(12, max(3, int(0.6 * (4.25 / z) ** 2)))
+        # the searches count presence while their noise multiplier is at least 1
+        search = "presence" if plan[1].z >= 1 else "counts"
+        assert (search == "counts") == (eps == 1e5)
+        assert [r.statistic for r in plan] == ["norm-histogram"] + [search] * n + ["counts"]
+        assert plan[0].post == "clip-bound" and plan[-1].post == "final"
+        np.testing.assert_allclose([r.share for r in plan],
+                                   [0.02] + [0.98 * 0.6 / n] * n + [0.98 * 0.4], rtol=1e-12)
+        # one release's budget split: 1 / z_i^2 sum to 1 / z^2 (up to the 1e-6 raise)
+        assert sum(r.z ** -2 for r in plan) == pytest.approx(z ** -2, rel=1e-4)
+        posts = [r.post for r in plan[1:-1]]
+        if eps < 2:
+            assert posts == ["threshold"] * n
+        else:
+            assert posts[0] == "shrink" and posts[-2:] == ["posterior-mean"] * 2
+            assert set(posts[1:-2]) <= {"shrunk-threshold" if eps >= 4 else "threshold"}
+    # a public clip bound: no histogram; public init_topics: hard thresholds throughout
+    assert [r.statistic for r in private_vb.fit_plan(4.0, 1e-5, 20, 50, clip_norm=2.0)][0] \
+        == "presence"
+    assert {r.post for r in private_vb.fit_plan(4.0, 1e-5, 20, 50, public_start=True)[1:-1]} \
+        == {"threshold"}
     with pytest.raises(ValueError, match="target_epsilon"):
-        private_vb.default_schedule(0.0)
+        private_vb.fit_plan(0.0, 1e-5, 20, 50)
     assert PrivateBatchLDA(3, target_epsilon=1.0).max_iter == 4
-    assert PrivateBatchLDA(3, target_epsilon=2.0).max_iter == 5
     assert PrivateBatchLDA(3, target_epsilon=4.0).max_iter == 9
 
 
-@pytest.mark.parametrize("eps,shares", [(1.0, [0.2, 0.2, 0.2, 0.4]),
-                                        (2.0, [0.15, 0.15, 0.15, 0.15, 0.4]),
-                                        (4.0, [0.075] * 8 + [0.4])])
-def test_default_schedule_draws_the_recorded_sigmas(monkeypatch, eps, shares):
-    # every release of the epsilon-dependent default is drawn at the sigma recorded in
-    # release_sigmas_ / privacy_ (closed form z / sqrt(share)), with its statistic
+@pytest.mark.parametrize("eps", [1.0, 2.0, 4.0])
+def test_default_plan_draws_the_recorded_sigmas(monkeypatch, eps):
+    # every release of the default plan is drawn at the sigma the plan and the clip bound
+    # set (z_i times the sensitivity: 1 for the histogram, C for the others), recorded in
+    # release_sigmas_ / privacy_
     seen = []
     real = private_vb._release
 
@@ -364,9 +355,11 @@ def test_default_schedule_draws_the_recorded_sigmas(monkeypatch, eps, shares):
         return out
     monkeypatch.setattr(private_vb, "_release", spy)
     m = _fit(3, target_epsilon=eps, random_state=0).fit(_corpus())
-    z = calibrate_gaussian(eps, 1e-5, steps=1, discrete=True)
-    np.testing.assert_allclose(m.release_sigmas_, [z * m.clip_norm / np.sqrt(w) for w in shares],
+    plan = private_vb.fit_plan(eps, 1e-5, 3, 12)
+    assert m.plan_ == plan
+    np.testing.assert_allclose(seen, [plan[0].z] + [r.z * m.clip_norm_ for r in plan[1:]],
                                rtol=1e-4)
-    assert seen == m.release_sigmas_
-    assert m.n_iter_ == len(shares)
+    assert seen[1:] == m.release_sigmas_
+    assert m.n_iter_ == len(plan) - 1
     assert eps - 0.01 < m.privacy_.epsilon(1e-5, method="rdp") <= eps
+    assert m.clip_norm_ in set(private_vb._edges())

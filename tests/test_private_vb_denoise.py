@@ -84,12 +84,12 @@ def test_final_topics_posterior_mean_or_threshold_and_smoothing():
     t = np.where(rng.random((4, 3000)) < 0.1, rng.exponential(20, (4, 3000)), 0.0)
     y = t + rng.normal(0, s, t.shape)
     y0 = y.copy()
-    out = P._final_topics(y, s, eta, None)
+    out = P._post_process("final", y, s, eta, None)
     np.testing.assert_array_equal(out, P._eb_denoise(y, s, eta))
     # below the threshold: positive but small mass
     low = y <= 3.0 * s
     assert np.all(out > eta) and np.median(out[low] - eta) < 0.2 * s
-    out = P._final_topics(y, s, eta, 3.0)
+    out = P._post_process("final", y, s, eta, 3.0)
     extra = max(0.0, P._NOISE_SMOOTHING * s - eta)
     np.testing.assert_array_equal(out[low], eta + extra)
     np.testing.assert_array_equal(out[~low], y[~low] + eta + extra)
@@ -99,13 +99,14 @@ def test_final_topics_posterior_mean_or_threshold_and_smoothing():
 def test_default_fit_releases_the_posterior_mean_of_the_combined_estimate(monkeypatch):
     from dptm.models.private_vb import PrivateBatchLDA
     seen = []
-    real = P._final_topics
+    real = P._post_process
 
-    def spy(est, sd, eta, threshold):
-        seen.append((est.copy(), sd, eta, threshold))
-        return real(est, sd, eta, threshold)
+    def spy(post, est, sd, eta, threshold=None):
+        if post == "final":
+            seen.append((est.copy(), sd, eta, threshold))
+        return real(post, est, sd, eta, threshold)
 
-    monkeypatch.setattr(P, "_final_topics", spy)
+    monkeypatch.setattr(P, "_post_process", spy)
     rng = np.random.default_rng(0)
     X = rng.poisson(0.5, (60, 40))
     with pytest.warns(Warning):
@@ -134,7 +135,7 @@ def test_search_denoise_golden():
     # deviations (7.5, -2.5, -2.5, -2.5), sample variance 25, James-Stein factor 1 - 1/25 =
     # 0.96 -> (9.7, 0.1, 0.1, 0.1); only entry 0 is above 1 sd. Word 1: (3, 2.5, 1.1, 1.5),
     # mean 2.025, sample variance 0.7692 < 1 (noise only): factor 0, every entry its mean;
-    # all four are above 1 sd in the raw release (1.1 > 1, but not above session 14's 1.25
+    # all four are above 1 sd in the raw release (1.1 > 1, but not above 1.25
     # or the hard threshold's 2), so all kept at 2.025. Word 2: mean 3, variance 8, factor
     # 7/8 -> (4.75, 4.75, -0.5 -> 0, 3); kept 0, 1, 3. Word 3: (3, 2.5, 0.9, 1.5), mean
     # 1.975, variance 0.9025 < 1: every entry 1.975, but entry 2 is 0.9 in the raw release,
@@ -144,14 +145,15 @@ def test_search_denoise_golden():
                     [0.0, 1.5, 3.0, 1.5]])
     want = 0.1 + np.array([[9.7, 2.025, 4.75, 1.975], [0.0, 2.025, 4.75, 1.975],
                            [0.0, 2.025, 0.0, 0.0], [0.0, 2.025, 3.0, 1.975]])
-    np.testing.assert_allclose(P._search_denoise(est, 1.0, 0.1, shrink=True), want, rtol=1e-13)
+    np.testing.assert_allclose(P._post_process("shrunk-threshold", est, 1.0, 0.1), want,
+                               rtol=1e-13)
     # units-free (the noise sd itself overflows when squared past 1e154)
-    np.testing.assert_allclose(P._search_denoise(est * 1e160, 1e160, 0.0, shrink=True),
+    np.testing.assert_allclose(P._post_process("shrunk-threshold", est * 1e160, 1e160, 0.0),
                                (want - 0.1) * 1e160, rtol=1e-13)
     # without shrink (and with one topic, where there is no spread) the hard threshold
     thresholded = 0.1 + np.where(est > 2.0, est, 0.0)
-    np.testing.assert_array_equal(P._search_denoise(est, 1.0, 0.1), thresholded)
-    np.testing.assert_array_equal(P._search_denoise(est[:1], 1.0, 0.1, shrink=True),
+    np.testing.assert_array_equal(P._post_process("threshold", est, 1.0, 0.1), thresholded)
+    np.testing.assert_array_equal(P._post_process("shrunk-threshold", est[:1], 1.0, 0.1),
                                   thresholded[:1])
 
 

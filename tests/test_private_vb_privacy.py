@@ -1,6 +1,6 @@
 """PrivateBatchLDA's privacy, checked from outside the accountant: the default schedule's
-epsilon is the closed-form zCDP composition of its recorded sigmas, the schedule does not
-depend on the corpus size, and one document's contribution stays within clip_norm (subnormal
+epsilon is the closed-form zCDP composition of its recorded sigmas (the norm histogram's
+included), the plan does not depend on the corpus size, and one document's contribution stays within clip_norm (subnormal
 squares, exact lattice norms, duplicate CSR entries)."""
 import math
 import warnings
@@ -25,47 +25,110 @@ def _zcdp_epsilon(rho, delta):
                            options={"xatol": 1e-10}).fun
 
 
+# model releases of the default plan (search releases + the count release), by epsilon
+_N_MODEL = {2.0: 4, 4.0: 9, 8.0: 13}
+
+
 @pytest.mark.parametrize("eps", [2.0, 4.0, 8.0])
-@pytest.mark.parametrize("clip_norm", [1.0, 7.3])
+@pytest.mark.parametrize("clip_norm", [1.0, 7.3, None])
 def test_default_schedule_epsilon_is_the_closed_form_of_its_sigmas(eps, clip_norm):
-    # The recorded releases (eight presence releases of share 0.075 and one count release
-    # of 0.4 from eps 4) are Gaussians of L2 sensitivity clip_norm: rho = sum C^2 / (2
-    # sigma_i^2), computed here from release_sigmas_ alone. The report states that
-    # composition (never less), it meets the target, and the sigmas are in the schedule's
-    # proportions sigma_i ~ 1 / sqrt(share_i). A composition the shared accountant got
-    # wrong in calibration and report alike (e.g. the discrete Gaussian's RDP, or a run of
-    # equal releases counted once) would pass the tests that compare it with itself.
+    # The recorded releases are Gaussians: the model releases (search releases of equal
+    # share, one count release of share 0.4) of L2 sensitivity C = clip_norm_ and, unless
+    # clip_norm is public, first the norm histogram (share 0.02) of sensitivity 1:
+    # rho = 1 / (2 sigma_h^2) + sum C^2 / (2 sigma_i^2), computed here from release_sigmas_,
+    # clip_norm_ and the histogram's sigma. The report states that composition (never
+    # less), it meets the target, and every noise multiplier is in the plan's proportions
+    # z_i ~ 1 / sqrt(share_i), the histogram's included. A composition the shared
+    # accountant got wrong in calibration and report alike (e.g. the discrete Gaussian's
+    # RDP, a run of equal releases counted once, or the histogram left out of the report)
+    # would pass the tests that compare it with itself.
     X = sp.csr_matrix(np.random.default_rng(0).poisson(0.8, (30, 12)).astype(np.int64))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = PrivateBatchLDA(3, target_epsilon=eps, clip_norm=clip_norm, random_state=0).fit(X)
-    shares = [w for _, w in P.default_schedule(eps)]
-    assert m.n_iter_ == len(shares) == (9 if eps >= 4 else 5)
+    hist = clip_norm is None
+    assert [r.statistic == "norm-histogram" for r in m.plan_] == [hist] + [False] * (
+        len(m.plan_) - 1)
+    model = m.plan_[1:] if hist else m.plan_
+    assert m.n_iter_ == len(model) == len(m.release_sigmas_) == _N_MODEL[eps]
+    C = m.clip_norm_
+    if not hist:
+        assert C == clip_norm
+    leaves = m.privacy_.to_dict()["mechanisms"]
+    # the report's Gaussians, expanded: the histogram (sensitivity 1) first, then one per
+    # model release with exactly the recorded sigma and sensitivity C
+    expanded = [(x["sigma"], x["sensitivity"]) for x in leaves for _ in range(x["count"])]
+    assert len(expanded) == len(m.plan_)
+    if hist:
+        sigma_h, sens_h = expanded.pop(0)
+        assert sens_h == 1.0
+        assert sigma_h == pytest.approx(m.plan_[0].z, rel=1e-6)
+    assert expanded == [(x, C) for x in m.release_sigmas_]
     s = np.array(m.release_sigmas_)
-    np.testing.assert_allclose(s * np.sqrt(shares), s[-1] * math.sqrt(shares[-1]), rtol=1e-5)
-    rho = sum(clip_norm ** 2 / (2 * x * x) for x in s)
+    z = [x / C for x in s] + ([sigma_h] if hist else [])
+    shares = [r.share for r in model] + ([m.plan_[0].share] if hist else [])
+    np.testing.assert_allclose(np.array(z) * np.sqrt(shares), z[0] * math.sqrt(shares[0]),
+                               rtol=1e-5)
+    assert math.fsum(shares) == pytest.approx(1.0, abs=1e-12)
+    assert (m.plan_[0].share == pytest.approx(0.02)) == hist
+    rho = sum(C ** 2 / (2 * x * x) for x in s) + (1 / (2 * sigma_h ** 2) if hist else 0.0)
     want = _zcdp_epsilon(rho, 1e-5)
     got = m.privacy_.epsilon(1e-5)
     assert want - 1e-9 <= got <= want + 1e-3
     assert got <= eps
-    assert f"count={len(shares) - 1}" in str(m.privacy_)         # the presence releases
+    assert f"count={len(model) - 1}" in str(m.privacy_)         # the search releases
+    # leaving the histogram out would claim less than what was spent
+    if hist:
+        assert _zcdp_epsilon(rho - 1 / (2 * sigma_h ** 2), 1e-5) < want - 1e-3
 
 
-def test_default_schedule_does_not_depend_on_the_corpus_size():
-    # The schedule (and so n_iter_, release_sigmas_ and the report) is a function of the
-    # PUBLIC epsilon only, not of the number of documents, which PrivateBatchLDA neither
-    # uses nor publishes: the eight releases were measured to help large corpora and hurt
-    # small ones, so choosing them by corpus size would be the tempting (leaking) change.
+def _force_the_norm_histogram(monkeypatch):
+    """The norm-histogram release forced to one value (its noise still drawn): the clip
+    bound, the sigmas, the noisy count and the report are its post-processing."""
+    real = P._release
+    n = P._BINS_PER_OCTAVE * P._OCTAVES
+    value = np.full((1, n), 1000.0 * (np.arange(n) < 12))
+
+    def forced(stat, sigma, gen, granularity):
+        out = real(stat, sigma, gen, granularity)
+        if stat.shape == (1, n) and granularity == 1.0:
+            return value.copy(), *out[1:]
+        return out
+    monkeypatch.setattr(P, "_release", forced)
+
+
+def test_default_schedule_does_not_depend_on_the_corpus_size(monkeypatch):
+    # The plan (number of releases, their statistics, shares and noise multipliers, so
+    # n_iter_) is a function of the PUBLIC epsilon only, not of the number of documents,
+    # which PrivateBatchLDA neither uses nor publishes but through the noisy histogram:
+    # the search releases were measured to help large corpora and hurt small ones, so
+    # choosing them by corpus size would be the tempting (leaking) change. With a public
+    # clip_norm, or with the histogram release forced to one value, the sigmas, the clip
+    # bound and the report are the same too.
     rng = np.random.default_rng(1)
     small = sp.csr_matrix(rng.poisson(0.8, (3, 10)).astype(np.int64))
     large = sp.csr_matrix(rng.poisson(0.8, (600, 10)).astype(np.int64))
-    for eps in (1.0, 3.9, 4.0, 8.0):
-        seen = []
+
+    def fits(**kw):
+        out = []
         for X in (small, large):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                m = PrivateBatchLDA(2, target_epsilon=eps, random_state=3).fit(X)
-            seen.append((m.n_iter_, m.release_sigmas_, str(m.privacy_)))
+                out.append(PrivateBatchLDA(2, target_epsilon=eps, random_state=3, **kw).fit(X))
+        return out
+
+    for eps in (1.0, 3.9, 4.0, 8.0):
+        for m in fits():                                    # the default path, unforced
+            assert m.plan_ == P.fit_plan(eps, 1e-5, 2, 10)
+            assert m.n_iter_ == len(m.plan_) - 1
+        seen = [(m.n_iter_, m.plan_, m.release_sigmas_, m.clip_norm_, str(m.privacy_))
+                for m in fits(clip_norm=2.0)]
+        assert seen[0] == seen[1]
+        assert seen[0][1] == P.fit_plan(eps, 1e-5, 2, 10, clip_norm=2.0)
+    _force_the_norm_histogram(monkeypatch)
+    for eps in (1.0, 3.9, 4.0, 8.0):
+        seen = [(m.n_iter_, m.plan_, m.release_sigmas_, m.clip_norm_, m.n_documents_estimate_,
+                 str(m.privacy_)) for m in fits()]
         assert seen[0] == seen[1]
 
 

@@ -17,6 +17,7 @@ from dptm.exceptions import SeededPrivacyWarning
 from dptm.local import randomize_matrix
 from dptm.models.local import LocalDPLDA, OnlineLocalDPLDA
 from dptm.models.output import TopicDP
+from dptm.models import private_vb as P
 from dptm.models.private_vb import PrivateBatchLDA
 from dptm.models.svi import PrivateOnlineLDA
 from dptm.pipeline import FullyPrivateTopicModel
@@ -70,9 +71,15 @@ CASES = [
                                                  batch_size=10, total_samples=40, max_iter=2,
                                                  random_state=rs),
      _XD, _XDP, _TOPICS + ("exp_dirichlet_component_", "_lam_t", "_exp_elog_beta_t")),
-    ("batch-vb", lambda rs: PrivateBatchLDA(3, target_epsilon=4.0, random_state=rs),
+    # batch VB with a public clip bound (no histogram release: everything else equal),
+    # and by default with the norm-histogram release forced to one value (see _FORCED)
+    ("batch-vb", lambda rs: PrivateBatchLDA(3, target_epsilon=4.0, clip_norm=1.0,
+                                            random_state=rs), _XD, _XDP, _TOPICS),
+    ("batch-vb-eps1", lambda rs: PrivateBatchLDA(3, target_epsilon=1.0, clip_norm=1.0,
+                                                 random_state=rs), _XD, _XDP, _TOPICS),
+    ("batch-vb-hist", lambda rs: PrivateBatchLDA(3, target_epsilon=4.0, random_state=rs),
      _XD, _XDP, _TOPICS),
-    ("batch-vb-eps1", lambda rs: PrivateBatchLDA(3, target_epsilon=1.0, random_state=rs),
+    ("batch-vb-eps1-hist", lambda rs: PrivateBatchLDA(3, target_epsilon=1.0, random_state=rs),
      _XD, _XDP, _TOPICS),
     # estimator_: the non-private base fit, documented "never publish it (nor this object)"
     ("topicdp", lambda rs: TopicDP(NMF(2, max_iter=30), sensitivity=0.05, random_state=rs),
@@ -81,6 +88,9 @@ CASES = [
                                               random_state=rs),
      [d.split() for d in _DOCS], [d.split() for d in _DOCSP], ("vocabulary_",)),
     ("fdptm", lambda rs: FullyPrivateTopicModel(vocabulary=_vocab(), model=PrivateBatchLDA(
+        2, target_epsilon=3.0, clip_norm=1.0), random_state=rs), _DOCS, _DOCSP,
+     _TOPICS + ("model_.components_", "model_.topic_word_")),
+    ("fdptm-hist", lambda rs: FullyPrivateTopicModel(vocabulary=_vocab(), model=PrivateBatchLDA(
         2, target_epsilon=3.0), random_state=rs), _DOCS, _DOCSP,
      _TOPICS + ("model_.components_", "model_.topic_word_")),
     ("fdptm-topicdp", lambda rs: FullyPrivateTopicModel(vocabulary=_vocab(), model=TopicDP(
@@ -104,6 +114,32 @@ LOCAL_CASES = [
 IDS = [c[0] for c in CASES]
 # the fresh OS entropy of transform's fold-in seed (public, unrelated to the fit's draws)
 _FRESH = ("transform_seed_", "model_.transform_seed_")
+
+
+# Cases whose clip bound comes from the norm-histogram release: the bound, the noise
+# scales, the noisy count and the report are post-processing of that DP output, so it is
+# forced to one value on both neighbours (its noise still drawn) and all else must match.
+_FORCED = ("batch-vb-hist", "batch-vb-eps1-hist", "fdptm-hist")
+_N_BINS = P._BINS_PER_OCTAVE * P._OCTAVES
+
+
+def _force_the_norm_histogram(monkeypatch, value=None):
+    real = P._release
+    value = np.full((1, _N_BINS), 1000.0 * (np.arange(_N_BINS) < 12)) if value is None else value
+
+    def forced(stat, sigma, gen, granularity):
+        out = real(stat, sigma, gen, granularity)
+        if stat.shape == (1, _N_BINS) and granularity == 1.0:   # the norm histogram
+            return value.copy(), *out[1:]
+        return out
+    monkeypatch.setattr(P, "_release", forced)
+
+
+@pytest.fixture(autouse=True)
+def _forced_cases(request, monkeypatch):
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("name") in _FORCED:
+        _force_the_norm_histogram(monkeypatch)
 
 
 def _fit(make, rs, data):
@@ -262,16 +298,31 @@ def test_verbose_logs_are_the_same_on_neighbours(name, make, A, B, allowed, capl
 
 # ------------------------------------------------------------- public plans, any size
 @pytest.mark.parametrize("eps", [1.0, 2.0, 4.0, 8.0])
-def test_batch_vb_releases_do_not_follow_the_corpus_size(eps):
-    # the number of releases, their sigmas and the report are functions of the public
-    # epsilon only: the same for 1 document as for 5,000 (a schedule chosen by D, or
-    # by the tokens, would change them somewhere in this range)
+@pytest.mark.parametrize("clip", ["public", "histogram"])
+def test_batch_vb_releases_do_not_follow_the_corpus_size(eps, clip, monkeypatch):
+    # the plan (number of releases, noise multipliers) is a function of the public
+    # epsilon only, whatever the corpus; with a public clip bound, or with the
+    # norm-histogram release forced to one value (the bound, the sigmas, the noisy count
+    # and the report are its post-processing), the sigmas and the report are too: the
+    # same for 1 document as for 5,000 (a schedule or a bound chosen by D, or by the
+    # tokens, would change them somewhere in this range)
     rng = np.random.default_rng(2)
-    seen = set()
-    for D in (1, 2, 3, 7, 20, 60, 150, 400, 1000, 2500, 5000):
-        X = rng.poisson(0.5, (D, 8))
-        X[0, 0] += 1
-        m = _fit(lambda rs: PrivateBatchLDA(2, target_epsilon=eps, random_state=rs), 3, X)
-        seen.add((m.n_iter_, tuple(m.release_sigmas_), str(m.privacy_),
-                  repr(m.privacy_.to_dict())))
-    assert len(seen) == 1
+    plans, seen = set(), set()
+    kw = {"clip_norm": 1.0} if clip == "public" else {}
+    for forced in (False, True):
+        if forced:
+            if clip == "public":
+                break
+            _force_the_norm_histogram(monkeypatch)
+        for D in (1, 2, 3, 7, 20, 60, 150, 400, 1000, 2500, 5000):
+            X = rng.poisson(0.5, (D, 8))
+            X[0, 0] += 1
+            m = _fit(lambda rs: PrivateBatchLDA(2, target_epsilon=eps, random_state=rs, **kw),
+                     3, X)
+            plans.add((m.n_iter_, repr(m.plan_)))
+            if forced or clip == "public":
+                seen.add((tuple(m.release_sigmas_), m.clip_norm_, m.sigma_, m.sensitivity_,
+                          m.n_documents_estimate_, str(m.privacy_),
+                          repr(m.privacy_.to_dict())))
+    assert len(plans) == 1 and len(seen) == 1
+    assert (m.plan_[0].statistic == "norm-histogram") == (clip == "histogram")

@@ -291,9 +291,9 @@ MUTANTS = [
          what="VIPS paper recipe silently exceeds the target epsilon"),
     # -- PrivateBatchLDA (staged private batch VB) and parallel composition ---------------
     dict(id="B01", file="dptm/models/private_vb.py",
-         edits=[("        sigmas = [z * clip_norm / math.sqrt(w) for w in shares]",
-                 "        sigmas = [z * clip_norm for w in shares]"),
-                ("        if epsilon(_schedule_event(sigmas, clip_norm), delta, method=\"rdp\") <= eps:",
+         edits=[("        zs = [z / math.sqrt(w) for w in shares]",
+                 "        zs = [z for w in shares]"),
+                ("        if _plan_epsilon(zs, delta) <= eps:",
                  "        if True:")], tests=BATCH,
          what="every release calibrated to the whole budget (sequential composition ignored), "
               "the accountant check skipped"),
@@ -309,9 +309,9 @@ MUTANTS = [
          what="contributions rounded up to the lattice (norm above the recorded sensitivity), "
               "the exact norm check disabled"),
     dict(id="B03", file="dptm/models/private_vb.py",
-         old="        contrib *= scale[rows][:, None]",
-         new="        contrib *= 2 * scale[rows][:, None]", tests=BATCH,
-         what="contributions scaled to twice the recorded L2 sensitivity"),
+         old="        contrib *= np.minimum(peak, clip)[rows][:, None]",
+         new="        contrib *= 2 * np.minimum(peak, clip)[rows][:, None]", tests=BATCH,
+         what="contributions clipped to twice the recorded L2 sensitivity"),
     dict(id="B04", file="dptm/accounting/accountants.py",
          old="            return np.maximum.reduce([self._cost(e, q) for e in event.events])",
          new="            return np.minimum.reduce([self._cost(e, q) for e in event.events])",
@@ -323,11 +323,11 @@ MUTANTS = [
          what="the exact lattice norm check lets a document one unit above the bound through"),
     dict(id="B06", file="dptm/models/private_vb.py",
          old="        contrib /= np.where(peak > 0, peak, 1.0)[rows][:, None]\n",
-         new="\n", tests=["tests/test_private_vb_privacy.py"],
-         what="norm taken from subnormal squares (documents scaled above clip_norm)"),
+         new="\n", tests=["tests/test_private_vb_privacy.py"] + BATCH,
+         what="norm taken without the per-document peak division (clip off by its peak)"),
     dict(id="B07", file="dptm/models/private_vb.py",
-         old="        X.sum_duplicates()\n    K, V = beta.shape",
-         new="    K, V = beta.shape", tests=["tests/test_private_vb_privacy.py"],
+         old="        X.sum_duplicates()\n    if isinstance(presence, str):",
+         new="    if isinstance(presence, str):", tests=["tests/test_private_vb_privacy.py"],
          what="duplicate CSR entries not merged (sqrt(2) times the sensitivity)"),
 ]
 
@@ -335,136 +335,108 @@ from mutants_output import MUTANTS as _OUTPUT  # noqa: E402  (the output enginee
 
 MUTANTS += _OUTPUT
 
-# -- session-8 review: PrivateBatchLDA's empirical-Bayes release (report s8/report-review.md)
-_EB = BATCH + ["tests/test_private_vb_denoise.py", "tests/test_review_s6_private_vb.py",
-               "tests/test_review_s8_private_vb.py"]
+# -- PrivateBatchLDA's plan: the releases' post-processing, the norm histogram, the search count
+_EB = BATCH + ["tests/test_private_vb_denoise.py", "tests/test_private_vb_recorded_sigmas.py",
+               "tests/test_private_vb_boundary.py"]
+_VB_ALL = _EB + ["tests/test_private_vb_sensitivity.py", "tests/test_private_vb_public_decisions.py"]
 MUTANTS += [
     dict(id="B09", file="dptm/models/private_vb.py",
-         old="        beta = _unweighted(_final_topics(est, sd, eta, None if self.threshold is None else tau),",
-         new="        beta = _unweighted(_final_topics(stat, sd, eta, None if self.threshold is None else tau),",
+         old="            beta = _post_process(r.post, est, est_sd, eta,",
+         new="            beta = _post_process(r.post, stat if r.post == \"final\" else est, est_sd, eta,",
          tests=_EB, what="released topics (EB posterior mean) computed from the un-noised statistic"),
     dict(id="B10", file="dptm/models/private_vb.py",
-         old="                                   else _search_denoise(est, sd, eta, shrink=shrink_search),",
-         new="                                   else _search_denoise(stat, sd, eta, shrink=shrink_search),",
+         old="            beta = _post_process(r.post, est, est_sd, eta,",
+         new="            beta = _post_process(r.post, est if r.post == \"final\" else stat, est_sd, eta,",
          tests=_EB, what="topics between releases (the next E-step's) from the un-noised statistic"),
     dict(id="B11", file="dptm/models/private_vb.py",
          old="    return slab * np.maximum(s * (u + mills), 0.0)",
          new="    return np.maximum(s * (u + mills), 0.0)",
          tests=_EB, what="EB posterior mean without the posterior slab probability"),
     dict(id="B12", file="dptm/models/private_vb.py",
-         old="    if threshold is None:\n        return _eb_denoise(est, sd, eta)",
-         new="    if threshold is None:\n        return _eb_denoise(est, sd / 2, eta)",
+         old="            return _eb_denoise(est, sd, eta)",
+         new="            return _eb_denoise(est, sd / 2, eta)",
          tests=_EB, what="EB release with the wrong noise sd (half the estimate's)"),
     dict(id="B13", file="dptm/models/private_vb.py",
-         old="                est, sd = _combine_releases(releases[-_COMBINED_RELEASES:], tau)",
-         new="                est, _ = _combine_releases(releases[-_COMBINED_RELEASES:], tau)",
-         tests=_EB, what="released topics denoised with the last release's sd, not the "
-                         "combined estimate's"),
+         old="                est, est_sd = _combine_releases(releases[-2:], _COMBINE_THRESHOLD)",
+         new="                est, _ = _combine_releases(releases[-2:], _COMBINE_THRESHOLD)",
+         tests=_EB, what="an average denoised with the last release's sd, not its own"),
     dict(id="B14", file="dptm/models/private_vb.py",
-         old="                est, sd = _combine_releases(releases[-_COMBINED_RELEASES:], tau)",
-         new="                est, sd = _combine_releases(releases[-_COMBINED_RELEASES:-1]"
-             " + [(stat, sd)], tau)",
-         tests=_EB, what="the combination (weights, bias and the released mean) reads the "
-                         "un-noised final statistic"),
+         old="                est, est_sd = _combine_releases(releases[-2:], _COMBINE_THRESHOLD)",
+         new="                est, est_sd = _combine_releases(releases[-2:-1] + [(stat, sd)],"
+             " _COMBINE_THRESHOLD)",
+         tests=_EB, what="the combination (weights, bias and the mean) reads the un-noised "
+                         "statistic"),
     dict(id="B15", file="dptm/models/private_vb.py",
          edits=[("    m = np.where(sane[:, None], m, 0.0)\n", "\n"),
                 ("    sq[bad] = np.iinfo(np.int64).max\n", "\n")],
          tests=_EB, what="exact lattice norm check lets NaN / inf / over-range contributions "
-                         "through (int64 wrap-around, review s8 F1)"),
+                         "through (int64 wrap-around)"),
     dict(id="B16", file="dptm/models/private_vb.py",
          old="            out[k] = np.where(est[k] > 3 * sigma, est[k], 0.0)",
          new="            pass",
          tests=_EB, what="EB fail-safe keeps a non-finite posterior mean in the release"),
-    # -- session 10: the first release shrunk towards each word's mean over the topics
-    dict(id="B17", file="dptm/models/private_vb.py",
-         old="                beta = _unweighted(_shrink_to_word_means(est, sd, eta) if i == 0 and shrink_first",
-         new="                beta = _unweighted(_shrink_to_word_means(stat, sd, eta) if i == 0 and shrink_first",
-         tests=_EB, what="topics after the first release from the un-noised statistic"),
     dict(id="B18", file="dptm/models/private_vb.py",
          old="    keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)",
          new="    keep = 1.0 - 1.0 / np.maximum(ratio, 1e-300)",
          tests=_EB, what="James-Stein factor not clipped at 0 (noise-only words flipped)"),
     dict(id="B19", file="dptm/models/private_vb.py",
-         old="        shrink_first = random_start and eps >= _SHRINK_FIRST_MIN_EPSILON",
-         new="        shrink_first = eps >= _SHRINK_FIRST_MIN_EPSILON",
-         tests=_EB, what="public init_topics' first release shrunk as a near-uniform one"),
-    # -- session 11: the later search releases' kept entries shrunk per word
-    dict(id="B20", file="dptm/models/private_vb.py",
-         old="        shrink_search = random_start and eps >= _SHRINK_SEARCH_MIN_EPSILON",
-         new="        shrink_search = eps >= _SHRINK_SEARCH_MIN_EPSILON",
-         tests=_EB, what="releases after public init_topics shrunk (not measured there)"),
+         old="    if public_start or eps < _SHRINK_MIN_EPSILON:",
+         new="    if eps < _SHRINK_MIN_EPSILON:",
+         tests=_EB, what="public init_topics' releases shrunk as near-uniform ones"),
     dict(id="B21", file="dptm/models/private_vb.py",
-         old="    return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
-         new="    return eta + np.where(_word_shrunk(est, sd)[0] > _SHRUNK_SEARCH_THRESHOLD * sd,"
+         old="        return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
+         new="        return eta + np.where(_word_shrunk(est, sd)[0] > _SHRUNK_SEARCH_THRESHOLD * sd,"
              " _word_shrunk(est, sd)[0], 0.0)",
          tests=_EB, what="the kept entries chosen on the shrunk values (noise-only words' "
                          "spread lost) instead of the raw release"),
     dict(id="B22", file="dptm/models/private_vb.py",
-         old="    if not shrink or est.shape[0] < 2:",
-         new="    if est.shape[0] < 2:",
+         old="    middle = \"shrunk-threshold\" if eps >= _SHRUNK_MIN_EPSILON else \"threshold\"",
+         new="    middle = \"shrunk-threshold\"",
          tests=_EB, what="search releases shrunk below the epsilon where it was measured"),
-    # -- session 13: the shrunk search releases' lower cut
     dict(id="B26", file="dptm/models/private_vb.py",
-         old="    return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
-         new="    return eta + np.where(est > _SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
+         old="        return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
+         new="        return eta + np.where(est > _SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
          tests=_EB, what="the shrunk search releases cut at the hard threshold's 2 sd"),
     dict(id="B23", file="dptm/models/private_vb.py",
-         old="        combine_search = random_start",
-         new="        combine_search = random_start and eps < _SHRINK_SEARCH_MIN_EPSILON",
-         tests=_EB, what="search releases not averaged from epsilon 4 on (session 14's rule; "
-                         "the eight releases of 0.075 need it)"),
-    dict(id="B24", file="dptm/models/private_vb.py",
-         old="                est, sd = _combine_releases(releases[-2:], _DEFAULT_THRESHOLD)",
-         new="                est, sd = _combine_releases(releases[-2:-1] + [(stat, sd)],"
-             " _DEFAULT_THRESHOLD)",
-         tests=_EB, what="a combined search release reads the un-noised statistic"),
-    # -- session 12: search releases averaged at every epsilon below 4
+         old="(r.post == \"final\" or (init is None and len(releases) >= 3))",
+         new="(r.post == \"final\")",
+         tests=_EB, what="search releases not averaged with the one before"),
     dict(id="B25", file="dptm/models/private_vb.py",
-         old="        combine_search = random_start",
-         new="        combine_search = True",
+         old="(r.post == \"final\" or (init is None and len(releases) >= 3))",
+         new="(r.post == \"final\" or len(releases) >= 3)",
          tests=_EB, what="search releases after public init_topics averaged (not measured "
                          "there)"),
-    # -- session 14: the later releases' word weights
-    dict(id="B27", file="dptm/models/private_vb.py",
-         old="                    weights = _word_weights(est, sd)",
-         new="                    weights = _word_weights(stat, sd)",
-         tests=_EB, what="word weights from the un-noised statistic of the first release"),
-    dict(id="B28", file="dptm/models/private_vb.py", edits=[
-        ("        if word_weight is not None:\n            weight = weight * word_weight[Xc.indices]\n",
-         ""),
-        ("        contrib *= scale[rows][:, None]\n",
-         "        contrib *= scale[rows][:, None]\n        if word_weight is not None:\n"
-         "            contrib *= word_weight[Xc.indices][:, None]\n")],
-         tests=_EB, what="word weights applied after the contribution is scaled to clip_norm "
-                         "(the lattice norm check then drops nearly every document)"),
-    dict(id="B29", file="dptm/models/private_vb.py",
-         old="    return beta if weights is None else eta + (beta - eta) / weights",
-         new="    return beta", tests=_EB,
-         what="topics from weighted releases not divided by the weights (rare words inflated)"),
-    # -- session 14 review: the weights' sensitivity past the scaling, the backstop, the cluster
-    dict(id="B30", file="dptm/models/private_vb.py", edits=[
-        ("        if word_weight is not None:\n            weight = weight * word_weight[Xc.indices]\n",
-         ""),
-        ("            contrib *= granularity\n",
-         "            contrib *= granularity\n        if word_weight is not None:\n"
-         "            contrib *= word_weight[Xc.indices][:, None]\n")],
-         tests=_EB + ["tests/test_review_s14_private_vb.py"],
-         what="word weights applied after the lattice norm check (sensitivity times the "
-              "largest weight; B28's place is still caught by the norm check)"),
     dict(id="B31", file="dptm/models/private_vb.py",
          old="            contrib = np.where(ok[:, None], contrib, 0.0)\n",
-         new="", tests=_EB + ["tests/test_review_s14_private_vb.py"],
+         new="", tests=_VB_ALL,
          what="the exact lattice norm check's verdict ignored (the last line of defence)"),
     dict(id="B32", file="dptm/distributed.py",
          old="ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, word_weight)",
          new="ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, None)",
          tests=["tests/test_distributed.py"],
          what="the distributed fit does not send the word weights to the workers"),
-    # -- session 15: eight search releases from epsilon 4
     dict(id="B33", file="dptm/models/private_vb.py",
-         old="    if eps < _MANY_SEARCH_EPSILON:",
-         new="    if True:",
-         tests=BATCH, what="the default schedule keeps four search releases from epsilon 4"),
+         old="    n = int(min(_MAX_SEARCHES, max(3, math.floor((1 - _FINAL_SHARE) * (_SEARCH_Z / z) ** 2))))",
+         new="    n = 4",
+         tests=BATCH, what="the search count not set by the noise rule"),
+    dict(id="B34", file="dptm/models/private_vb.py",
+         old="    return np.bincount(np.clip(b, 0, n - 1), minlength=n).astype(np.float64)[None, :]",
+         new="    return 2 * np.bincount(np.clip(b, 0, n - 1), minlength=n).astype(np.float64)[None, :]",
+         tests=_VB_ALL, what="the norm histogram counts a document twice (sensitivity 2, "
+                             "accounted as 1)"),
+    dict(id="B35", file="dptm/models/private_vb.py",
+         old="                sens.append(1.0)\n",
+         new="                sens.append(1e-3)\n",
+         tests=_VB_ALL, what="the histogram release accounted at a sensitivity below its 1"),
+    dict(id="B36", file="dptm/models/private_vb.py",
+         old="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)",
+         new="                C, n_docs = clip_bound(hist, sd, plan[-1].z, K, V)",
+         tests=_VB_ALL, what="the clip bound from the un-noised norm histogram"),
+    dict(id="B37", file="dptm/models/private_vb.py",
+         old="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)\n",
+         new="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)\n"
+             "                n_docs = float(hist.sum())\n",
+         tests=_VB_ALL, what="the fit's warning reads the true document count"),
     # -- session 13: GibbsLDA's sparse AD-LDA rounds edit word lists through positions (not
     # privacy code: a wrong list is a wrong non-private fit, caught by the same tests)
     dict(id="W03", file="dptm/_kernels/cgs_sparse.h",
@@ -574,26 +546,26 @@ MUTANTS += [
     dict(id="Q05", file="dptm/models/private_vb.py",
          old="        parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)",
          new="        parts.append(SelfComposedEvent(ev, j - i) if j > i else ev)",
-         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_private_vb_privacy.py"],
+         tests=_VB_ALL + ["tests/test_private_vb_privacy.py"],
          what="a run of equal releases accounted one short (calibration and report alike)"),
     dict(id="Q06", file="dptm/models/private_vb.py",
-         old="            _schedule_event(drawn, C), \"document\",",
-         new="            _schedule_event(drawn, 1.0), \"document\",",
-         tests=_EB + ["tests/test_review_s14_private_vb.py", "tests/test_private_vb_privacy.py"],
+         old="            _schedule_event(drawn, sens), \"document\",",
+         new="            _schedule_event(drawn, [1.0] * len(drawn)), \"document\",",
+         tests=_VB_ALL + ["tests/test_private_vb_privacy.py"],
          what="the report's releases at sensitivity 1 whatever clip_norm (understated for "
               "clip_norm > 1)"),
     # -- session 16: the last search releases' posterior means and the fit's E-step prior
     # (post-processing and the per-document function: a wrong one is a wrong fit, not a
     # privacy loss; the E-step re-derivation must see it)
     dict(id="Q07", file="dptm/models/private_vb.py",
-         old="                                   else _eb_search_denoise(est, sd, eta) if i >= eb_from",
-         new="                                   else _eb_search_denoise(est, sd, eta) if i > eb_from",
-         tests=["tests/test_review_s8_private_vb.py"],
+         old="    return (\"shrink\",) + (middle,) * (n - 3) + (\"posterior-mean\",) * 2",
+         new="    return (\"shrink\",) + (middle,) * (n - 2) + (\"posterior-mean\",) * 1",
+         tests=["tests/test_private_vb_boundary.py", "tests/test_private_vb_public_decisions.py"],
          what="one search release fewer post-processed by the posterior mean"),
     dict(id="Q08", file="dptm/models/private_vb.py",
-         old="        if self.doc_topic_prior is None and random_start and eps >= _FIT_PRIOR_MIN_EPSILON:",
-         new="        if random_start and eps >= _FIT_PRIOR_MIN_EPSILON:",
-         tests=["tests/test_review_s8_private_vb.py"],
+         old="        if self.doc_topic_prior is None and init is None and eps >= _FIT_PRIOR_MIN_EPSILON:",
+         new="        if init is None and eps >= _FIT_PRIOR_MIN_EPSILON:",
+         tests=["tests/test_private_vb_boundary.py"],
          what="the fit's E-step prior overrides a doc_topic_prior the user gave"),
 ]
 
@@ -671,8 +643,8 @@ MUTANTS += [
              "        self._n_docs = X.shape[0]\n",
          tests=SECRETS, what="the document count kept as _n_docs"),
     dict(id="R2-15", file="dptm/models/private_vb.py",
-         old="            default_delta=delta, seeded=seeded,",
-         new="            default_delta=delta, seeded=False,", tests=SECRETS,
+         old="            default_delta=float(self.target_delta), seeded=seeded,",
+         new="            default_delta=float(self.target_delta), seeded=False,", tests=SECRETS,
          what="a seeded report without its TEST MODE line"),
     dict(id="R2-16", file="dptm/models/private_vb.py",
          old="        threads = effective_n_jobs(self.n_jobs)\n        return self._fit_releases(",
@@ -684,13 +656,13 @@ MUTANTS += [
              "        return self._fit_releases(",
          tests=SECRETS, what="a verbose log line with the document and token counts"),
     dict(id="R2-17", file="dptm/models/private_vb.py",
-         edits=[("n_threads=threads, word_weight=weights)))",
-                 "n_threads=threads, word_weight=weights)), n_docs=X.shape[0])"),
+         edits=[("        return self._fit_releases(X.shape[1], lambda beta",
+                 "        return self._fit_releases(X.shape[1], n_true=X.shape[0], statistic=lambda beta"),
                 ("    def _fit_releases(self, V, statistic):",
-                 "    def _fit_releases(self, V, statistic, n_docs=None):"),
-                ("        schedule = _check_schedule(self.schedule, eps)",
-                 "        schedule = _check_schedule(self.schedule, eps if n_docs is None or "
-                 "n_docs >= 500 else min(eps, 3.9))")],
+                 "    def _fit_releases(self, V, statistic, n_true=None):"),
+                ("        plan = fit_plan(self.target_epsilon, self.target_delta, K, V, self.schedule, C,",
+                 "        plan = fit_plan(self.target_epsilon if n_true is None or n_true >= 500 else "
+                 "min(self.target_epsilon, 3.9), self.target_delta, K, V, self.schedule, C,")],
          tests=SECRETS, what="the number of search releases chosen from the number of "
                              "documents (schedule, sigmas and report then depend on D)"),
     # variants

@@ -1,11 +1,7 @@
-"""Independent privacy review (session 8) of PrivateBatchLDA's session-7 release: the
-empirical-Bayes posterior mean, the epsilon-dependent schedule (report:
-notes/s8/report-review.md).
-
-Findings F1, F2 are fixed on this branch (plain regression tests); F3 was fixed by the lead in
-``dptm.guardrails.check_fitted``. The other tests pin down properties the review
-checked and found to hold, where no test held them before.
-"""
+"""PrivateBatchLDA at the release boundary: the lattice norm check drops non-finite and
+out-of-range documents, extreme clip norms release topics or are refused before any
+release, warnings read the releases only, each E-step reads only the previous releases
+post-processed, the report is the closed-form composition, pickles hold no generator."""
 import math
 import warnings
 
@@ -31,8 +27,8 @@ def _fit(X, **kw):
         return PrivateBatchLDA(**kw).fit(X)
 
 
-# --------------------------------------------------------------------------- F1
-def test_F1_lattice_norm_check_drops_non_finite_and_out_of_range_documents():
+# ------------------------------------------------------------- lattice check
+def test_lattice_norm_check_drops_non_finite_and_out_of_range_documents():
     # Before the fix NaN and inf cast to INT64_MIN, whose square wraps to 0, and an entry
     # of 2^40 squares to 2^80 = 0 mod 2^64: all three documents passed the exact check
     # (a NaN or inf in a release reveals its document through any noise).
@@ -54,8 +50,8 @@ def test_F1_lattice_norm_check_drops_non_finite_and_out_of_range_documents():
     assert P._within_norm(np.array([[3.0, 4.0]]), np.array([0, 1]), 4.999)[0] == 0.0
 
 
-# --------------------------------------------------------------------------- F2
-def test_F2_a_huge_clip_norm_releases_topics_not_the_prior():
+# -------------------------------------------------------------- clip norms
+def test_a_huge_clip_norm_releases_topics_not_the_prior():
     # Before the fix _combine_releases squared sd (~1e181 for clip_norm 2^600): every
     # weight 1/inf = 0, the combined estimate NaN, the EB fail-safe turned it into 0 and
     # the released topics were exactly the prior (uniform) - silently, for any data.
@@ -75,45 +71,48 @@ def test_F2_a_huge_clip_norm_releases_topics_not_the_prior():
     assert s2 / s == pytest.approx(s1, rel=1e-13)
 
 
-# --------------------------------------------------------------------------- F3 (open)
-def test_F3_fit_warnings_do_not_depend_on_the_private_document_count():
+# ------------------------------------------------------------------ warnings
+def test_fit_warnings_do_not_depend_on_the_private_document_count():
     # The report says the number of documents is neither used nor published, yet whether
     # a fit warns tells D < K apart from D >= K: neighbours with 3 and 2 documents, K = 3.
+    # The fit's expectation warning reads the noisy count of the histogram release only:
+    # with every release forced to the same values, the warnings are the same.
+    real = P._release
+
+    def forced(stat, sigma, gen, granularity):
+        _, g, eff = real(stat, sigma, gen, granularity)
+        return np.full(stat.shape, 3.0), g, eff
     X = _corpus(D=3)
     got = []
-    for data in (X, X[:2]):
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            PrivateBatchLDA(3, target_epsilon=1.0, random_state=0).fit(data)
-        got.append(sorted(f"{type(x.message).__name__}: {x.message}" for x in w))
+    import pytest as _pt
+    with _pt.MonkeyPatch.context() as mp:
+        mp.setattr(P, "_release", forced)
+        for data in (X, X[:2]):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                PrivateBatchLDA(3, target_epsilon=1.0, random_state=0).fit(data)
+            got.append(sorted(f"{type(x.message).__name__}: {x.message}" for x in w))
     assert got[0] == got[1]
+    assert any("UninformativeModelWarning" in g for g in got[0])   # the warning did run
 
 
 # --------------------------------------------------- checked properties (no bug found)
 @pytest.mark.parametrize("eps", [1.0, 2.0, 3.5, 4.0])
 def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, eps):
     # The topics of every E-step: the data-independent start, then exactly
-    # _shrink_to_word_means(release 1, its drawn sd, eta) from epsilon 2 on (the hard
-    # threshold _search_denoise below), then _search_denoise(release i, its drawn sd, eta),
-    # its kept entries shrunk per word from _SHRINK_SEARCH_MIN_EPSILON on; releases 3 on
-    # averaged with the one before first (at every epsilon since session 15); from
-    # _EB_SEARCH_MIN_EPSILON the last _EB_SEARCH_RELEASES search releases' kept entries
-    # take their posterior means (_eb_search_denoise) instead
-    # - never the un-noised statistic, the combined estimate or the EB fit. (The
-    # forced-release test of test_private_vb.py only sees the released topics, which the
-    # final releases alone decide.)
-    # The releases after the first weigh the words by _word_weights(release 1, its sd)
-    # and the topics between are post-processed in those units, then _unweighted.
-    # The E-step's document-topic prior: _FIT_DOC_TOPIC_PRIOR from
-    # _FIT_PRIOR_MIN_EPSILON (random start, doc_topic_prior not given), else the model's.
-    betas, outs, weights, alphas = [], [], [], []
+    # _post_process(the plan's step, release i, its drawn sd, eta), releases from the third
+    # model release on averaged with the one before first - never the un-noised statistic.
+    # The E-step's document-topic prior: _FIT_DOC_TOPIC_PRIOR from _FIT_PRIOR_MIN_EPSILON
+    # (random start, doc_topic_prior not given), else the model's.
+    betas, outs, alphas = [], [], []
     real_stat, real_release = P._expected_counts, P._release
 
     def stat_spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
                  word_weight=None):
-        alphas.append(alpha)
-        betas.append(beta.copy())
-        weights.append(None if word_weight is None else word_weight.copy())
+        if presence != "norm-histogram":
+            alphas.append(alpha)
+            betas.append(beta.copy())
+            assert word_weight is None
         return real_stat(X, beta, alpha, norm, granularity, presence, n_threads, word_weight)
 
     def release_spy(stat, sigma, gen, granularity):
@@ -124,90 +123,35 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     monkeypatch.setattr(P, "_release", release_spy)
     X = _corpus()
     firsts = []
-    shrink_first = eps >= P._SHRINK_FIRST_MIN_EPSILON
-    shrink = eps >= P._SHRINK_SEARCH_MIN_EPSILON
-    m_releases = eb_from = (4 if eps < 2 else 5 if eps < 4 else 9)
-    if eps >= P._EB_SEARCH_MIN_EPSILON:
-        eb_from = m_releases - 1 - P._EB_SEARCH_RELEASES
     for data in (X, X[:-1]):
-        betas.clear(), outs.clear(), weights.clear(), alphas.clear()
+        betas.clear(), outs.clear(), alphas.clear()
         m = _fit(data, n_components=3, target_epsilon=eps)
-        assert len(betas) == len(outs) == m.n_iter_ == m_releases
+        plan = [r for r in m.plan_ if r.statistic != "norm-histogram"]
+        model_outs = outs[1:]                       # outs[0]: the histogram
+        assert len(betas) == len(model_outs) == m.n_iter_ == len(plan)
         want_alpha = (P._FIT_DOC_TOPIC_PRIOR if eps >= P._FIT_PRIOR_MIN_EPSILON
                       else m.doc_topic_prior_)
-        assert alphas == [want_alpha] * m_releases and m.doc_topic_prior_ == 1 / 3
+        assert alphas == [want_alpha] * len(plan) and m.doc_topic_prior_ == 1 / 3
         firsts.append(betas[0])
         eta = m.topic_word_prior_
-        w = P._word_weights(*outs[0])
-        assert weights[0] is None
         for i in range(1, len(betas)):
-            np.testing.assert_array_equal(weights[i], w)
-            est, sd = outs[i - 1]
-            if i == 1:
-                post = P._shrink_to_word_means if shrink_first else P._search_denoise
-                np.testing.assert_array_equal(betas[i], post(est, sd, eta))
-                other = (P._search_denoise if shrink_first else P._shrink_to_word_means)(
-                    est, sd, eta)
-            elif i - 1 >= eb_from:
-                est, sd = P._combine_releases(outs[i - 2:i], P._DEFAULT_THRESHOLD)
-                np.testing.assert_array_equal(
-                    betas[i], P._unweighted(P._eb_search_denoise(est, sd, eta), eta, w))
-                other = P._unweighted(P._search_denoise(est, sd, eta, shrink), eta, w)
-            elif i >= 3:
-                est, sd = P._combine_releases(outs[i - 2:i], P._DEFAULT_THRESHOLD)
-                np.testing.assert_array_equal(
-                    betas[i], P._unweighted(P._search_denoise(est, sd, eta, shrink), eta, w))
-                other = P._unweighted(P._search_denoise(*outs[i - 1], eta, shrink), eta, w)
-            else:
-                np.testing.assert_array_equal(
-                    betas[i], P._unweighted(P._search_denoise(est, sd, eta, shrink), eta, w))
-                other = P._unweighted(P._search_denoise(est, sd, eta, not shrink), eta, w)
-            assert not np.array_equal(betas[i], other)    # the two tell apart here
-            if i >= 2:                                    # and weighted from unweighted
-                assert not np.allclose(betas[i], P._search_denoise(est, sd, eta, shrink))
+            est, sd = model_outs[i - 1]
+            if i >= 3:
+                est, sd = P._combine_releases(model_outs[i - 2:i], P._COMBINE_THRESHOLD)
+            np.testing.assert_array_equal(betas[i], P._post_process(plan[i - 1].post, est, sd,
+                                                                    eta))
+            if i >= 3:                       # the average, not the last release alone
+                assert not np.array_equal(betas[i], P._post_process(
+                    plan[i - 1].post, *model_outs[i - 1], eta))
     np.testing.assert_array_equal(firsts[0], firsts[1])   # the start ignores the data
-    # from public init_topics the first release is no near-uniform contrast: every release
-    # between is post-processed alike
-    betas.clear(), outs.clear(), weights.clear(), alphas.clear()
+    # from public init_topics every release between is hard-thresholded, not combined
+    betas.clear(), outs.clear(), alphas.clear()
     init = np.random.default_rng(0).random((3, X.shape[1])) + 0.5
     m = _fit(X, n_components=3, target_epsilon=eps, init_topics=init)
-    w, eta = P._word_weights(*outs[0]), m.topic_word_prior_
+    eta = m.topic_word_prior_
     assert alphas == [m.doc_topic_prior_] * len(betas)    # not measured from public topics
     for i in range(1, len(betas)):
-        want = P._search_denoise(outs[i - 1][0], outs[i - 1][1], eta)
-        if i >= 2:
-            want = P._unweighted(want, eta, w)
-        np.testing.assert_array_equal(betas[i], want)     # no shrinkage (not measured)
-
-
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("presence", [False, True])
-def test_neighbours_statistics_differ_by_exactly_one_contribution(monkeypatch, presence,
-                                                                   weighted):
-    # Add/remove one document changes the lattice statistic by exactly that document's own
-    # contribution (norm <= clip_norm), bit for bit, whatever the E-step's chunking (the
-    # chunk boundaries move when a document is removed) and thread count: the other
-    # documents' contributions may not move by a single lattice step g. Word weights
-    # spanning 10^6 (the later releases') leave the bound where it was.
-    X = _corpus(2, D=40, V=15)
-    beta = 0.05 + np.random.default_rng(3).gamma(0.3, 20.0, (4, 15))
-    ww = 10.0 ** np.linspace(-3, 3, 15) if weighted else None
-    g = 2.0 ** -13
-    stats = {}
-    for chunk in (5, 17, 1 << 20):
-        monkeypatch.setattr(P, "_CHUNK_NNZ", chunk)
-        for threads in (1, 2):
-            full = P._expected_counts(X, beta, 0.25, 1.0, g, presence, threads, ww)
-            stats[chunk, threads] = full
-            for d in (0, 7, 23, 39):
-                rest = sp.vstack([X[:d], X[d + 1:]]).tocsr()
-                without = P._expected_counts(rest, beta, 0.25, 1.0, g, presence, threads, ww)
-                one = P._expected_counts(X[d:d + 1], beta, 0.25, 1.0, g, presence, threads, ww)
-                assert np.array_equal(full - without, one)
-                assert math.fsum((one * one).ravel()) <= 1.0
-    ref = stats[1 << 20, 1]
-    for v in stats.values():
-        assert np.array_equal(v, ref)
+        np.testing.assert_array_equal(betas[i], P._denoise(*outs[i], eta, P._SEARCH_THRESHOLD))
 
 
 def _analytic_gaussian_epsilon(z, delta):
@@ -237,7 +181,7 @@ def test_drawn_sigmas_compose_to_the_target_by_independent_bounds(monkeypatch, e
     monkeypatch.setattr(P, "_release", spy)
     C, delta = 0.5, 1e-5
     m = _fit(_corpus(), n_components=3, target_epsilon=eps, target_delta=delta, clip_norm=C)
-    assert drawn == m.release_sigmas_ and len(drawn) == len(P.default_schedule(eps))
+    assert drawn == m.release_sigmas_ and len(drawn) == m.n_iter_ == len(m.plan_)
     z_eff = 1.0 / math.sqrt(sum((C / s) ** 2 for s in drawn))
     exact = _analytic_gaussian_epsilon(z_eff, delta)
     rho = 1.0 / (2.0 * z_eff ** 2)
@@ -273,31 +217,31 @@ def test_eb_fail_safe_reads_only_the_release(monkeypatch):
 
 @pytest.mark.parametrize("threshold", [None, 3.0])
 def test_released_topics_are_post_processing_of_the_last_two_releases(monkeypatch, threshold):
-    # The released topics are _final_topics of _combine_releases(the last two releases as
-    # drawn, with their drawn sds) - the combined estimate AND its sd (not the last
-    # release's sd, nor anything computed from the un-noised statistic).
+    # The released topics are the "final" post-processing of _combine_releases(the last
+    # two releases as drawn, with their drawn sds) - the combined estimate AND its sd (not
+    # the last release's sd, nor anything computed from the un-noised statistic).
     outs, finals = [], []
-    real_release, real_final = P._release, P._final_topics
+    real_release, real_post = P._release, P._post_process
 
     def release_spy(stat, sigma, gen, granularity):
         out = real_release(stat, sigma, gen, granularity)
         outs.append((out[0].copy(), out[2]))
         return out
 
-    def final_spy(est, sd, eta, thr):
-        finals.append((est.copy(), sd, eta, thr))
-        return real_final(est, sd, eta, thr)
+    def post_spy(post, est, sd, eta, thr=None):
+        if post == "final":
+            finals.append((est.copy(), sd, eta, thr))
+        return real_post(post, est, sd, eta, thr)
     monkeypatch.setattr(P, "_release", release_spy)
-    monkeypatch.setattr(P, "_final_topics", final_spy)
+    monkeypatch.setattr(P, "_post_process", post_spy)
     m = _fit(_corpus(), n_components=3, target_epsilon=4.0, threshold=threshold)
     (est, sd, eta, thr), = finals
-    want_est, want_sd = P._combine_releases(outs[-2:], P._DEFAULT_THRESHOLD
-                                            if threshold is None else threshold)
+    want_est, want_sd = P._combine_releases(outs[-2:], P._COMBINE_THRESHOLD)
     np.testing.assert_array_equal(est, want_est)
     assert sd == want_sd and sd < min(s for _, s in outs[-2:])
     assert eta == m.topic_word_prior_ and thr == threshold
-    np.testing.assert_array_equal(m.components_, P._unweighted(
-        real_final(want_est, want_sd, eta, threshold), eta, P._word_weights(*outs[0])))
+    np.testing.assert_array_equal(m.components_, real_post("final", want_est, want_sd, eta,
+                                                           threshold))
 
 
 def test_a_default_fit_pickles_without_any_generator_or_document_sized_state():
@@ -316,7 +260,7 @@ def test_a_default_fit_pickles_without_any_generator_or_document_sized_state():
         assert 50 not in np.shape(value), key
 
 
-def test_F7_a_tiny_clip_norm_is_refused_before_any_release(monkeypatch):
+def test_a_tiny_clip_norm_is_refused_before_any_release(monkeypatch):
     # Before the fix clip_norm 1e-310 drew every release, then the EB fit raised
     # OverflowError (math range error): the budget spent, no model, no parameter named.
     drawn = []
@@ -340,7 +284,8 @@ def test_a_given_doc_topic_prior_is_the_e_steps_at_every_epsilon(monkeypatch):
     real = P._expected_counts
 
     def spy(X, beta, alpha, *args, **kw):
-        alphas.append(alpha)
+        if alpha is not None:                    # None: the norm histogram (no E-step)
+            alphas.append(alpha)
         return real(X, beta, alpha, *args, **kw)
     monkeypatch.setattr(P, "_expected_counts", spy)
     for eps in (1.0, 8.0):

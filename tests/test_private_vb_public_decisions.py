@@ -1,17 +1,12 @@
-"""Independent privacy review (session 16) of PrivateBatchLDA's e9c337e: from PUBLIC target
-epsilon 4 (random start) the last two search releases are post-processed by
-``_eb_search_denoise`` and the fit's E-step uses the document-topic prior 0.35 unless
-``doc_topic_prior`` is given (report: notes/s16/report-rev16.md).
+"""PrivateBatchLDA's decisions are public: the E-step prior, each release's post-processing
+and the noise scales depend on public parameters and the releases only, never on the
+documents; every release (the norm histogram included) has its stated sensitivity whatever
+the prior and K; the report is the closed-form zCDP composition of the recorded sigmas;
+neighbours fit alike; ``fit_distributed`` takes the same path bit for bit; release /
+transform / pickle expose nothing else.
 
 The adversary of DESIGN.md knows the code, the public parameters and every document but
-one, and picks the neighbours. These tests check that (a) what the change decides (the
-E-step prior, which releases get the posterior means) depends on public parameters only,
-never on the documents; (b) every release still has L2 sensitivity ``clip_norm`` whatever
-the prior and K; (c) the report is unchanged and is the closed-form zCDP composition of
-the recorded sigmas; (d) the new post-processing stays finite and no neighbour refuses
-where the other fits; (e) ``fit_distributed`` takes the same path bit for bit from eps 2
-(tests/test_distributed.py only covers eps 2 with a 2-release schedule, which never
-reaches the new code); (f) release / transform / pickle expose nothing new.
+one, and picks the neighbours.
 """
 import json
 import math
@@ -58,72 +53,96 @@ def _neighbours(X):
 
 
 def _spy(monkeypatch):
-    """Record the E-step prior of every statistic and the release index of every
-    _eb_search_denoise call."""
-    log = {"alpha": [], "eb": [], "released": 0}
-    real_stat, real_release, real_eb = P._expected_counts, P._release, P._eb_search_denoise
+    """Record the E-step prior of every model statistic and the post-processing step of
+    every release (by its model-release index)."""
+    log = {"alpha": [], "eb": [], "posts": [], "released": 0}
+    real_stat, real_release, real_post = P._expected_counts, P._release, P._post_process
 
     def stat(X, beta, alpha, *a, **kw):
-        log["alpha"].append(alpha)
+        if alpha is not None:                  # None: the norm histogram (no E-step)
+            log["alpha"].append(alpha)
         return real_stat(X, beta, alpha, *a, **kw)
 
     def release(*a, **kw):
         log["released"] += 1
         return real_release(*a, **kw)
 
-    def eb(est, sd, eta):
-        log["eb"].append(log["released"] - 1)
-        return real_eb(est, sd, eta)
+    def post(step, est, sd, eta, threshold=None):
+        log["posts"].append(step)
+        if step == "posterior-mean":
+            log["eb"].append(len(log["posts"]) - 1)
+        return real_post(step, est, sd, eta, threshold)
     monkeypatch.setattr(P, "_expected_counts", stat)
     monkeypatch.setattr(P, "_release", release)
-    monkeypatch.setattr(P, "_eb_search_denoise", eb)
+    monkeypatch.setattr(P, "_post_process", post)
     return log
+
+
+def _clear(log):
+    log["alpha"].clear(), log["eb"].clear(), log["posts"].clear()
+    log["released"] = 0
 
 
 # ------------------------------------------------------------ (a) public decisions only
 @pytest.mark.parametrize("eps", [1.99, 2.0, 4.0, 8.0])
 @pytest.mark.parametrize("K", [1, 2, 7])
-def test_fit_prior_and_eb_releases_depend_on_public_parameters_only(monkeypatch, eps, K):
+def test_fit_prior_and_post_processing_depend_on_public_parameters_only(monkeypatch, eps, K):
     X = _corpus()
-    n = len(P.default_schedule(eps))
-    want_eb = list(range(n - 3, n - 1)) if eps >= P._EB_SEARCH_MIN_EPSILON else []
+    plan = P.fit_plan(eps, 1e-5, K, X.shape[1])
+    n = len(plan) - 1
+    want_posts = [r.post for r in plan[1:]]
+    want_eb = [i for i, p in enumerate(want_posts) if p == "posterior-mean"]
+    assert want_eb == ([n - 3, n - 2] if eps >= P._SHRINK_MIN_EPSILON else [])
     want_alpha = P._FIT_DOC_TOPIC_PRIOR if eps >= P._FIT_PRIOR_MIN_EPSILON else 1.0 / K
     log = _spy(monkeypatch)
     seen = {}
     for name, data in {"base": X, **_neighbours(X)}.items():
-        log["alpha"].clear(), log["eb"].clear()
-        log["released"] = 0
+        _clear(log)
         m = _fit(data, n_components=K, target_epsilon=eps)
-        seen[name] = (list(log["alpha"]), list(log["eb"]), m.release_sigmas_, str(m.privacy_),
-                      m.doc_topic_prior_, m.n_iter_)
+        # the clip bound, noise scales and report are post-processing of the histogram
+        # release (compared with it forced in test_private_vb_sensitivity.py)
+        seen[name] = (list(log["alpha"]), list(log["posts"]), m.doc_topic_prior_, m.n_iter_,
+                      m.plan_)
         assert log["alpha"] == [want_alpha] * n, name
-        assert log["eb"] == want_eb, name
+        assert log["posts"] == want_posts and log["eb"] == want_eb, name
         assert np.all(np.isfinite(m.components_)), name
     assert len({repr(v) for v in seen.values()}) == 1
-    # a given prior is used throughout (the EB releases do not depend on it); public
+    # a given prior is used throughout (the posterior means do not depend on it); public
     # init_topics: neither the fit prior nor the posterior means
     for kw, alpha, eb in ((dict(doc_topic_prior=0.05), 0.05, want_eb),
                           (dict(init_topics=np.ones((K, X.shape[1]))), 1.0 / K, [])):
         for data in (X, _neighbours(X)["huge_one_word"]):
-            log["alpha"].clear(), log["eb"].clear()
-            log["released"] = 0
+            _clear(log)
             _fit(data, n_components=K, target_epsilon=eps, **kw)
             assert log["alpha"] == [alpha] * n and log["eb"] == eb
 
 
-def test_custom_schedules_at_eps_4_put_the_posterior_means_on_public_positions(monkeypatch):
-    # eb_from = len(schedule) - 3 can be <= 0 for short schedules: release 0 must stay
-    # _shrink_to_word_means, the last release never gets _eb_search_denoise
+def test_custom_schedules_are_hard_thresholded_at_public_positions(monkeypatch):
+    # a given schedule: every search release hard-thresholded, the last one "final"
     X = _corpus()
     log = _spy(monkeypatch)
-    for sched, want in (((("counts", 1),), []), ((("presence", 1), ("counts", 1)), []),
-                        ((("presence", 1),) * 2 + (("counts", 1),), [1]),
-                        ((("presence", 1),) * 5 + (("counts", 1),), [3, 4])):
+    for sched in ((("counts", 1),), (("presence", 1), ("counts", 1)),
+                  (("presence", 1),) * 5 + (("counts", 1),)):
         for data in (X, X[:-1]):
-            log["eb"].clear()
-            log["released"] = 0
+            _clear(log)
             m = _fit(data, n_components=3, target_epsilon=4.0, schedule=sched)
-            assert log["eb"] == want and np.all(np.isfinite(m.components_))
+            assert log["posts"] == ["threshold"] * (len(sched) - 1) + ["final"]
+            assert np.all(np.isfinite(m.components_))
+
+
+def test_the_norm_histogram_moves_by_one_in_one_bin():
+    # add/remove one document: the histogram statistic changes by exactly 1 in one bin
+    # (L2 sensitivity 1, as the report's first event says), whatever the document
+    X = _corpus()
+    base = P._expected_counts(X, np.zeros((1, 80)), None, None, 1.0, "norm-histogram")
+    assert base.shape == (1, P._BINS_PER_OCTAVE * P._OCTAVES) and base.sum() == X.shape[0]
+    for name, Y in _neighbours(X).items():
+        other = P._expected_counts(Y, np.zeros((1, 80)), None, None, 1.0, "norm-histogram")
+        diff = np.abs(other - base)
+        assert diff.sum() == 1 and diff.max() == 1, name
+    m = _fit(X, n_components=3, target_epsilon=2.0)
+    first = m.privacy_.event.events[0]
+    assert first.sensitivity == 1.0 and first.discrete
 
 
 # ---------------------------------------------------- (b) sensitivity clip_norm, any alpha
@@ -138,7 +157,7 @@ def _exact_sq_norm_le(stat, g, C):
 def test_every_document_contributes_at_most_clip_norm_whatever_the_prior(K):
     # the neighbour's statistic minus the base's is exactly the added document's lattice
     # contribution, of L2 norm <= clip_norm, for the fit prior 0.35 and extreme user priors,
-    # for topics from the random start, after _eb_search_denoise, and degenerate ones
+    # for topics from the random start, after the posterior-mean search step, and degenerate ones
     rng = np.random.default_rng(K)
     X = _corpus(D=15)
     V = X.shape[1]
@@ -148,10 +167,10 @@ def test_every_document_contributes_at_most_clip_norm_whatever_the_prior(K):
     release = np.abs(rng.normal(0, 3 * sigma, (K, V))) * (rng.random((K, V)) < 0.3) \
         + rng.normal(0, sigma, (K, V))
     betas = {"start": 1.0 + 0.1 * rng.random((K, V)),
-             "eb_search": P._eb_search_denoise(release, sigma, 1.0 / K),
+             "eb_search": P._post_process("posterior-mean", release, sigma, 1.0 / K),
              "prior_only": np.full((K, V), 1e-300),
              "huge": np.full((K, V), 1e300) * (1 + rng.random((K, V)))}
-    weights = P._word_weights(np.abs(release), sigma)
+    weights = 10.0 ** rng.uniform(-2, 2, V)           # _expected_counts' word_weight
     adds = [r for name, r in _neighbours(X).items() if name != "removed"]
     for alpha in (P._FIT_DOC_TOPIC_PRIOR, 5e-324, 1e-300, 1e300, 1.7e308):
         for bname, beta in betas.items():
@@ -192,7 +211,7 @@ def test_report_is_the_closed_form_zcdp_of_the_recorded_sigmas_and_unchanged(mon
     # the change leaves every public/accounted quantity as it was: the same fit with the
     # new decisions switched off has the same sigmas, report and transform seed
     monkeypatch.setattr(P, "_FIT_PRIOR_MIN_EPSILON", math.inf)
-    monkeypatch.setattr(P, "_EB_SEARCH_MIN_EPSILON", math.inf)
+    monkeypatch.setattr(P, "_SHRINK_MIN_EPSILON", math.inf)
     old = _fit(X, n_components=4, target_epsilon=eps, target_delta=delta, clip_norm=2.5)
     assert old.release_sigmas_ == m.release_sigmas_
     assert str(old.privacy_) == str(m.privacy_)
@@ -218,7 +237,7 @@ def _outcome(data, **kw):
     dict(n_components=2, doc_topic_prior=5e-324), dict(n_components=3, doc_topic_prior=1.7e308),
     dict(n_components=3, topic_word_prior=5e-324), dict(n_components=3, topic_word_prior=1e300),
     dict(n_components=3, clip_norm=2.0 ** -850), dict(n_components=3, clip_norm=2.0 ** 940),
-    dict(n_components=3, threshold=0.0), dict(n_components=2, target_epsilon=1e4),
+    dict(n_components=3, threshold=0.0), dict(n_components=2, target_epsilon=1e4, clip_norm=1.0),
 ])
 def test_neighbours_fit_alike_and_finite_at_eps_4_and_up(kw):
     X = _corpus(D=25)
@@ -242,7 +261,7 @@ def test_one_token_corpus_and_its_neighbours():
         assert len(set(outs.values())) == 1, outs
 
 
-def test_eb_search_denoise_is_finite_and_never_below_the_prior_on_adversarial_releases():
+def test_posterior_mean_search_is_finite_and_never_below_the_prior_on_adversarial_releases():
     rng = np.random.default_rng(3)
     eta = 0.25
     cases = []
@@ -255,7 +274,7 @@ def test_eb_search_denoise_is_finite_and_never_below_the_prior_on_adversarial_re
                       (np.full((K, V), 1.0000001 * sd), sd)]
     for est, sd in cases:
         with np.errstate(all="ignore"):
-            out = P._eb_search_denoise(est, sd, eta)
+            out = P._post_process("posterior-mean", est, sd, eta)
         assert out.shape == est.shape and np.all(np.isfinite(out)), (sd, est[0, :3])
         assert np.all(out >= eta)
         np.testing.assert_array_equal(out[est <= sd], eta)
@@ -274,7 +293,8 @@ def test_fit_distributed_takes_the_same_path_bit_for_bit_from_eps_4(monkeypatch,
     real = ddist._vb_stat
 
     def vb_stat(X, beta, alpha, *a):
-        alphas.append(alpha)
+        if alpha is not None:                  # None: the norm histogram (no E-step)
+            alphas.append(alpha)
         return real(X, beta, alpha, *a)
     monkeypatch.setattr(ddist, "_vb_stat", vb_stat)
     want_alpha = kw.get("doc_topic_prior", P._FIT_DOC_TOPIC_PRIOR)
@@ -331,7 +351,7 @@ def test_release_transform_and_pickle_keep_the_public_prior(tmp_path, monkeypatc
 def test_in_every_release_of_a_real_fit_the_added_document_moves_the_sum_by_at_most_clip_norm(
         monkeypatch, eps, K):
     # Conditioned on the earlier outputs (so on the topics and word weights actually used:
-    # _eb_search_denoise's, the fit prior's), the statistic of X + d minus that of X is
+    # the posterior-mean steps', the fit prior's), the statistic of X + d minus that of X is
     # exactly d's lattice contribution, of norm <= clip_norm, in every release.
     X = _corpus(D=25)
     real = P._expected_counts
@@ -354,7 +374,7 @@ def test_in_every_release_of_a_real_fit_the_added_document_moves_the_sum_by_at_m
         monkeypatch.setattr(P, "_expected_counts", stat)
         m = _fit(Y, n_components=K, target_epsilon=eps, clip_norm=3.0)
         assert np.all(np.isfinite(m.components_))
-    assert checked == [P._FIT_DOC_TOPIC_PRIOR] * (4 * len(P.default_schedule(eps)))
+    assert checked == [P._FIT_DOC_TOPIC_PRIOR] * (4 * (len(P.fit_plan(eps, 1e-5, K, 12)) - 1))
 
 
 def test_n_jobs_does_not_change_the_fit_from_eps_4():

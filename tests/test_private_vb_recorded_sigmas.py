@@ -1,8 +1,8 @@
-"""Review (session 6) addition to tests/test_private_vb.py: the recorded event is, exactly,
-the noise each release drew (deterministic; the statistical check in
-test_noise_drawn_matches_the_recorded_events only sees errors above ~15% at its size)."""
+"""PrivateBatchLDA's recorded event is, exactly, the noise each release drew (deterministic;
+the statistical check in test_private_vb.py only sees errors above ~15% at its size)."""
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
@@ -25,23 +25,35 @@ def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = PrivateBatchLDA(3, target_epsilon=2.0, schedule=sched, random_state=0).fit(X)
-    assert len(calls) == len(sched)
-    # what was drawn: g times the discrete Gaussian of variance p/q for sigma / g
-    drawn = [g * math.sqrt(discrete_gaussian_parameters(s / g)[0]
-                           / discrete_gaussian_parameters(s / g)[1]) for s, g, _ in calls]
+    assert len(calls) == len(sched) + 1          # the norm histogram first
+    # what was drawn: g times the discrete Gaussian of variance p/q for sigma / g, stated
+    # as the largest float whose square is at most p/q (never more noise than drawn)
+    drawn = []
+    for s, g, _ in calls:
+        p, q = discrete_gaussian_parameters(s / g)[:2]
+        x = (Fraction(p, q).numerator / Fraction(p, q).denominator) ** 0.5
+        while Fraction(x) ** 2 > Fraction(p, q):
+            x = math.nextafter(x, 0.0)
+        while Fraction(math.nextafter(x, math.inf)) ** 2 <= Fraction(p, q):
+            x = math.nextafter(x, math.inf)
+        assert abs(x - math.sqrt(p / q)) <= 2 * math.ulp(x)
+        drawn.append(g * x)                  # g: a power of two, the product exact
     assert [eff for *_, eff in calls] == drawn
-    assert m.release_sigmas_ == drawn
+    assert m.release_sigmas_ == drawn[1:]
     leaves = []
     for ev in getattr(m.privacy_.event, "events", (m.privacy_.event,)):
         leaves += [ev.event] * ev.count if hasattr(ev, "count") else [ev]
     assert [leaf.sigma for leaf in leaves] == drawn
-    assert all(leaf.discrete and leaf.sensitivity == m.clip_norm for leaf in leaves)
+    assert all(leaf.discrete for leaf in leaves) and leaves[0].sensitivity == 1.0
+    assert all(leaf.sensitivity == m.clip_norm_ for leaf in leaves[1:])
     # each drawn sigma is at least the calibrated one, and the calibrated ones split the
     # budget in the schedule's shares: sigma_i^2 * share_i is the same for every release
-    nominal = [s for s, _, _ in calls]
-    assert all(d >= s for d, s in zip(drawn, nominal))
+    nominal = [s for s, _, _ in calls[1:]]
+    assert all(d >= s for d, s in zip(drawn[1:], nominal))
     shares = np.array([w for _, w in sched]) / sum(w for _, w in sched)
     np.testing.assert_allclose(np.array(nominal) ** 2 * shares, nominal[-1] ** 2 * shares[-1],
                                rtol=1e-12)
     # the lattice of each release is the one of its sigma (sigma / g in [2^13, 2^14))
-    assert all(2 ** 13 <= s / g < 2 ** 14 for s, g, _ in calls)
+    assert all(2 ** 13 <= s / g < 2 ** 14 for s, g, _ in calls[1:])
+    # the histogram holds integer counts (sensitivity 1): on the unit lattice
+    assert calls[0][1] == 1.0
