@@ -173,8 +173,9 @@ def main():
         if model == "gibbs":
             T = args.iters
         else:   # default schedule: every release is a pass over every document
-            from dptm.models.private_vb import default_schedule
-            T = passes = len(default_schedule(VB_EPSILON))
+            from dptm.models.private_vb import fit_plan
+            # the plan's length does not depend on V (validated only); 1 stands in
+            T = passes = len(fit_plan(VB_EPSILON, 1e-5, K, 1))
 
         def estimator():
             if model == "gibbs":
