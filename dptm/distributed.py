@@ -1,4 +1,4 @@
-"""Exact private training on a Dask cluster (issue #19).
+"""Exact private training on a Dask cluster.
 
 :func:`fit_distributed` fits :class:`~dptm.models.private_vb.PrivateBatchLDA`,
 :class:`~dptm.NoisyGibbsLDA` or :class:`~dptm.SubsampledGibbsLDA` on documents that stay on

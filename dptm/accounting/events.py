@@ -276,7 +276,7 @@ class ParallelComposedEvent(PrivacyEvent):
     parts may depend on earlier parts' outputs. For add/remove neighbours each record's
     part must be drawn independently of the others (e.g. i.i.d. with fixed probabilities):
     a random partition into parts of prescribed sizes is NOT enough, since adding a record
-    then moves another one between parts and two parts change (review finding R4: at
+    then moves another one between parts and two parts change (at
     order 10 the RDP of two Gaussian parts is then about twice the maximum). The unit of
     adjacency must be the unit partitioned: documents split into parts do not give a
     user-level guarantee.
