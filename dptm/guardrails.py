@@ -116,6 +116,8 @@ def check_topic_count(n_components, n_docs, stacklevel=2):
 
 _PUBLIC_COUNTS = {
     "documents": re.compile(r"number of documents D = (\d+)\b"),
+    # a declared public number of documents (PrivateOnlineLDA's total_samples)
+    "declared documents": re.compile(r"total_samples = ([0-9][0-9.e+]*)"),
     "tokens": re.compile(r"number of tokens N = (\d+)\b"),
 }
 
@@ -135,9 +137,11 @@ def public_record_count(report):
         for unit, pattern in _PUBLIC_COUNTS.items():
             m = pattern.search(text)
             if m:
-                found[unit] = int(m.group(1))
+                found[unit] = int(float(m.group(1)))
     if report.adjacency in ("document", "document-replace") and "documents" in found:
         return found["documents"], "documents"
+    if report.adjacency == "document" and "declared documents" in found:
+        return found["declared documents"], "documents (declared total_samples)"
     if report.adjacency == "word":
         if "tokens" in found:
             return found["tokens"], "tokens"

@@ -163,3 +163,21 @@ def test_private_batch_lda_warns_from_its_noisy_count_only():
     assert expected_ratio(1e4, 1.0, 20, 5000) > expected_ratio(1e4, 2.0, 20, 5000)
     with pytest.raises(ValueError, match="n_documents"):
         expected_ratio(0, 1.0, 20, 5000)
+
+
+def test_declared_total_samples_is_the_count_the_delta_guardrail_reads():
+    """PrivateOnlineLDA states a declared public total_samples, not D: delta >= 1 /
+    total_samples is vacuous and warned about (the check used to find no count at all)."""
+    import warnings as _w
+    from dptm import PrivateOnlineLDA
+    from dptm.datasets import load_demo_corpus
+    from dptm.exceptions import VacuousGuaranteeWarning
+    from dptm.guardrails import public_record_count
+    X = load_demo_corpus().X
+    kw = dict(max_doc_length=50, target_epsilon=4, max_iter=1, batch_size=64)
+    m = PrivateOnlineLDA(4, total_samples=1000, target_delta=1e-5, **kw).fit(X)
+    assert public_record_count(m.privacy_)[0] == 1000
+    with _w.catch_warnings(record=True) as caught:
+        _w.simplefilter("always")
+        PrivateOnlineLDA(4, total_samples=1000, target_delta=0.01, **kw).fit(X)
+    assert any(issubclass(w.category, VacuousGuaranteeWarning) for w in caught)
