@@ -319,9 +319,15 @@ def _public_utility(a, data, model, release, out):
               "covered by the guarantee; evaluate the release on public text with "
               "--reference-data FILE or dptm.Release.load(DIR).perplexity(X_public))", file=out)
         return {}
-    metrics = {"heldout_perplexity": float(release.perplexity(X_eval))}
+    from .guardrails import unigram_perplexity
+    metrics = {"heldout_perplexity": float(release.perplexity(X_eval)),
+               "unigram_perplexity": unigram_perplexity(X_eval)}
+    # the bar to clear: topics worse than one word distribution for every document say nothing
     line = (f"utility on {data.eval_where}: held-out perplexity {metrics['heldout_perplexity']:.2f}"
-            f" ({X_eval.shape[0]} public documents)")
+            f" ({X_eval.shape[0]} public documents); a unigram model of those documents: "
+            f"{metrics['unigram_perplexity']:.2f} (private / unigram = "
+            f"{metrics['heldout_perplexity'] / metrics['unigram_perplexity']:.2f}x, below 1 is "
+            "better than word frequencies)")
     if data.public:
         from .text import tokens_to_matrix
         X_ref = data.X_train

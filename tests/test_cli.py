@@ -32,10 +32,15 @@ def test_main_job_on_demo_corpus():
     assert out.startswith("dptm: batch-vb") and "embedded demo corpus" in out
     topics = _topics(out)
     assert len(topics) == 8 and all(len(t) == 10 for t in topics)
-    m = re.search(r"held-out perplexity (\d+\.\d\d) \(80 public documents\); non-private "
+    m = re.search(r"held-out perplexity (\d+\.\d\d) \(80 public documents\); a unigram model "
+                  r"of those documents: (\d+\.\d\d) \(private / unigram = (\d+\.\d\d)x, "
+                  r"below 1 is better than word frequencies\); non-private "
                   r"GibbsLDA on the same public documents: (\d+\.\d\d) \(private / non-private "
                   r"= (\d+\.\d\d)x\)", out)
-    assert m and abs(float(m.group(1)) / float(m.group(2)) - float(m.group(3))) < 0.01
+    assert m and abs(float(m.group(1)) / float(m.group(4)) - float(m.group(5))) < 0.01
+    assert abs(float(m.group(1)) / float(m.group(2)) - float(m.group(3))) < 0.01
+    # the planted themes are far better than word frequencies, even privately at eps 4
+    assert float(m.group(3)) < 0.8
     total = float(re.search(r"total epsilon = ([\d.]+) at delta = 1e-05", out).group(1))
     assert 3.9 < total <= 4.0 and "NOT PRIVATE" not in out
 
@@ -218,7 +223,8 @@ def test_json_and_version(capsys):
     code, out = run("fit", "--model", "vips", "--json", "--iterations", "2", "-k", "3")
     result = json.loads(out)
     # a private model on the public demo corpus: utility on its public held-out split only
-    assert set(result["metrics"]) == {"heldout_perplexity", "nonprivate_perplexity", "ratio"}
+    assert set(result["metrics"]) == {"heldout_perplexity", "unigram_perplexity",
+                                      "nonprivate_perplexity", "ratio"}
     assert result["privacy"]["adjacency"] == "document" and result["private"] is True
     assert main(["--version"]) == 0
     assert re.match(r"dptm \d+\.\d+", capsys.readouterr().out)
