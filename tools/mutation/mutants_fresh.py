@@ -167,7 +167,7 @@ FRESH_MUTANTS = [
     dict(id="F35", file="dptm/models/output.py", old="            l1 = 2.0 * m",
          new="            l1 = float(m)", tests=TOPICDP,
          what="Laplace baseline records L1 sensitivity m instead of 2m"),
-    dict(id="F36", file="dptm/models/output.py",
+    dict(id="F36", file="dptm/models/topicdp_calibration.py",
          old="        sigma = g * math.ceil(sigma / g)",
          new="        sigma = g * math.floor(sigma / g)", tests=TOPICDP,
          what="TopicDP lattice sigma rounded down below the calibrated one"),

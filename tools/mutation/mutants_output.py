@@ -28,7 +28,7 @@ MUTANTS = [
          old='            ref = self._check_X(self.reference_X, "reference_X")',
          new='            ref = self._check_X(X, "reference_X")', tests=TOPICDP,
          what="the private corpus used as the 'public' reference"),
-    dict(id="O06", file="dptm/models/output.py",
+    dict(id="O06", file="dptm/models/topicdp_calibration.py",
          old="        need = sensitivity + rounding_slack(g, n_coords)", new="        need = sensitivity",
          tests=TOPICDP, what="lattice rounding slack not added to the recorded sensitivity"),
     dict(id="O07", file="dptm/models/output.py",
