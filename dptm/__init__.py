@@ -17,7 +17,7 @@ _LAZY = {
     "Corpus": "dptm.corpus",
     "GibbsLDA": "dptm.models.gibbs",
     "NoisyGibbsLDA": "dptm.models.private_gibbs",
-    "SubsampledGibbsLDA": "dptm.models.private_gibbs",
+    "SubsampledGibbsLDA": "dptm.models.subsampled_gibbs",
     "PrivateOnlineLDA": "dptm.models.svi",
     "PrivateBatchLDA": "dptm.models.private_vb",
     "LocalDPLDA": "dptm.models.local",

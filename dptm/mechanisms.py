@@ -254,6 +254,32 @@ def lattice_rounding_slack(granularity, n_coords, norm=2, rounded="statistic"):
     raise ValueError(f"norm must be 1 or 2, got {norm!r}")
 
 
+# sigma / g of a lattice whose rounding slack is charged to the sensitivity stays below this
+# (the exact discrete Gaussian sampler takes sigma <= 2^14 in lattice units; the rational
+# rounding of sigma^2 adds a little).
+_MAX_LATTICE_SIGMA = 12000.0
+
+
+def _granularity_with_slack(sigma_c, z, n_coords):
+    """Lattice spacing g (a power of two) for noise sigma_c = z * base sensitivity when the
+    rounding slack of a rounded statistic is added to the recorded sensitivity.
+
+    After rounding, the recorded sensitivity is base + g sqrt(n) and sigma = z (base +
+    g sqrt(n)), so sigma / g = sigma_c / g + z sqrt(n): g is the smallest power of two
+    (default: ``lattice_granularity(sigma_c)``, coarser only when needed) keeping that
+    within the exact sampler's range. Raises when z sqrt(n) alone is too large."""
+    room = _MAX_LATTICE_SIGMA - z * math.sqrt(n_coords)
+    if room < _MAX_LATTICE_SIGMA / 3:
+        raise ValueError(
+            f"noise multiplier {z:.4g} is too large for the lattice mechanism with "
+            f"{n_coords} coordinates per document (the rounding slack would dominate the "
+            "sensitivity); use a smaller noise_multiplier or mechanism='gaussian'")
+    g = lattice_granularity(sigma_c)
+    while sigma_c / g > room:
+        g *= 2.0
+    return g
+
+
 def lattice_gaussian(x, sigma, rng, granularity=None):
     """Exact Gaussian-type noise for a real-valued statistic: ``x`` rounded to the lattice
     g Z plus g times discrete Gaussian(sigma / g) noise.

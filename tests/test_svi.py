@@ -169,7 +169,7 @@ def test_floating_point_gaussian_only_explicitly(monkeypatch):
         drawn["sigma"] = sigma
         return z
 
-    monkeypatch.setattr(svi_module, "_gaussian_noise", fake_noise)
+    monkeypatch.setattr(svi_module, "gaussian_noise", fake_noise)
     m = PrivateOnlineLDA(3, batch_size=20, total_samples=500, max_doc_length=40,
                          noise_multiplier=0.05, mechanism="gaussian")
     with pytest.warns(NotHardenedWarning):
@@ -184,7 +184,7 @@ def test_noise_is_gaussian_with_stated_sigma():
     """The noise helper's draws are N(0, sigma^2): KS test (fixed seed, so deterministic;
     false-alarm rate 1e-4 for a fresh seed)."""
     rng = np.random.default_rng(123)
-    z = svi_module._gaussian_noise((50, 200), 3.5, rng)
+    z = svi_module.gaussian_noise((50, 200), 3.5, rng)
     assert z.shape == (50, 200)
     assert stats.kstest(z.ravel() / 3.5, "norm").pvalue > 1e-4
 

@@ -18,8 +18,8 @@ from .._random import private_fit, private_generator, public_seed
 from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
                       check_random_state, spawn_generators)
 from ..exceptions import NotHardenedWarning, user_stacklevel
-from ..mechanisms import (discrete_gaussian_parameters, lattice_gaussian, lattice_granularity,
-                          lattice_rounding_slack)
+from ..mechanisms import (_granularity_with_slack, discrete_gaussian_parameters, gaussian_noise,
+                          lattice_gaussian, lattice_rounding_slack)
 from ._base import TopicModelMixin
 from ._truncate import truncate_documents
 
@@ -33,39 +33,6 @@ _PAPER_COMPOSITION = {"zcdp-paper": "zcdp", "advanced": "advanced", "linear": "l
 _CITATION = "Park, Foulds, Chaudhuri & Welling 2016 (papers/park2016, eqs. 3, 5-6)"
 _STAT_LABEL = "minibatch expected sufficient statistics"
 _MAX_STEPS = 10 ** 7     # a fit plans one generator per step
-
-
-def _gaussian_noise(shape, sigma, rng):
-    """N(0, sigma^2) noise of ``shape`` from ``rng`` (through dptm.mechanisms when present)."""
-    try:
-        from ..mechanisms import gaussian_noise
-    except ImportError:  # pragma: no cover - until dptm.mechanisms lands
-        return rng.normal(0.0, sigma, size=shape)
-    return gaussian_noise(shape, sigma, rng)
-
-
-# sigma / g of the lattice mechanism stays below this (the exact discrete Gaussian sampler
-# takes sigma <= 2^14 in lattice units; the rational rounding of sigma^2 adds a little).
-_MAX_LATTICE_SIGMA = 12000.0
-
-
-def _granularity(sigma_c, z, n_coords):
-    """Lattice spacing g (a power of two) for noise sigma_c = z * base sensitivity.
-
-    After rounding, the recorded sensitivity is base + g sqrt(n) and sigma = z (base +
-    g sqrt(n)), so sigma / g = sigma_c / g + z sqrt(n): g is the smallest power of two
-    (default: ``lattice_granularity(sigma_c)``, coarser only when needed) keeping that
-    within the exact sampler's range. Raises when z sqrt(n) alone is too large."""
-    room = _MAX_LATTICE_SIGMA - z * math.sqrt(n_coords)
-    if room < _MAX_LATTICE_SIGMA / 3:
-        raise ValueError(
-            f"noise multiplier {z:.4g} is too large for the lattice mechanism with "
-            f"{n_coords} coordinates per document (the rounding slack would dominate the "
-            "sensitivity); use a smaller noise_multiplier or mechanism='gaussian'")
-    g = lattice_granularity(sigma_c)
-    while sigma_c / g > room:
-        g *= 2.0
-    return g
 
 
 class PrivateOnlineLDA(TopicModelMixin):
@@ -374,7 +341,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             if g != self.granularity_ or eff != self.sigma_:     # pragma: no cover - a bug
                 raise RuntimeError("the noise drawn differs from the noise accounted")
             return out
-        return stat + _gaussian_noise(stat.shape, self.sigma_, rng)
+        return stat + gaussian_noise(stat.shape, self.sigma_, rng)
 
     def _step(self, indptr, indices, counts, rows, scale, rng):
         """One online step on the documents ``rows``; the sum is scaled by ``scale``."""
@@ -436,7 +403,7 @@ class PrivateOnlineLDA(TopicModelMixin):
         ref = base_sensitivity if paper_scale is None else paper_scale
         sigma_c = z * ref                      # the continuous sigma for the exact statistic
         if self.mechanism_ == "lattice_gaussian":
-            g = _granularity(sigma_c, sigma_c / base_sensitivity, n_coords)
+            g = _granularity_with_slack(sigma_c, sigma_c / base_sensitivity, n_coords)
             slack = lattice_rounding_slack(g, int(n_coords), 2, rounded="statistic")
             self.sensitivity_ = base_sensitivity + slack
             self._sigma_draw_ = sigma_c * self.sensitivity_ / base_sensitivity

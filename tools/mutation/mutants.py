@@ -249,8 +249,8 @@ MUTANTS = [
          new="lattice_gaussian(stat, self._sigma_draw_ / self.sensitivity_, rng,", tests=SVI,
          what="VIPS lattice noise drawn with sigma / sensitivity (the multiplier) as sigma"),
     dict(id="V02", file="dptm/models/svi.py",
-         old="return stat + _gaussian_noise(stat.shape, self.sigma_, rng)",
-         new="return stat + _gaussian_noise(stat.shape, self.noise_multiplier_, rng)", tests=SVI,
+         old="return stat + gaussian_noise(stat.shape, self.sigma_, rng)",
+         new="return stat + gaussian_noise(stat.shape, self.noise_multiplier_, rng)", tests=SVI,
          what="VIPS floating-point noise drawn with the noise multiplier instead of sigma"),
     dict(id="V03", file="dptm/models/svi.py",
          old="        sigma_c = z * ref                      #",
@@ -508,7 +508,7 @@ MUTANTS += [
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="NoisyGibbsLDA's snapshots from the counts the recounting sweeps leave stale "
               "(the initial topics' counts)"),
-    dict(id="C03", file="dptm/models/private_gibbs.py",
+    dict(id="C03", file="dptm/models/subsampled_gibbs.py",
          old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state))",
          new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf)",
@@ -528,14 +528,14 @@ MUTANTS += [
              + " " * 42 + "recount=sweep.recount(state) if self.trace_ is None else None)",
          tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="NoisyGibbsLDA's traced fits (double snapshots) read the stale counts"),
-    dict(id="Q03", file="dptm/models/private_gibbs.py",
+    dict(id="Q03", file="dptm/models/subsampled_gibbs.py",
          old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state))",
          new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state) if self.trace_ is None else None)",
          tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="SubsampledGibbsLDA's traced fits (double snapshots) read the stale counts"),
-    dict(id="Q04", file="dptm/models/private_gibbs.py",
+    dict(id="Q04", file="dptm/models/subsampled_gibbs.py",
          old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
              + " " * 34 + "recount=sweep.recount(state))",
          new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
