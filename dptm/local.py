@@ -14,7 +14,7 @@ then the positions uniformly without replacement, so its cost is O(number of fli
 number of words in the document) and it never materialises a dense V-vector unless the
 flips are dense. Nothing here needs the server: a client runs :func:`randomize` on its own
 machine. Its randomness is secret: every call draws from a fresh cryptographically secure
-generator keyed from the operating system (:func:`dptm._random.secret_generator`); whoever
+generator keyed from the operating system (:func:`dptm.noise.secret.secret_generator`); whoever
 could replay a client's draws could undo its flips. A seed is a labelled test mode
 (:class:`~dptm.exceptions.SeededPrivacyWarning`).
 
@@ -39,7 +39,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._random import private_generator
+from .noise.secret import private_generator
 from ._utils import check_probability
 from .accounting.events import epsilon_from_flip, flip_from_epsilon
 

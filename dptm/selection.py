@@ -224,7 +224,7 @@ def select_private(candidates, X, *, reference=None, score=None, eta=1.0, gamma=
     made here do not spend from an active accountant one by one: the selection spends its
     report once.
     """
-    from ._random import private_generator
+    from .noise.secret import private_generator
     from .accounting import ApproxDPEvent, PrivacyReport, RDPAccountant
     from .accounting.conversions import rdp_to_dp
     candidates = list(candidates)

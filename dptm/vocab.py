@@ -40,7 +40,7 @@ delta share of the threshold:
   candidate words.
 
 Noise. The Laplace methods (the default) draw exact discrete Laplace noise on a fine
-power-of-two lattice from the secret generator (:mod:`dptm._random`); the Gaussian methods
+power-of-two lattice from the secret generator (:mod:`dptm.noise.secret`); the Gaussian methods
 use a floating-point sampler and warn (``NotHardenedWarning``).
 
 The cut-off is Gamma = rho + ``alpha`` x (noise scale) (Gopi et al.; alpha = 3 in
@@ -55,7 +55,7 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from . import _random
+from .noise import secret as _random
 from ._utils import check_int, check_positive, check_probability
 from .accounting import ApproxDPEvent, ComposedEvent, LaplaceEvent, PrivacyReport
 
@@ -375,7 +375,7 @@ class DPVocabulary(BaseEstimator):
         """
         import warnings
 
-        from ._random import private_generator
+        from .noise.secret import private_generator
         from .exceptions import NotHardenedWarning, user_stacklevel
 
         from ._utils import groups_argument
@@ -526,7 +526,7 @@ def _noisy_weights(weights, noise, scale, granularity, gen):
     Laplace: the weights rounded to the lattice g Z plus g times exact discrete
     Laplace(scale / g) noise (every value an exact multiple of g). Gaussian: floating-point
     N(0, scale^2) (not hardened)."""
-    from .mechanisms import gaussian_noise, lattice_laplace
+    from .noise.mechanisms import gaussian_noise, lattice_laplace
     if noise == "laplace":
         out, _, eff = lattice_laplace(weights, scale, gen, granularity=granularity)
         return out, eff

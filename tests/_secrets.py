@@ -104,7 +104,7 @@ class GeneratorRecorder:
     round keys, its counter or any 16 bytes of its first output in what a fit keeps."""
 
     def __init__(self, monkeypatch):
-        from dptm import _random
+        from dptm.noise import secret as _random
         self.generators = []
         original = _random.secret_generator
 

@@ -1,6 +1,7 @@
 """A private fit that fails midway: neither its traceback nor the estimator keeps the secret
 generator or the noise drawn so far (an interactive session keeps ``sys.last_traceback``;
 error reporters capture frames and their locals)."""
+import os
 import types
 
 import numpy as np
@@ -73,7 +74,7 @@ def _secrets(obj, path, depth, seen, found):
 
 
 def _is_wrapper(frame):
-    return frame.f_code.co_name == "wrapper" and frame.f_code.co_filename.endswith("_random.py")
+    return frame.f_code.co_name == "wrapper" and frame.f_code.co_filename.endswith(os.path.join("noise", "secret.py"))
 
 
 def _frames_below(exc, here=None):

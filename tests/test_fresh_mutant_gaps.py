@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from randomgen import AESCounter
 
-import dptm._random as _random
+import dptm.noise.secret as _random
 
 
 def test_secret_key_takes_128_bits_of_os_entropy(monkeypatch):

@@ -21,7 +21,9 @@ import pytest
 from randomgen import UserBitGenerator
 from scipy import stats
 
-from dptm import SubsampledGibbsLDA, _cgs, _gauss_inversion
+from dptm import SubsampledGibbsLDA, _cgs
+from dptm.noise import gauss_inversion as _gauss_inversion
+from dptm.noise.mechanisms import discrete_gaussian_table
 from dptm.mechanisms import discrete_gaussian_parameters
 from dptm.models import private_gibbs
 from _tables import corrupted_tables
@@ -463,9 +465,9 @@ def test_subsampled_lda_draws_its_snapshot_noise_by_inversion(monkeypatch):
     noise = np.concatenate([s[:, 0] - counts for s in m.trace_["snapshots"]]).astype(np.int64)
     assert noise.size == 3 * V
     assert chi_square(noise, p, q) > ALARM
-    assert private_gibbs._discrete_gaussian_table(p, q) is not None
+    assert discrete_gaussian_table(p, q) is not None
     # beyond the inversion table's range: the alias-table proposal
-    assert "prob" in private_gibbs._discrete_gaussian_table(2000 ** 2, 1)
+    assert "prob" in discrete_gaussian_table(2000 ** 2, 1)
 
 
 @pytest.mark.parametrize("cls,kw", [
@@ -480,7 +482,7 @@ def test_gaussian_snapshot_fits_are_the_same_for_any_n_jobs(monkeypatch, cls, kw
             for j in (1, 2)]
     np.testing.assert_array_equal(fits[0].snapshot_, fits[1].snapshot_)
     np.testing.assert_array_equal(fits[0].doc_topic_, fits[1].doc_topic_)
-    assert isinstance(private_gibbs._discrete_gaussian_table(
+    assert isinstance(discrete_gaussian_table(
         *discrete_gaussian_parameters(2.0 * math.sqrt(2))[:2]), dict)
 
 

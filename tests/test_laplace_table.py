@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dptm import _cgs, _laplace_table
-from dptm.models.private_gibbs import dyadic_laplace_parameter
+from dptm import _cgs
+from dptm.noise import laplace_table as _laplace_table
+from dptm.noise.laplace_table import dyadic_laplace_parameter
 from _tables import corrupted_tables
 from _child import run_child
 
@@ -201,7 +202,8 @@ def test_an_error_on_the_exact_path_fails_closed():
     # coarse table that reaches it on most draws.
     code = textwrap.dedent("""
         import numpy as np
-        from dptm import _cgs, _laplace_table
+        from dptm import _cgs
+        from dptm.noise import laplace_table as _laplace_table
         def broken(*args):
             raise MemoryError("simulated")
         table = _laplace_table.dyadic_table(1271987, 1, 1)

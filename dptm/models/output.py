@@ -20,10 +20,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _progress, _random
+from .. import _progress
+from ..noise import secret as _random
 from .._utils import check_count_matrix, check_int, check_positive, check_probability
 from ..accounting import ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyReport
-from ..mechanisms import gaussian_noise, laplace_noise, lattice_gaussian, lattice_laplace
+from ..noise.mechanisms import gaussian_noise, laplace_noise, lattice_gaussian, lattice_laplace
 from ._base import FitScopeMixin
 
 __all__ = [
@@ -122,7 +123,7 @@ default="gaussian"
         joblib workers for the refits; the output does not depend on it.
     random_state : None, int, SeedSequence or numpy.random.Generator
         None (default): the noise, the permutation of the rows and the refit subsets come
-        from the secret generator (:func:`dptm._random.private_generator`). Anything else
+        from the secret generator (:func:`dptm.noise.secret.private_generator`). Anything else
         is a labelled test mode (:class:`~dptm.exceptions.SeededPrivacyWarning`).
     verbose : int or None, default=None
         Progress on the ``"dptm"`` logger (:mod:`dptm._progress`): one line for the fit of
@@ -310,7 +311,7 @@ default="gaussian"
         """
         import warnings
 
-        from .._random import private_generator, public_seed
+        from ..noise.secret import private_generator, public_seed
         from ..exceptions import NotHardenedWarning, user_stacklevel
 
         base, source = self._check_params()

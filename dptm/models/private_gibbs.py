@@ -37,7 +37,7 @@ are indexed in that visiting order.
 
 Randomness (DESIGN.md 2): the initial topics, the token order, the snapshot noise, the
 token subsampling and every sweep draw come from
-``dptm._random.private_generator(random_state, ...)``: a secret AES-CTR generator keyed
+``dptm.noise.secret.private_generator(random_state, ...)``: a secret AES-CTR generator keyed
 from the operating system unless a seed is given (labelled test mode). Nothing that could
 regenerate it is kept on the estimator; ``transform_seed_`` (fold-in of ``transform``, a
 post-processing of the released topics) is fresh OS entropy. The default noise is exact
@@ -51,15 +51,17 @@ import numpy as np
 from randomgen import AESCounter
 
 from .. import _cgs
-from .._random import private_fit, private_generator, public_seed, shuffle_within_segments
 from .._utils import check_positive, check_probability
 from ..accounting import (ComposedEvent, GaussianEvent, LaplaceEvent, PaperClaim, PrivacyReport,
                           PureDPEvent, SelfComposedEvent, epsilon as _epsilon, log_bisect,
                           recipes)
 from ..corpus import Corpus
 from ..exceptions import NotHardenedWarning, user_stacklevel
-from .. import _gauss_inversion, _gauss_table, _laplace_table
-from ..mechanisms import discrete_gaussian_parameters, discrete_laplace_parameters
+from ..noise import laplace_table as _laplace_table
+from ..noise.laplace_table import MAX_DYADIC_SCALE as _DYADIC_MAX_SCALE, dyadic_laplace_parameter
+from ..noise.mechanisms import (discrete_gaussian_parameters, discrete_gaussian_table,
+                                discrete_laplace_parameters)
+from ..noise.secret import private_fit, private_generator, public_seed, shuffle_within_segments
 from ._base import TopicModelMixin
 from .._threads import effective_n_jobs
 from .gibbs import GibbsState, token_blocks
@@ -113,28 +115,6 @@ def plain_sweep_epsilon(n_tokens, beta):
     return 2.0 * math.log1p(n / beta) + 2.0 * (n - 1.0) * math.log1p(1.0 / beta)
 
 
-# Discrete Laplace snapshots of scale <= 64 (eps_L >= 1/32) use the dyadic parameter
-# r = a / 2^21 (exact, drawn by table inversion: _cgs.fill_discrete_laplace_dyadic,
-# dptm._laplace_table; the scale drawn exceeds the one asked by a relative scale / 2^21 at
-# most, below 4e-5); larger scales the CKS20 sampler of a rational scale.
-_DYADIC_DEN = 1 << 21
-_DYADIC_MAX_SCALE = 64.0
-
-
-def dyadic_laplace_parameter(scale):
-    """``(a, effective_scale)``: the discrete Laplace of parameter r = a / 2^21 sampled for
-    a requested ``scale`` <= 64. r is rounded up from exp(-1/scale) (never less noise), so
-    the scale actually drawn, -1 / log r, is >= ``scale``; ``effective_scale`` is that value
-    lowered by 1e-12 relative (a safe margin over the rounding of log), which is what the
-    accountant is told (epsilon = sensitivity / effective_scale >= the true -2 log r)."""
-    a = max(1, math.ceil(math.exp(-1.0 / scale) * _DYADIC_DEN))
-    while a < _DYADIC_DEN and -1.0 / math.log(a / _DYADIC_DEN) * (1 - 1e-12) < scale:
-        a += 1
-    if a >= _DYADIC_DEN:
-        raise ValueError(f"scale={scale} is too large for the dyadic discrete Laplace")
-    return a, -1.0 / math.log(a / _DYADIC_DEN) * (1 - 1e-12)
-
-
 class _Noise:
     """The snapshot noise actually drawn: kernel code, parameters and its privacy event."""
 
@@ -185,7 +165,7 @@ class _Noise:
         if self.table is None and self.kind in (4, 5):
             # built here, not in __init__: calibration creates many _Noise objects
             self.table = (_laplace_table.dyadic_table(self.a) if self.kind == 5
-                          else _discrete_gaussian_table(self.a, self.b))
+                          else discrete_gaussian_table(self.a, self.b))
         gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
         topics, word_ptr, word_tokens = recount if recount is not None else (None,) * 3
         _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
@@ -200,16 +180,6 @@ class _Noise:
         if self.discrete and math.ceil(clip) < 2 ** 31:
             return np.empty(shape, dtype=np.int32)
         return None
-
-
-def _discrete_gaussian_table(p, q):
-    """The sampler of the discrete Gaussian of variance p / q (the same pmf whichever):
-    exact inversion (``dptm._gauss_inversion``, a few ns a draw) up to sigma = 1024, the
-    alias-table proposal (``dptm._gauss_table``) above, where the inversion table grows too
-    big; CKS20 (None) would serve the rest, never reached since inversion covers every
-    small sigma."""
-    table = _gauss_inversion.table_for(p, q)
-    return table if table is not None else _gauss_table.table_for(p, q)
 
 
 def _snapshot_generators(noise_rng, n_words, n_topics):
@@ -474,7 +444,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         last token of the corpus, as in the paper.
     random_state : None, int, SeedSequence or numpy.random.Generator, default=None
         None (for a model you publish): every random draw comes from a secret generator
-        keyed from the operating system (``dptm._random.secret_generator``). A seed is a
+        keyed from the operating system (``dptm.noise.secret.secret_generator``). A seed is a
         test mode: reproducible, with a ``SeededPrivacyWarning`` and a report whose first
         line says the guarantee holds only while the seed stays secret.
     n_jobs : int, default=None

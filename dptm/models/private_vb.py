@@ -29,7 +29,8 @@ from .. import _svi
 from .._random import private_fit, private_generator, public_seed
 from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_int, check_positive, check_real
-from ..mechanisms import lattice_gaussian
+# the lattice of the noise: sigma / g in [2^13, 2^14) (rounding DOWN loses <= g per entry)
+from ..noise.mechanisms import finest_lattice_granularity as _granularity, lattice_gaussian
 from ._base import TopicModelMixin
 
 _STATISTICS = ("presence", "counts")
@@ -46,9 +47,6 @@ _HISTOGRAM_THRESHOLD = 4.0
 # Share of the model budget of the final count release (the rest finds the topics): the
 # last two releases are averaged, so the final estimate carries ~0.5 of it.
 _FINAL_SHARE = 0.4
-# sigma / g of the noise lattice in [2^13, 2^14): rounding down loses at most g per entry
-# (1e-4 of the noise) and cannot increase a norm; the exact sampler takes sigma / g <= 2^14.
-_LATTICE_BITS = 13
 _CHUNK_NNZ = 1 << 20   # E-step working set: about 1M (document, word) pairs at a time
 # Between search releases, entries below this many noise sd are zeroed (topics are sparse;
 # pure noise would otherwise spread mass over every word).
@@ -380,10 +378,6 @@ def _word_shrunk(est, sd):
     ratio = np.einsum("kw,kw->w", z, z) / (K - 1)          # s_w^2 / sd^2
     keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)
     return np.maximum(mean + keep * dev, 0.0), mean
-
-
-def _granularity(sigma):
-    return math.ldexp(1.0, math.frexp(sigma)[1] - 1 - _LATTICE_BITS)
 
 
 def _exp_dirichlet(x):

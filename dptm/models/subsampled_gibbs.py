@@ -11,11 +11,11 @@ import math
 
 import numpy as np
 
-from .._random import private_fit
 from .._threads import effective_n_jobs
 from .._utils import check_int, check_positive, check_probability
 from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, PaperClaim, PrivacyReport,
                           PureDPEvent, SelfComposedEvent, epsilon as _epsilon, recipes)
+from ..noise.secret import private_fit
 from .private_gibbs import (_NO_TABLE, _SAMPLING_LABEL, _Noise, _SnapshotGibbsBase, _bisect,
                             _snapshot_generators, inherent_epsilon)
 

@@ -14,12 +14,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _svi
 from .._threads import effective_n_jobs
-from .._random import private_fit, private_generator, public_seed
 from .._utils import (check_count_matrix, check_int, check_positive, check_probability,
                       check_random_state, spawn_generators)
 from ..exceptions import NotHardenedWarning, user_stacklevel
-from ..mechanisms import (_granularity_with_slack, discrete_gaussian_parameters, gaussian_noise,
-                          lattice_gaussian, lattice_rounding_slack)
+from ..noise.mechanisms import (_granularity_with_slack, discrete_gaussian_parameters,
+                                gaussian_noise, lattice_gaussian, lattice_rounding_slack)
+from ..noise.secret import private_fit, private_generator, public_seed
 from ._base import TopicModelMixin
 from ._truncate import truncate_documents
 
@@ -124,7 +124,7 @@ class PrivateOnlineLDA(TopicModelMixin):
     random_state : None, int, SeedSequence or numpy.random.Generator, default=None
         None (the default): a private model draws every random choice (initial lambda,
         truncation, minibatches, gamma initialisation, noise) from a fresh secret
-        AES-CTR generator (:func:`dptm._random.secret_generator`) obtained once per
+        AES-CTR generator (:func:`dptm.noise.secret.secret_generator`) obtained once per
         ``fit`` / ``partial_fit`` call and never stored. A seed is a labelled test mode
         (SeededPrivacyWarning; the report's first line says the guarantee holds only while
         the seed stays secret). A non-private model uses it as an ordinary seed.
@@ -536,7 +536,7 @@ class PrivateOnlineLDA(TopicModelMixin):
 
         Privacy contract: every random choice (initial lambda, truncation, minibatches,
         gamma initialisation, noise) is drawn from one generator obtained once here from
-        :func:`dptm._random.private_generator` (the secret AES-CTR generator unless a seed
+        :func:`dptm.noise.secret.private_generator` (the secret AES-CTR generator unless a seed
         is given: test mode) and dropped on return; nothing that could regenerate it is
         kept. Raises ValueError when the calibrated noise would exceed ``target_epsilon``.
 

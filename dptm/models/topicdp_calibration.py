@@ -8,7 +8,8 @@ import numpy as np
 
 from .._utils import check_positive
 from ..accounting import calibrate_gaussian, dp_to_rdp
-from ..mechanisms import lattice_granularity, lattice_rounding_slack
+from ..noise.mechanisms import (  # noqa: F401  (_lattice_laplace_granularity: output.py's name)
+    _lattice_laplace_granularity, finest_lattice_granularity, lattice_rounding_slack)
 
 _CALIBRATIONS = ("renyi", "gaussian")
 
@@ -97,7 +98,7 @@ def mvg_sigma(shape, sensitivity, epsilon, delta, sup_norm=None):
 def rounding_slack(granularity, n_coords, norm=2):
     """How far rounding to the lattice g Z can move a sensitivity: each coordinate of two
     neighbouring statistics is rounded separately, so their difference can grow by up to
-    g on each of ``n_coords`` coordinates (:func:`dptm.mechanisms.lattice_rounding_slack`
+    g on each of ``n_coords`` coordinates (:func:`dptm.noise.mechanisms.lattice_rounding_slack`
     with ``rounded="statistic"``): ``g sqrt(n_coords)`` in L2, ``g n_coords`` in L1."""
     return lattice_rounding_slack(granularity, int(n_coords), norm=norm, rounded="statistic")
 
@@ -113,7 +114,7 @@ def _lattice_gaussian_calibration(sensitivity, sigma_of, n_coords):
     total = sensitivity
     for _ in range(200):
         sigma = sigma_of(total)
-        g = lattice_granularity(sigma) / 2.0
+        g = finest_lattice_granularity(sigma)
         sigma = g * math.ceil(sigma / g)
         need = sensitivity + rounding_slack(g, n_coords)
         if need <= total:
@@ -123,15 +124,3 @@ def _lattice_gaussian_calibration(sensitivity, sigma_of, n_coords):
         f"the lattice rounding of {n_coords} released values needs more noise than the "
         "calibration can absorb at this epsilon; release fewer values (output='keywords') or "
         "raise target_epsilon")
-
-
-def _lattice_laplace_granularity(l1_sensitivity, n_coords, scale):
-    """A power of two g with rounding slack g * n_coords <= 1e-3 x the L1 sensitivity and at
-    most scale / 4096 (the noise is resolved finely), as coarse as the exact discrete
-    Laplace allows (scale / g <= 2^40)."""
-    g = 2.0 ** math.floor(math.log2(min(1e-3 * l1_sensitivity / max(n_coords, 1),
-                                        scale / 4096.0)))
-    if scale / g > 2.0 ** 40:
-        raise ValueError(f"{n_coords} released values are too many for the exact Laplace "
-                         "baseline at this epsilon")
-    return g

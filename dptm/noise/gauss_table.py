@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._exact import exp_neg_bounds
+from .exact import exp_neg_bounds
 
 COLUMNS = 256                 # alias columns (8 bits of a uniform word)
 COLUMN_BITS = 52              # units per column: 2^52 (52 bits of the same word)

@@ -43,6 +43,7 @@ word; one more word in stage 2), so the draws are independent. Only the noise va
 which bits are read; the counts never do. Tests build tables with small G and L so that
 stages 2 and 3 run on most draws.
 """
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -51,6 +52,26 @@ INDEX_BITS = 12          # a 4096-entry guide (8 KB), 13-bit lanes: 4 draws per 
 LOW_BITS = 64
 DENOMINATOR_BITS = 21    # r = a / 2^21
 MAX_ROWS = 32767         # guide entries are int16
+# Discrete Laplace noise of scale <= 64 (eps_L >= 1/32 at sensitivity 2) is drawn with the
+# dyadic parameter r = a / 2^21 from this table (the scale drawn exceeds the one asked by a
+# relative scale / 2^21 at most, below 4e-5); larger scales by CKS20's sampler of a rational
+# scale (``dptm.noise.mechanisms.discrete_laplace_parameters``).
+MAX_DYADIC_SCALE = 64.0
+
+
+def dyadic_laplace_parameter(scale):
+    """``(a, effective_scale)``: the discrete Laplace of parameter r = a / 2^21 sampled for
+    a requested ``scale`` <= 64. r is rounded up from exp(-1/scale) (never less noise), so
+    the scale actually drawn, -1 / log r, is >= ``scale``; ``effective_scale`` is that value
+    lowered by 1e-12 relative (a safe margin over the rounding of log), which is what the
+    accountant is told (epsilon = sensitivity / effective_scale >= the true -2 log r)."""
+    den = 1 << DENOMINATOR_BITS
+    a = max(1, math.ceil(math.exp(-1.0 / scale) * den))
+    while a < den and -1.0 / math.log(a / den) * (1 - 1e-12) < scale:
+        a += 1
+    if a >= den:
+        raise ValueError(f"scale={scale} is too large for the dyadic discrete Laplace")
+    return a, -1.0 / math.log(a / den) * (1 - 1e-12)
 
 
 def dyadic_table(a, index_bits=INDEX_BITS, low_bits=LOW_BITS):

@@ -1,7 +1,10 @@
 """Noise for differential privacy: Laplace, Gaussian and their exact discrete versions.
 
 Every sampler takes a ``numpy.random.Generator`` and draws from its BitGenerator in C
-(``dptm._cgs``), so one seed gives one stream and the same result everywhere.
+(``dptm._cgs``, imported on the first draw), so one seed gives one stream and the same result
+everywhere. The exact samplers' tables and proofs are beside this module in
+:mod:`dptm.noise` (``laplace_table``, ``gauss_table``, ``gauss_inversion``, ``exact``);
+:func:`discrete_gaussian_table` is the one choice between them.
 
 The discrete samplers are the exact algorithms of Canonne, Kamath & Steinke (2020), "The
 Discrete Gaussian for Differential Privacy" (Algorithms 1-3): they use integer arithmetic
@@ -33,14 +36,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import _cgs, _gauss_table
-from ._utils import check_positive
+from .._utils import check_positive
+from . import gauss_inversion, gauss_table
 
 __all__ = [
     "laplace_noise", "gaussian_noise", "discrete_laplace_noise", "discrete_gaussian_noise",
     "discrete_laplace_parameters", "discrete_gaussian_parameters", "discrete_laplace_pmf",
     "discrete_gaussian_pmf", "lattice_granularity", "round_to_lattice", "lattice_gaussian",
-    "lattice_laplace", "lattice_rounding_slack",
+    "lattice_laplace", "lattice_rounding_slack", "finest_lattice_granularity",
+    "discrete_gaussian_table",
 ]
 
 _MAX_DEN = 1 << 20
@@ -64,6 +68,7 @@ def _shape(shape):
 
 def laplace_noise(shape, scale, rng):
     """I.i.d. Laplace(0, ``scale``) noise as a float64 array of ``shape``."""
+    from .. import _cgs
     scale = check_positive(scale, "scale")
     out = np.empty(_shape(shape), dtype=np.float64)
     _cgs.fill_noise(out.reshape(-1), 1, scale, _check_rng(rng).bit_generator)
@@ -72,6 +77,7 @@ def laplace_noise(shape, scale, rng):
 
 def gaussian_noise(shape, sigma, rng):
     """I.i.d. N(0, ``sigma``^2) noise as a float64 array of ``shape``."""
+    from .. import _cgs
     sigma = check_positive(sigma, "sigma")
     out = np.empty(_shape(shape), dtype=np.float64)
     _cgs.fill_noise(out.reshape(-1), 2, sigma, _check_rng(rng).bit_generator)
@@ -152,6 +158,7 @@ def discrete_laplace_noise(shape, scale, rng):
     """Exact discrete Laplace noise, P(x) ∝ exp(-|x|/scale) on the integers, as int64.
 
     ``scale`` is rounded to the rational :func:`discrete_laplace_parameters` (scale)."""
+    from .. import _cgs
     t, s, _ = discrete_laplace_parameters(scale)
     out = np.empty(_shape(shape), dtype=np.int64)
     _cgs.fill_discrete_laplace(out.reshape(-1), t, s, _check_rng(rng).bit_generator)
@@ -162,16 +169,34 @@ def discrete_gaussian_noise(shape, sigma, rng):
     """Exact discrete Gaussian noise, P(x) ∝ exp(-x^2 / (2 sigma^2)) on the integers, as int64.
 
     ``sigma^2`` is rounded to the rational :func:`discrete_gaussian_parameters` (sigma)."""
+    from .. import _cgs
     p, q, t, _ = discrete_gaussian_parameters(sigma)
     out = np.empty(_shape(shape), dtype=np.int64)
     bit_generator = _check_rng(rng).bit_generator
-    table = _gauss_table.table_for(p, q)
+    table = discrete_gaussian_table(p, q, inversion=False)
     if table is not None:
         # the same pmf, about five times faster: rejection from an alias-table proposal
         _cgs.fill_discrete_gaussian_table(out.reshape(-1), table, bit_generator)
     else:
         _cgs.fill_discrete_gaussian(out.reshape(-1), p, q, t, bit_generator)
     return out
+
+
+def discrete_gaussian_table(p, q, *, inversion=True):
+    """The table-driven exact sampler of the discrete Gaussian of variance ``p / q`` (the
+    same pmf whichever is chosen; the one sampler choice of the package).
+
+    Exact inversion (:mod:`dptm.noise.gauss_inversion`, a few ns a draw) up to sigma = 1024,
+    the alias-table proposal (:mod:`dptm.noise.gauss_table`) above, where the inversion table
+    grows too big, and None (CKS20's sampler, ``_cgs.fill_discrete_gaussian``) outside the
+    alias table's range. ``inversion=False`` skips the inversion table: the public
+    :func:`discrete_gaussian_noise` keeps the alias-table stream its seeded draws were
+    published with (the frozen-draws test pins them)."""
+    if inversion:
+        table = gauss_inversion.table_for(p, q)
+        if table is not None:
+            return table
+    return gauss_table.table_for(p, q)
 
 
 def discrete_laplace_pmf(x, scale):
@@ -205,6 +230,13 @@ def lattice_granularity(scale):
     if g == 0.0:
         raise ValueError(f"scale={scale} is too small for a lattice mechanism")
     return g
+
+
+def finest_lattice_granularity(scale):
+    """The power of two g with ``scale / g`` in [8192, 16384): the finest lattice the exact
+    discrete Gaussian sampler takes (sigma / g <= 2^14), half of
+    :func:`lattice_granularity`."""
+    return lattice_granularity(scale) / 2.0
 
 
 def _check_granularity(granularity, scale):
@@ -277,6 +309,18 @@ def _granularity_with_slack(sigma_c, z, n_coords):
     g = lattice_granularity(sigma_c)
     while sigma_c / g > room:
         g *= 2.0
+    return g
+
+
+def _lattice_laplace_granularity(l1_sensitivity, n_coords, scale):
+    """A power of two g with rounding slack g * n_coords <= 1e-3 x the L1 sensitivity and at
+    most scale / 4096 (the noise is resolved finely), as coarse as the exact discrete
+    Laplace allows (scale / g <= 2^40)."""
+    g = 2.0 ** math.floor(math.log2(min(1e-3 * l1_sensitivity / max(n_coords, 1),
+                                        scale / 4096.0)))
+    if scale / g > 2.0 ** 40:
+        raise ValueError(f"{n_coords} released values are too many for the exact Laplace "
+                         "baseline at this epsilon")
     return g
 
 

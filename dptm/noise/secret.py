@@ -27,8 +27,8 @@ import warnings
 import numpy as np
 from randomgen import AESCounter
 
-from ._utils import check_random_state
-from .exceptions import SeededPrivacyWarning, user_stacklevel
+from .._utils import check_random_state
+from ..exceptions import SeededPrivacyWarning, user_stacklevel
 
 __all__ = ["secret_generator", "private_generator", "public_seed", "shuffle_within_segments",
            "private_fit"]
@@ -109,7 +109,7 @@ def shuffle_within_segments(ptr, values, gen):
     integers, in C), drawn from ``gen``. Used to visit a document's tokens in a secret
     random order instead of by word id. Returns a new array; ``values`` is not modified.
     """
-    from . import _cgs
+    from .. import _cgs
     ptr = np.ascontiguousarray(ptr, dtype=np.int64)
     out = np.array(values, copy=True, order="C")
     if ptr.ndim != 1 or ptr.size < 1 or ptr[0] != 0 or ptr[-1] != out.shape[0] \

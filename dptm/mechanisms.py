@@ -1,0 +1,7 @@
+"""Moved to :mod:`dptm.noise.mechanisms`; this name stays importable as the same module object
+(its attributes and monkeypatches are that module's)."""
+import sys
+
+from .noise import mechanisms as _module
+
+sys.modules[__name__] = _module
