@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from _harness import Case, add_ratios, data_path, format_table, parser, report, run_cases  # noqa: E402
+from _harness import Case, add_ratios, data_path, parser, report, run_cases  # noqa: E402
 
 from dptm import PrivateOnlineLDA  # noqa: E402
 from dptm.datasets import load_uci_bow  # noqa: E402

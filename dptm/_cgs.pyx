@@ -7,21 +7,26 @@ word-major ``n_wk[w, k]`` (the K counts of one word are contiguous), document-to
 ``n_dk[d, k]``, topic totals ``n_k[k]``. Kernels take numpy's BitGenerator and draw from it
 through its C API; they know nothing of estimators, privacy or I/O.
 """
-from fractions import Fraction
+# The included .pxi files use these names (cython-lint reads one file at a time).
+from fractions import Fraction  # no-cython-lint
 
-import numpy as np
+import numpy as np  # no-cython-lint
 
-from libc.math cimport INFINITY, ceil, exp, log, log1p
-from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t, uintptr_t
-from libc.stdlib cimport abort, calloc, malloc, free
-from libc.string cimport memcpy, memset
-from cython.parallel cimport parallel, prange, threadid
-from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport (random_interval, random_standard_exponential,
-                                           random_standard_normal)
+from libc.math cimport INFINITY, ceil, exp, log, log1p  # no-cython-lint
+from libc.stdint cimport int16_t, int32_t, int64_t  # no-cython-lint
+from libc.stdint cimport uint32_t, uint64_t, uintptr_t  # no-cython-lint
+from libc.stdlib cimport abort, calloc, malloc, free  # no-cython-lint
+from libc.string cimport memcpy, memset  # no-cython-lint
+from cython.parallel cimport parallel, prange, threadid  # no-cython-lint
+from numpy.random cimport bitgen_t  # no-cython-lint
+from numpy.random.c_distributions cimport random_interval  # no-cython-lint
+from numpy.random.c_distributions cimport random_standard_exponential  # no-cython-lint
+from numpy.random.c_distributions cimport random_standard_normal  # no-cython-lint
 
-from dptm._bitgen cimport get_bitgen, next_uniform
-from dptm import _exact, _gauss_inversion, _laplace_table
+from dptm._bitgen cimport get_bitgen, next_uniform  # no-cython-lint
+from dptm.noise import exact as _exact  # no-cython-lint
+from dptm.noise import gauss_inversion as _gauss_inversion  # no-cython-lint
+from dptm.noise import laplace_table as _laplace_table  # no-cython-lint
 
 
 # One file per subsystem, in dependency order (the include is textual).

@@ -282,8 +282,10 @@ def check_probability_matrix(P, name, shape=None, normalize=False, atol=1e-6, ro
         P = np.asarray(P)
     dtype = getattr(P, "dtype", None)
     if dtype is not None and (np.issubdtype(dtype, np.complexfloating)
-                              or not (np.issubdtype(dtype, np.number) or dtype == bool
-                                      or dtype == object)):
+                              # numpy dtypes compare to Python types with ==, not `is`
+                              or not (np.issubdtype(dtype, np.number)
+                                      or dtype == bool  # noqa: E721
+                                      or dtype == object)):  # noqa: E721
         raise TypeError(f"{name} must be a real numeric array, got dtype {dtype}")
     try:
         P = np.asarray(P, dtype=np.float64)

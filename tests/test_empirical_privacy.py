@@ -13,7 +13,6 @@ local randomizer in tests/test_output_privacy.py, the ledger tests tie each esti
 drawn noise to its event.
 """
 import numpy as np
-import pytest
 from sklearn.base import BaseEstimator
 
 from dptm import TopicDP

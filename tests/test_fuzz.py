@@ -18,7 +18,6 @@ from hypothesis import strategies as st  # noqa: E402
 
 from dptm import accounting as A  # noqa: E402
 from dptm._utils import check_count_matrix  # noqa: E402
-from dptm.exceptions import PrivacyWarning  # noqa: E402
 
 FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

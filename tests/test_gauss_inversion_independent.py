@@ -9,7 +9,6 @@ mass at 0 (z-tests, false-alarm rate below 1e-6 per test), with power against a 
 off; against the two older exact samplers (alias proposal, CKS20) by a two-sample test; and
 the snapshot kernel's noise and bit consumption must not depend on the counts.
 """
-from fractions import Fraction
 import math
 
 import numpy as np

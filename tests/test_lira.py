@@ -23,7 +23,6 @@ def canary_setup():
     """A corpus plus 12 'canary' documents made of words nothing else uses; the target
     trains on the first half of the documents plus 5 extra copies of each member canary."""
     X, _, _ = make_lda_corpus(100, 50, 3, doc_length=20, random_state=1)
-    rng = np.random.default_rng(2)
     canaries = np.zeros((12, 90), dtype=np.int64)
     for i in range(12):  # three words of its own, each three times
         canaries[i, 50 + 3 * i: 53 + 3 * i] = 3

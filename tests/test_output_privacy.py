@@ -1,7 +1,6 @@
 """Attacker's-eye tests of the output-perturbation, vocabulary, pipeline and local-DP code:
 replay (secret randomness), exact noise on a grid, neighbour invariance of everything that
 is not a privatized value, noise checked against the recorded event, empirical epsilon."""
-import math
 import pickle
 import warnings
 

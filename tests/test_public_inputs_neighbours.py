@@ -16,7 +16,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from sklearn.decomposition import NMF
 
 from dptm import DPVocabulary, FullyPrivateTopicModel

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import dptm
 from dptm._utils import INT32_MAX, check_count_matrix
 from dptm.attacks import zeta
 from dptm.corpus import Corpus

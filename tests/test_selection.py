@@ -183,7 +183,7 @@ def test_unchosen_fits_emit_nothing_and_undrawn_candidates_never_see_the_data():
 
 
 def test_a_failed_score_is_never_chosen_and_only_all_failures_raise():
-    X, reference = _X(150, 0), _X(40, 1)
+    X = _X(150, 0)
     cands = [PrivateBatchLDA(3, target_epsilon=1.0), PrivateBatchLDA(5, target_epsilon=1.0)]
     score = (lambda r: math.nan if r.topic_word.shape[0] == 3 else 1.0)
     with pytest.warns(SeededPrivacyWarning):

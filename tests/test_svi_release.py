@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import dptm.models.svi as svi_module
 from dptm import PrivateOnlineLDA
 from dptm.exceptions import SeededPrivacyWarning
 from dptm.release import Release

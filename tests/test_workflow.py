@@ -68,7 +68,7 @@ def test_privacy_utility_curve_against_closed_forms(demo):
     from sklearn.base import BaseEstimator
 
     from dptm.accounting import LaplaceEvent, PrivacyReport
-    from dptm.metrics import privacy_utility_curve, perplexity
+    from dptm.metrics import privacy_utility_curve
 
     class Uniform(BaseEstimator):
         def __init__(self, eps=1.0):

@@ -479,7 +479,7 @@ cdef void _apply_round(const Work* ws, Py_ssize_t p, int32_t* wkp, int32_t* pos,
 
 
 cdef inline int32_t* _round_counts(const Work* ws, int32_t* n_wk, Py_ssize_t p,
-                                  bint sparse) noexcept nogil:
+                                   bint sparse) noexcept nogil:
     """The word-topic counts part ``p`` keeps in the rounds kernel: dense, part 0 the
     true ones (``n_wk``, in place) and another part its copy; sparse, none (a sparse
     sampler reads its word lists; ``n_wk`` is rewritten from part 0's lists after the
@@ -646,7 +646,7 @@ def gibbs_sweep_rounds(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
             raise MemoryError()
     # the rounds (sparse or dense): in step only with a sweep of the same kind
     in_step = workspace.in_step(&n_wk[0, 0], &n_k[0],
-                               SYNC_SPARSE_ROUNDS if sparse else SYNC_DENSE_ROUNDS)
+                                SYNC_SPARSE_ROUNDS if sparse else SYNC_DENSE_ROUNDS)
     if sparse and not in_step:
         workspace.check_room(n_wk, n_threads)
     for p in range(P):
@@ -715,7 +715,7 @@ def gibbs_sweep_sparse(const int64_t[::1] doc_ptr, const int32_t[::1] words, int
 
 
 cdef _check_partitions(const int64_t[::1] part_ptr, Py_ssize_t D, object bit_generators,
-                      int n_threads):
+                       int n_threads):
     """Arguments shared by the AD-LDA kernels: threads, one generator per partition, and
     partition boundaries from 0 to D, non-decreasing."""
     cdef Py_ssize_t p, P = part_ptr.shape[0] - 1

@@ -90,7 +90,8 @@ def gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int32_t[::
 
     ``K < 32`` (sequential scan)::
 
-        cum[t] = sum_{t' <= t} (n_wk[w, t'] + beta) * (n_dk[d, t'] + alpha) * (1 / (n_k[t'] + V beta))
+        cum[t] = sum_{t' <= t} (n_wk[w, t'] + beta) * (n_dk[d, t'] + alpha)
+                               * (1 / (n_k[t'] + V beta))
         u = U * cum[K - 1];  topic = first t with cum[t] > u  (K - 1 if none)
 
     (sums left to right, each product evaluated left to right).

@@ -67,7 +67,7 @@ cdef inline uint64_t _uniform_below(Bits* src, uint64_t m) noexcept nogil:
 # integers, and a relative error rho in g moves exp(-g) by at most g e^-g rho (1 + rho) <=
 # rho / e; libm's exp within an ulp), and u / 2^64 is within 2^-53
 # of U, so a comparison with a margin of 2^-36 is never wrong; inside the margin
-# (probability < 2^-34) the uniform's further bits are drawn and ``dptm._exact`` decides
+# (probability < 2^-34) the uniform's further bits are drawn and ``dptm.noise.exact`` decides
 # with exact rational arithmetic. The samplers' output follows the stated pmf exactly.
 
 cdef double LAZY_MARGIN = 1.0 / 68719476736.0    # 2^-36
@@ -171,7 +171,7 @@ cdef int64_t _discrete_gaussian(Bits* rng, uint64_t p, uint64_t q, uint64_t t) n
 
 # Discrete Laplace with a dyadic parameter r = a / 2^21 (the default noise of the snapshots):
 # P(x) = (1 - r) / (1 + r) r^|x| on the integers (scale -1 / log r), by exact inversion of
-# |x| with the integer table of ``dptm._laplace_table`` (construction and proof there):
+# |x| with the integer table of ``dptm.noise.laplace_table`` (construction and proof there):
 # G + 1 bits per draw (G index bits, one sign bit) in lanes of one 64-bit word, one table
 # read for nearly every draw, integer comparisons only. The pmf is exact, and an output's
 # bits carry nothing but its value.
@@ -186,12 +186,12 @@ cdef extern from "_kernels/cgs_exact.h":
 
 
 cdef struct LaplaceTable:
-    const int16_t* guide       # 2^G entries: |x| when decided by the G index bits, else -(first + 1)
+    const int16_t* guide       # 2^G entries: |x| if the G index bits decide, else -(first + 1)
     const int32_t* hi          # per threshold row m: floor(T_m 2^(G + L)) >> L ...
     const uint64_t* lo         # ... and its low L bits
     uint64_t a
     int index_bits, low_bits   # G, L
-    int family                 # thresholds of: 0 the dyadic Laplace (a), 1 the discrete Gaussian (p/q)
+    int family                 # thresholds of: 0 the dyadic Laplace (a), 1 discrete Gaussian (p/q)
     uint64_t p, q
     int lane_bits, lanes       # G + 1 bits per draw, 64 // (G + 1) draws per word
     uint64_t lane_mask
@@ -261,7 +261,7 @@ cdef inline int64_t _dlap_draw(bitgen_t* rng, Lanes* ln, const LaplaceTable* T) 
 
 
 cdef _set_laplace_table(LaplaceTable* T, dict table, uint64_t a):
-    """Check a table of ``dptm._laplace_table.dyadic_table(a)`` (the structure the proof
+    """Check a table of ``dptm.noise.laplace_table.dyadic_table(a)`` (the structure the proof
     needs, so that a corrupted table is refused rather than sampled) and point ``T`` at its
     arrays (``table`` must stay alive while ``T`` is used)."""
     if table["a"] != a:
@@ -271,7 +271,7 @@ cdef _set_laplace_table(LaplaceTable* T, dict table, uint64_t a):
 
 
 cdef _set_gauss_inversion(LaplaceTable* T, dict table, uint64_t p, uint64_t q):
-    """The same for a table of ``dptm._gauss_inversion.inversion_table(p, q)``."""
+    """The same for a table of ``dptm.noise.gauss_inversion.inversion_table(p, q)``."""
     if table.get("p") != p or table.get("q") != q or "guide" not in table:
         raise ValueError("the inversion table was built for another variance than p/q")
     _set_inversion_table(T, table, "inversion")
@@ -279,7 +279,7 @@ cdef _set_gauss_inversion(LaplaceTable* T, dict table, uint64_t p, uint64_t q):
 
 
 cdef _set_inversion_table(LaplaceTable* T, dict table, str name):
-    """The structure shared by both tables (``dptm._laplace_table``'s stages)."""
+    """The structure shared by both tables (``dptm.noise.laplace_table``'s stages)."""
     cdef const int16_t[::1] guide = table["guide"]
     cdef const int32_t[::1] hi = table["hi"]
     cdef const uint64_t[::1] lo = table["lo"]
@@ -357,7 +357,7 @@ def fill_discrete_gaussian(int64_t[::1] out, uint64_t p, uint64_t q, uint64_t t,
 
 
 # Discrete Gaussian (sigma >= 0.5): rejection from a proposal drawn with an integer alias
-# table (the construction and its proof are in ``dptm._gauss_table``). The magnitude m >= 0
+# table (the construction and its proof are in ``dptm.noise.gauss_table``). The magnitude m >= 0
 # is proposed in bins of width B = 2^bin_bits, bin j with probability W_j / 2^52 (the
 # integer W_j >= c exp(-(jB)^2 / (2 sigma^2))), uniformly within it, and accepted with
 # probability exp(-m^2 / (2 sigma^2)) c / W_j <= 1; one more component covers m >= M =
@@ -421,7 +421,8 @@ cdef int64_t _discrete_gaussian_table(Bits* src, const GaussTable* T) noexcept n
         neg = (w >> GAUSS_TABLE_BITS) & 1
         j = col if v < T.prob[col] else T.alias[col]
         if j < T.n_bins:
-            m = (<int64_t> j << T.bin_bits) + <int64_t> _uniform_below(src, <uint64_t> 1 << T.bin_bits)
+            m = ((<int64_t> j << T.bin_bits)
+                 + <int64_t> _uniform_below(src, <uint64_t> 1 << T.bin_bits))
             if not _table_accept(src.rng, T, m, j, 0):
                 continue
         elif j == T.n_bins:
@@ -447,7 +448,7 @@ cdef int64_t _discrete_gaussian_table(Bits* src, const GaussTable* T) noexcept n
 
 
 cdef _set_gauss_table(GaussTable* T, dict table):
-    """Check a table of ``dptm._gauss_table.gauss_table`` and point ``T`` at its arrays
+    """Check a table of ``dptm.noise.gauss_table.gauss_table`` and point ``T`` at its arrays
     (``table`` must stay alive while ``T`` is used)."""
     cdef const uint64_t[::1] prob = table["prob"], weight = table["weight"]
     cdef const int32_t[::1] alias = table["alias"]
@@ -465,14 +466,15 @@ cdef _set_gauss_table(GaussTable* T, dict table):
         if not 0 <= alias[i] <= n_bins + 1 or prob[i] > (<uint64_t> 1 << GAUSS_TABLE_BITS) \
                 or (i > n_bins + 1 and prob[i] != 0):
             raise ValueError("inconsistent Gaussian table")
-    T.prob, T.alias, T.squeeze, T.ratio, T.weight = &prob[0], &alias[0], &squeeze[0], &ratio[0], &weight[0]
+    T.prob, T.alias, T.squeeze = &prob[0], &alias[0], &squeeze[0]
+    T.ratio, T.weight = &ratio[0], &weight[0]
     T.n_bins, T.bin_bits, T.c, T.p, T.q = n_bins, bin_bits, c, p, q
     T.g_coef = <double> q / (2.0 * <double> p)
 
 
 def fill_discrete_gaussian_table(int64_t[::1] out, dict table, object bit_generator):
     """Fill ``out`` with exact discrete Gaussian draws of variance parameter p/q through
-    the alias-table proposal ``table = dptm._gauss_table.gauss_table(p, q)``."""
+    the alias-table proposal ``table = dptm.noise.gauss_table.gauss_table(p, q)``."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
     cdef Bits src
@@ -487,5 +489,5 @@ def fill_discrete_gaussian_table(int64_t[::1] out, dict table, object bit_genera
 # Discrete Gaussian by exact inversion (SubsampledGibbsLDA's snapshots): the kernel of the
 # dyadic discrete Laplace above (guide, stage 2, exact stage 3, sign bit; ``_dlap_draw``)
 # on the thresholds S_m = P(|x| >= m) of N_Z(0, p/q), taken from guaranteed rational bounds
-# (``dptm._gauss_inversion``: construction and proof). G + 1 bits and one table read for
+# (``dptm.noise.gauss_inversion``: construction and proof). G + 1 bits and one table read for
 # nearly every draw; the pmf is exact.

@@ -70,7 +70,8 @@ cdef extern from "_kernels/cgs_private_sweep.h":
     int DPTM_LIST_PAD
     const double dptm_zero_one[2]
     int dptm_leave(double* cnt, Py_ssize_t jk, int same) noexcept nogil
-    int dptm_draws(const double* cum, Py_ssize_t nx, Py_ssize_t n, double u, int same) noexcept nogil
+    int dptm_draws(const double* cum, Py_ssize_t nx, Py_ssize_t n, double u,
+                   int same) noexcept nogil
     double dptm_doc_bucket(const float* f, const double* cnt, const int32_t* nz, Py_ssize_t n,
                            double* cum, const float* pf) noexcept nogil
     Py_ssize_t dptm_count_le(const double* cum, Py_ssize_t m, double u) noexcept nogil

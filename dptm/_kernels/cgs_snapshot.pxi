@@ -115,14 +115,15 @@ def noisy_snapshot(const int32_t[:, ::1] n_wk, int kind, double scale, uint64_t 
     1 Laplace(scale) (as in ``fill_noise``), 2 Normal(0, scale^2), 3 discrete Laplace of
     scale a/b, 4 discrete Gaussian of variance a/b with c = floor(sqrt(a/b)) + 1 (drawn
     through ``gauss_table`` when given: the same pmf, faster; the dict of
-    ``dptm._gauss_inversion.inversion_table(a, b)``, drawn by inversion in lanes per block
-    like kind 5, or of ``dptm._gauss_table.gauss_table(a, b)``, the alias-table proposal),
+    ``dptm.noise.gauss_inversion.inversion_table(a, b)``, drawn by inversion in lanes per block
+    like kind 5, or of ``dptm.noise.gauss_table.gauss_table(a, b)``, the alias-table proposal),
     5 discrete Laplace of parameter r = a / 2^21 (``fill_discrete_laplace_dyadic``, through
-    ``laplace_table``, default ``dptm._laplace_table.dyadic_table(a)``). Then, in NumPy
+    ``laplace_table``, default ``dptm.noise.laplace_table.dyadic_table(a)``). Then, in NumPy
     terms::
 
         pos = np.maximum(snapshot, 0)
-        word_factor = ((np.minimum(pos, clip) + beta) / (pos.sum(axis=0) + V * beta)).astype(np.float32)
+        word_factor = ((np.minimum(pos, clip) + beta)
+                       / (pos.sum(axis=0) + V * beta)).astype(np.float32)
         word_mass = word_factor.astype(np.float64).cumsum(axis=1)[:, -1]
 
     (numerator clamped and clipped, topic totals from the clamped snapshot; float32 halves

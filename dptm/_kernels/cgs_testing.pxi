@@ -18,8 +18,8 @@ def _list_moves(const int32_t[::1] pairs, const int32_t[:, ::1] moves, Py_ssize_
     ``dptm_list_move_at`` as the kernels call it, ``mode`` a ListMoveMode: 0 through the
     positions, b's index not given (the rounds' exchange of another part's moves); 1 through
     the positions, b's index given when b is in the list (the sampler's draw from the word
-    bucket); 2 without positions (the serial sampler). The positions start as ``pos_fill`` (K values: what
-    memory held) but for the list's topics. Returns the list and the positions."""
+    bucket); 2 without positions (the serial sampler). The positions start as ``pos_fill``
+    (K values: what memory held) but for the list's topics. Returns the list and the positions."""
     cdef Py_ssize_t n0 = pairs.shape[0] // 2, i, j, ja, jb
     cdef int32_t n = <int32_t> n0
     if pos_fill.shape[0] != K or 2 * n0 != pairs.shape[0] or moves.shape[1] != 2:
@@ -100,7 +100,7 @@ def fill_discrete_laplace_dyadic(int64_t[::1] out, uint64_t a, object bit_genera
                                  dict table=None):
     """Fill ``out`` with exact discrete Laplace draws of parameter r = a / 2^21:
     P(x) = (1 - r) / (1 + r) r^|x| (scale -1 / log r), 0 < a < 2^21 (scale up to about
-    600), through ``table = dptm._laplace_table.dyadic_table(a)`` (the default)."""
+    600), through ``table = dptm.noise.laplace_table.dyadic_table(a)`` (the default)."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
     cdef LaplaceTable T
@@ -121,7 +121,7 @@ def fill_discrete_gaussian_inversion(int64_t[::1] out, uint64_t p, uint64_t q,
                                      object bit_generator, dict table=None):
     """Fill ``out`` with exact discrete Gaussian draws of variance p/q:
     P(x) proportional to exp(-x^2 q / (2 p)) on the integers, through
-    ``table = dptm._gauss_inversion.inversion_table(p, q)`` (the default)."""
+    ``table = dptm.noise.gauss_inversion.inversion_table(p, q)`` (the default)."""
     cdef Py_ssize_t i, n = out.shape[0]
     cdef bitgen_t* rng = get_bitgen(bit_generator)
     cdef LaplaceTable T
@@ -165,33 +165,33 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
     past the last token.
 
     A selected token ``i`` of document ``d`` with word ``w`` and topic ``k`` is removed from
-    its document's counts and redrawn from ``p_t ∝ F[w, t] (n_dk[d, t] + alpha)``
-    (``F = word_factor``, live document counts), then the true counts ``n_wk``, ``n_dk``,
-    ``n_k`` are updated; they only feed the next snapshot. Because F is fixed, p splits
-    into a document bucket ``F[w, t] n_dk[d, t]`` over the document's non-zero topics and
-    a word bucket ``alpha F[w, t]`` of total A_w = alpha * word_mass[w] (``word_mass`` from
+    its document's counts and redrawn from ``p_t ∝ F[w, t] (n_dk[d, t] + alpha)`` (``F =
+    word_factor``, live document counts), then the true counts ``n_wk``, ``n_dk``, ``n_k``
+    are updated; they only feed the next snapshot. Because F is fixed, p splits into a
+    document bucket ``F[w, t] n_dk[d, t]`` over the document's non-zero topics and a word
+    bucket ``alpha F[w, t]`` of total A_w = alpha * word_mass[w] (``word_mass`` from
     ``noisy_snapshot``). The document bucket is a list: entries j = 0, 1, ... with topic
-    nz[j] and count c[j], weight x_j = F[w, nz[j]] c[j] (a double product, exact). With
-    K > 128 (long rows), when the previous selected token of the document was drawn from
-    the document bucket (entry j*), the count it added is owed to that entry: c[j*] does
-    not hold it yet, and it is one more entry after the list, of topic nz[j*] and weight
-    F[w, nz[j*]] (so each topic still weighs F[w, t] n_dk[d, t]); with K <= 128 a drawn
-    count is added to c[j*] at once and nothing is ever owed. With one uniform u on [0, Q + A_w), Q the
-    running sum (double, left to right) of the list's weights, then the owed entry's, the
-    topic is that of the first entry whose running sum exceeds u if u < Q, else the first
-    t with sum_{t' <= t} F[w, t'] > (u - Q) / alpha (K - 1 if none). The token leaving its
-    topic first cancels a count owed to that topic's entry, else takes 1 off its entry;
+    nz[j] and count c[j], weight x_j = F[w, nz[j]] c[j] (a double product, exact). With K >
+    128 (long rows), when the previous selected token of the document was drawn from the
+    document bucket (entry j*), the count it added is owed to that entry: c[j*] does not
+    hold it yet, and it is one more entry after the list, of topic nz[j*] and weight F[w,
+    nz[j*]] (so each topic still weighs F[w, t] n_dk[d, t]); with K <= 128 a drawn count is
+    added to c[j*] at once and nothing is ever owed. With one uniform u on [0, Q + A_w), Q
+    the running sum (double, left to right) of the list's weights, then the owed entry's,
+    the topic is that of the first entry whose running sum exceeds u if u < Q, else the
+    first t with sum_{t' <= t} F[w, t'] > (u - Q) / alpha (K - 1 if none). The token leaving
+    its topic first cancels a count owed to that topic's entry, else takes 1 off its entry;
     an owed count is paid into c after the weights are summed; a draw from the owed entry
     owes the count to entry j* again. The list is built in increasing topic order at the
-    first selected token of each document (nothing owed); an entry whose count drops to 0
-    is replaced by the last entry (an owed count moving with it), a topic the word bucket
-    draws and the list lacks is appended with count 1 (nothing owed after a word-bucket
-    draw). The owed entry keeps a token's document bucket from waiting for the previous
-    token's draw (worth it for long rows only); the document's counts are put back into
-    ``n_dk`` and ``n_k`` at its end.
-    O(K_d) per selected token (K_d: non-zero topics of the document) plus O(K) with
-    probability A_w / (Q + A_w), plus O(K) per document with a selected token.
-    ``noisy_gibbs_sweep_blocks`` runs the same sweep on blocks of documents in parallel.
+    first selected token of each document (nothing owed); an entry whose count drops to 0 is
+    replaced by the last entry (an owed count moving with it), a topic the word bucket draws
+    and the list lacks is appended with count 1 (nothing owed after a word-bucket draw). The
+    owed entry keeps a token's document bucket from waiting for the previous token's draw
+    (worth it for long rows only); the document's counts are put back into ``n_dk`` and
+    ``n_k`` at its end. O(K_d) per selected token (K_d: non-zero topics of the document)
+    plus O(K) with probability A_w / (Q + A_w), plus O(K) per document with a selected
+    token. ``noisy_gibbs_sweep_blocks`` runs the same sweep on blocks of documents in
+    parallel.
 
     Returns
     -------
@@ -219,8 +219,8 @@ def noisy_gibbs_sweep(const int64_t[::1] doc_ptr, const int32_t[::1] words, int3
         with bit_generator.lock, nogil:
             n_sampled = _noisy_block_any(&doc_ptr[0], 0, D, wp, zp, &n_wk[0, 0], &n_dk[0, 0],
                                          &n_k[0], &word_factor[0, 0], &word_mass[0],
-                                         &rate_table[0, 0] if mode == SELECT_TABLE else NULL, K, alpha,
-                                         mode, scale, rng, cum, nz, cnt, pos, False, NULL)
+                                         &rate_table[0, 0] if mode == SELECT_TABLE else NULL,
+                                         K, alpha, mode, scale, rng, cum, nz, cnt, pos, False, NULL)
     finally:
         free(cum)
         free(nz)

@@ -61,7 +61,8 @@ cdef int NEWTON_WARM = 2          # SQUAREM cycles before the first Newton step
 cdef int _zeta_newton(const int64_t start, const int64_t stop, const int32_t[::1] indices,
                       const double[::1] counts, const double[:, ::1] phi_t,
                       double* th, double* acc, double* obj, Py_ssize_t K, double n_d,
-                      double floor, double* wk, Py_ssize_t* fidx, Py_ssize_t* n_eval) noexcept nogil:
+                      double floor, double* wk, Py_ssize_t* fidx,
+                      Py_ssize_t* n_eval) noexcept nogil:
     """One active-set Newton step on the simplex from ``th`` (gradient ``acc``, objective
     ``obj[0]``); ``th``, ``acc``, ``obj`` are updated in place when a step is taken.
 
@@ -413,8 +414,9 @@ def zeta_batch(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
     ``accelerate`` wraps the EM map in SQUAREM (Varadhan & Roland 2008, scheme S3): an
     extrapolation theta' = theta0 - 2 a r + a^2 v from two EM steps, followed by one EM step;
     the step ``a`` is halved towards -1 (plain double EM step) until the objective does not
-    decrease (coordinates extrapolated below 0 are kept at 1e-3 of their current value), so the scheme stays a monotone EM fixed-point
-    iteration with the same fixed points. Each accelerated cycle counts as 3 updates.
+    decrease (coordinates extrapolated below 0 are kept at 1e-3 of their current value), so
+    the scheme stays a monotone EM fixed-point iteration with the same fixed points. Each
+    accelerated cycle counts as 3 updates.
 
     With ``accelerate`` and ``newton`` (the default), EM is finished by an active-set Newton
     method (``_zeta_newton``): after NEWTON_WARM SQUAREM cycles, projected Newton steps on

@@ -15,7 +15,7 @@ from sklearn.base import clone
 from .. import _progress
 from .._utils import check_count_matrix, check_int, check_random_state, spawn_generators
 from .evaluation import attack_summary
-from .statistics import (_check_statistics, compute_statistics, get_topic_word, logit_max,
+from .statistics import (_check_statistics, compute_statistics, get_topic_word,
                          negative_entropy, topic_std, zeta)
 
 __all__ = ["LiRA", "global_threshold_scores", "audit", "AuditResult", "shadow_splits",

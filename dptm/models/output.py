@@ -26,6 +26,14 @@ from .._utils import check_count_matrix, check_int, check_positive, check_probab
 from ..accounting import ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyReport
 from ..noise.mechanisms import gaussian_noise, laplace_noise, lattice_gaussian, lattice_laplace
 from ._base import FitScopeMixin
+from .topicdp_calibration import (  # noqa: F401  (public names, re-exported)
+    _CALIBRATIONS, _lattice_gaussian_calibration, _lattice_laplace_granularity, gaussian_sigma,
+    laplace_scale, mvg_sigma, rounding_slack)
+from .topicdp_sensitivity import (  # noqa: F401
+    _BlockDistance, _FullDistance, _fit_topic_word, _group_index, _normalise_rows,
+    aligned_frobenius, block_distance,
+    keyword_block, sample_sensitivities, sensitivity_sample_size, topic_weights,
+    topic_word_matrix)
 
 __all__ = [
     "TopicDP", "sensitivity_sample_size", "topic_word_matrix", "topic_weights",
@@ -37,15 +45,6 @@ _MECHANISMS = ("gaussian", "laplace", "mvg", "gaussian-float", "laplace-float")
 _RELEASES = ("full", "keywords")
 _REFIT_SEEDS = ("independent", "shared")
 
-
-from .topicdp_calibration import (  # noqa: F401  (public names, re-exported)
-    _CALIBRATIONS, _lattice_gaussian_calibration, _lattice_laplace_granularity, gaussian_sigma,
-    laplace_scale, mvg_sigma, rounding_slack)
-from .topicdp_sensitivity import (  # noqa: F401
-    _BlockDistance, _FullDistance, _fit_topic_word, _group_index, _normalise_rows,
-    aligned_frobenius, block_distance,
-    keyword_block, sample_sensitivities, sensitivity_sample_size, topic_weights,
-    topic_word_matrix)
 
 # --------------------------------------------------------------------------------------
 # The estimator

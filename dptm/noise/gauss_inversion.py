@@ -5,7 +5,7 @@ of this module) draw the discrete Gaussian N_Z(0, sigma^2), sigma^2 = p / q rati
 
     P(X = x) = f(x) / Z,    f(x) = exp(-x^2 / (2 sigma^2)),    Z = 1 + 2 sum_{j >= 1} f(j),
 
-with the kernel of the dyadic discrete Laplace (``dptm._laplace_table``): the magnitude
+with the kernel of the dyadic discrete Laplace (``dptm.noise.laplace_table``): the magnitude
 M = |X| by inverting its survival function with one uniform U in [0, 1), read bit by bit,
 and the sign from one more bit. For m >= 1 let
 
@@ -16,7 +16,7 @@ sign bit independent of U and X = (-1)^sign M (so -0 = 0):
 
     P(X = 0) = 1 - S_1 = 1 / Z,    P(X = +-m) = (S_m - S_{m+1}) / 2 = f(m) / Z    (m >= 1),
 
-the pmf above, exactly. The stages are those of ``dptm._laplace_table`` (same kernel, same
+the pmf above, exactly. The stages are those of ``dptm.noise.laplace_table`` (same kernel, same
 table layout, same proof), with t_m = floor(S_m 2^(G + L)) = ``hi[m]`` 2^L + ``lo[m]``:
 
 1. G = ``index_bits`` bits of U index ``guide``: the interval g of the index bits holds no
@@ -86,7 +86,7 @@ def inversion_table(p, q, index_bits=INDEX_BITS, low_bits=LOW_BITS):
     Parameters
     ----------
     p, q : int
-        sigma^2 = p / q >= 0 (as from :func:`dptm.mechanisms.discrete_gaussian_parameters`),
+        sigma^2 = p / q >= 0 (as from :func:`dptm.noise.mechanisms.discrete_gaussian_parameters`),
         p, q >= 1.
     index_bits : int, default=12
         G, 1 <= G <= 15: the guide has 2^G entries and each draw takes G + 1 bits.

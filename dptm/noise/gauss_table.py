@@ -49,7 +49,7 @@ def gauss_table(p, q, bin_bits=None, n_bins=None, tail_weight=1):
     Parameters
     ----------
     p, q : int
-        sigma^2 = p / q (as from :func:`dptm.mechanisms.discrete_gaussian_parameters`).
+        sigma^2 = p / q (as from :func:`dptm.noise.mechanisms.discrete_gaussian_parameters`).
     bin_bits, n_bins : int, optional
         Bin width 2^bin_bits and number of bins; the defaults (bins sigma/16 to sigma/8
         wide covering 13 sigma) are for speed. Other values serve tests of the tail.
