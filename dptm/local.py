@@ -39,7 +39,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .noise.secret import private_generator
+from .noise.secret import private_fit, private_generator
 from ._utils import check_probability
 from .accounting.events import epsilon_from_flip, flip_from_epsilon
 
@@ -180,6 +180,9 @@ def presence_bits(doc, vocabulary):
     return np.unique(ids), V
 
 
+# reset=False: no estimator to unfit; a failure's traceback keeps neither the generator nor
+# the flips drawn so far (which, with the true bits, would undo the randomization)
+@private_fit(reset=False)
 def randomize(doc, vocabulary, f, rng=None):
     """Randomized response on one document's word-presence vector (client side).
 
@@ -250,6 +253,7 @@ def _bernoulli_positions(n, p, rng):
     return np.concatenate(chunks)
 
 
+@private_fit(reset=False)
 def randomize_matrix(X, f, random_state=None):
     """Randomize every row of a document-term matrix, as if each row's owner ran
     :func:`randomize` (simulation of many clients; same distribution, vectorised).

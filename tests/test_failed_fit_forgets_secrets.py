@@ -73,8 +73,12 @@ def _secrets(obj, path, depth, seen, found):
         _secrets(v, f"{path}.{k}", depth - 1, seen, found)
 
 
+_DECORATOR_FILE = os.path.join("noise", "secret.py")     # where private_fit's wrapper lives
+
+
 def _is_wrapper(frame):
-    return frame.f_code.co_name == "wrapper" and frame.f_code.co_filename.endswith(os.path.join("noise", "secret.py"))
+    code = frame.f_code
+    return code.co_name == "wrapper" and code.co_filename.endswith(_DECORATOR_FILE)
 
 
 def _frames_below(exc, here=None):
@@ -219,3 +223,57 @@ def test_decorator_keeps_the_callers_exception_and_set_output():
     # success: returns what the fit returns, nothing cleared
     Est.fit = private_fit(lambda self: self)
     assert Est().fit().a == 1
+
+
+def _assert_call_forgotten(exc):
+    """As ``assert_forgotten``, for a decorated function (no estimator to unfit)."""
+    frames = _frames_below(exc)
+    assert len(frames) >= 3 and _is_wrapper(frames[0])   # it failed inside the function
+    found = []
+    for f in frames:
+        _secrets(f.f_locals, f"{f.f_code.co_name}()", 6, set(), found)
+    assert not found, found
+    assert not [f.f_code.co_name for f in frames if f.f_locals and not _is_wrapper(f)]
+
+
+def _failing_final_matrix(monkeypatch):
+    """Make the randomizers fail when they build their result, after every flip is drawn
+    (the flips and the true bits are then in their locals, and the generator)."""
+    import scipy.sparse as sp
+
+    from dptm import local
+
+    def csr_matrix(arg, *args, **kwargs):
+        if isinstance(arg, tuple):          # the (data, indices, indptr) of the result
+            raise Midway("provoked")
+        return sp.csr_matrix(arg, *args, **kwargs)
+    monkeypatch.setattr(local, "sp", types.SimpleNamespace(csr_matrix=csr_matrix,
+                                                           issparse=sp.issparse))
+    return local
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_local_randomizers_failing_midway_keep_no_secret(X, monkeypatch, seed):
+    local = _failing_final_matrix(monkeypatch)
+    with pytest.raises(Midway) as info:
+        local.randomize(["vote", "poll"], ["poll", "senate", "vote"], 0.5, rng=seed)
+    _assert_call_forgotten(info.value)
+    with pytest.raises(Midway) as info:
+        local.randomize_matrix(X, 0.5, random_state=seed)
+    _assert_call_forgotten(info.value)
+
+
+def test_local_randomizers_keep_their_signature_and_draws(X):
+    import inspect
+
+    from dptm import local
+    assert list(inspect.signature(local.randomize).parameters) == ["doc", "vocabulary", "f",
+                                                                   "rng"]
+    assert list(inspect.signature(local.randomize_matrix).parameters) == ["X", "f",
+                                                                          "random_state"]
+    # keyword calls (the wrapper passes them through) and the seeded test mode's draws
+    a = local.randomize(doc=["vote"], vocabulary=["poll", "vote"], f=0.5, rng=4)
+    b = local.randomize(["vote"], ["poll", "vote"], 0.5, 4)
+    assert (a != b).nnz == 0
+    m = local.randomize_matrix(X=X, f=0.5, random_state=4)
+    assert (m != local.randomize_matrix(X, 0.5, 4)).nnz == 0 and m.shape == X.shape

@@ -122,7 +122,8 @@ def shuffle_within_segments(ptr, values, gen):
 
 def private_fit(method=None, *, reset=True):
     """Decorator of a private estimator's ``fit`` (or a function whose first argument is the
-    estimator): when it raises, the secrets it held do not outlive it.
+    estimator; with ``reset=False``, any function that draws from a secret generator, such
+    as the local randomizers): when it raises, the secrets it held do not outlive it.
 
     The locals of every frame the exception passed through below the decorated call (the
     secret generator, its child streams, the noise and the releases drawn so far) are
@@ -136,14 +137,14 @@ def private_fit(method=None, *, reset=True):
     """
     def decorate(fit):
         @functools.wraps(fit)
-        def wrapper(est, *args, **kwargs):
+        def wrapper(*args, **kwargs):
             outer = sys.exc_info()[1]        # an exception being handled by the caller
             try:
-                return fit(est, *args, **kwargs)
+                return fit(*args, **kwargs)
             except BaseException as exc:
                 _forget_frames(exc, outer)
                 if reset:
-                    _unfit(est)
+                    _unfit(args[0])          # the estimator (``self`` of ``fit``)
                 raise
         return wrapper
     return decorate if method is None else decorate(method)

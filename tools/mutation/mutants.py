@@ -694,3 +694,18 @@ MUTANTS += [
          new="        step_rngs = spawn_generators(step_parent, 1) * T", tests=STREAMS,
          what="every VIPS minibatch step (its Poisson sample and noise) from one stream"),
 ]
+
+# -- the local randomizers' failure path (a failed call keeps no secret in its traceback)
+FORGET = ["tests/test_failed_fit_forgets_secrets.py"]
+MUTANTS += [
+    dict(id="D01", file="dptm/local.py",
+         old="@private_fit(reset=False)\ndef randomize(doc,", new="def randomize(doc,",
+         tests=FORGET, what="randomize's failure traceback keeps its generator and the flips"),
+    dict(id="D02", file="dptm/local.py",
+         old="@private_fit(reset=False)\ndef randomize_matrix(", new="def randomize_matrix(",
+         tests=FORGET,
+         what="randomize_matrix's failure traceback keeps its generator and the flips"),
+    dict(id="D03", file="dptm/noise/secret.py",
+         old="                _forget_frames(exc, outer)\n", new="",
+         tests=FORGET, what="a failing private fit's frames keep their locals (the secrets)"),
+]
