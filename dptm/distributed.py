@@ -14,8 +14,9 @@ Nothing is approximated:
 * noisy-snapshot Gibbs: the word factor is fixed within a sweep, so each partition sweeps
   its own documents against the broadcast factor (``_cgs.noisy_gibbs_sweep_blocks``, the
   single-machine kernel) and returns its V x K topic-word counts; the driver sums them
-  (integers: exact) and draws the next snapshot (``private_gibbs._Noise.snapshot``). No
-  AD-LDA approximation: the sweep's conditionals read only the fixed word factor and the
+  (integers: exact) and draws the next snapshot (``private_gibbs._Noise.snapshot``), in the
+  estimator's own iteration loop (``_SnapshotGibbsBase._iterate``, with SUB-LDA's stopping
+  rule ``subsampled_gibbs._StoppingRule``). No AD-LDA approximation: the sweep's conditionals read only the fixed word factor and the
   partition's own document counts.
 
 Only statistics travel: the broadcast topics / word factor (K x V) to each worker and one
@@ -394,8 +395,9 @@ def _sum_counts(counts, V, K):
 
 def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
     from ._threads import effective_n_jobs
-    from .models.private_gibbs import (NoisyGibbsLDA, _NO_TABLE, _snapshot_generators,
-                                       inherent_epsilon, plain_sweep_epsilon)
+    from .models.private_gibbs import (NoisyGibbsLDA, _snapshot_generators, inherent_epsilon,
+                                       plain_sweep_epsilon)
+    from .models.subsampled_gibbs import _StoppingRule
     from .accounting import recipes
     noisy_model = isinstance(est, NoisyGibbsLDA)
     if noisy_model:
@@ -446,34 +448,34 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
             eff = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
         except OverflowError:
             eff = math.inf
-        history, below = [], 0
         probe = copy.copy(est)          # perplexity of the stopping rule, off the estimator
         probe.transform_seed_ = transform_seed
-    snap, it = None, 0
-    for it in range(1, T + 1):
-        if not noisy_model or est.noise_schedule == "every" or it == 1:
-            # every partition's counts are in before the noise is drawn
-            n_wk = _sum_counts(ex.gather([ex.submit(_gibbs_counts, s) for s in states],
-                                         public=True), V, K)
-            snap = noise.snapshot(n_wk, clip, beta, noise_gens, None, n_threads)
-            table = (est._adaptive_table(snap[0], gamma, v, q)
-                     if not noisy_model and est.adaptive else _NO_TABLE)
-            factor, mass = ex.scatter(snap[1]), ex.scatter(snap[2])
-            table_f = ex.scatter(table) if table.size else table
+        rule = (_StoppingRule(est, probe, eval_X) if est.convergence_tol is not None
+                else None)
+
+    # the estimator's own loop (_SnapshotGibbsBase._iterate), the sweeps on the workers
+    def draw(it, snap):
+        # every partition's counts are in before the noise is drawn
+        n_wk = _sum_counts(ex.gather([ex.submit(_gibbs_counts, s) for s in states],
+                                     public=True), V, K)
+        return noise.snapshot(n_wk, clip, beta, noise_gens, None, n_threads)
+
+    broadcast = []
+
+    def step(it, snap, noisy, rates):
+        nonlocal states
+        if noisy:
+            broadcast[:] = (ex.scatter(snap[1]), ex.scatter(snap[2]),
+                            ex.scatter(rates) if rates.size else rates)
+        factor, mass, table_f = broadcast
         states = [ex.submit(_gibbs_sweep, s, factor, mass, alpha, gamma, table_f) for s in states]
-        stop = False
-        if not noisy_model and est.convergence_tol is not None:
-            probe._set_topics(np.maximum(snap[0], 0.0).T + beta)
-            per = probe.perplexity(eval_X)
-            below = below + 1 if history and abs(per - history[-1]) <= est.convergence_tol else 0
-            history.append(per)
-            stop = below >= est.convergence_window
-        if est.verbose:
-            est._progress(it)
-        if est.callback is not None:
-            est.callback(est, it)
-        if stop:
-            break
+
+    if noisy_model:
+        snap, it = est._iterate(draw, step, noisy_at=est._noisy_at)
+    else:
+        table = (lambda s: est._adaptive_table(s, gamma, v, q)) if est.adaptive else None
+        snap, it = est._iterate(draw, step, table=table, stop=rule)
+        history = [] if rule is None else rule.history
     # the last sweep's topic assignments are released (doc_topic_); wait for every
     # partition even when they are not gathered, so a failure raises before anything is set
     if return_doc_topic:

@@ -376,6 +376,29 @@ class _SnapshotGibbsBase(TopicModelMixin):
         self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
         self.n_features_in_ = corpus.n_words
 
+    def _iterate(self, draw, sweep, *, noisy_at=None, table=None, stop=None):
+        """The iterations of every snapshot-Gibbs fit, in one process (``fit``) and on a
+        Dask cluster (``dptm.distributed``): for it = 1 .. ``max_iter``, where
+        ``noisy_at(it)`` (default: every iteration) a snapshot ``snap = draw(it, snap)`` and
+        the sweep's rate table ``table(snap[0])`` (default: none), then ``sweep(it, snap,
+        noisy, rates)``, the stopping rule ``stop(snap[0])`` (True: the fit ends there),
+        progress and ``callback``. Returns ``(the last snapshot, the iterations run)``."""
+        snap, rates, it = None, _NO_TABLE, 0
+        for it in range(1, self.max_iter + 1):
+            noisy = noisy_at is None or noisy_at(it)
+            if noisy:
+                snap = draw(it, snap)
+                rates = table(snap[0]) if table is not None else _NO_TABLE
+            sweep(it, snap, noisy, rates)
+            done = stop is not None and stop(snap[0])
+            if self.verbose:
+                self._progress(it)
+            if self.callback is not None:
+                self.callback(self, it)
+            if done:
+                break
+        return snap, it
+
     def fit_transform(self, X, y=None, **fit_params):
         """Fit and return the training documents' topic distributions ``doc_topic_``."""
         return self.fit(X, **fit_params).doc_topic_
@@ -649,6 +672,12 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                              assumed_public=self._assumed_public(clipped))
 
     # ----------------------------------------------------------------- fit
+    def _noisy_at(self, it):
+        """Whether iteration ``it`` draws a snapshot (the noise schedule)."""
+        schedule = self.noise_schedule
+        return schedule == "every" or (schedule == "first" and it == 1) or \
+            (schedule == "last" and it == self.max_iter)
+
     @private_fit
     def fit(self, X, y=None):
         """Fit to the doc-term count matrix ``X`` (n_docs, n_words); see the class
@@ -672,34 +701,32 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         self._trace_init(trace_idx, corpus)
 
         schedule = self.noise_schedule
-        snap = None
         # the snapshots of "every" that are neither traced nor released (all but the last)
         # keep int32 clipped counts instead of the double snapshot (half its traffic)
         clip_buf = (noise.clipped_buffer(state.n_wk.shape, self.clip_)
                     if schedule == "every" and self.trace_ is None and T > 1 else None)
-        for it in range(1, T + 1):
-            noisy = schedule == "every" or (schedule == "first" and it == 1) or \
-                (schedule == "last" and it == T)
+
+        def draw(it, snap):
+            nonlocal clip_buf
+            if it == T:
+                clip_buf = None   # freed before the released snapshot is written
+            # a fresh array per snapshot when tracing (the trace keeps them all);
+            # the snapshot kernel also fills the sweep's search table
+            return noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
+                                  snap if self.trace_ is None else None, n_threads,
+                                  word_blocks=sweep.word_blocks, clipped=clip_buf,
+                                  recount=sweep.recount(state))
+
+        def step(it, snap, noisy, rates):
             if schedule == "last" and it < T:
                 _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
                                  state.n_dk, state.n_k, alpha, beta, sweep_rng.bit_generator)
                 self._trace_add(state, None, False)
             else:
-                if noisy:
-                    if it == T:
-                        clip_buf = None   # freed before the released snapshot is written
-                    # a fresh array per snapshot when tracing (the trace keeps them all);
-                    # the snapshot kernel also fills the sweep's search table
-                    snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
-                                          snap if self.trace_ is None else None, n_threads,
-                                          word_blocks=sweep.word_blocks, clipped=clip_buf,
-                                          recount=sweep.recount(state))
-                sweep(state, snap, alpha, 1.0, _NO_TABLE)
+                sweep(state, snap, alpha, 1.0, rates)
                 self._trace_add(state, snap[0], noisy)
-            if self.verbose:
-                self._progress(it)
-            if self.callback is not None:
-                self.callback(self, it)
+
+        snap, _ = self._iterate(draw, step, noisy_at=self._noisy_at)
         self._trace_close()
         self.n_iter_ = T
         self._release(corpus, state, snap[0])

@@ -16,10 +16,32 @@ from .._utils import check_int, check_positive, check_probability
 from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, PaperClaim, PrivacyReport,
                           PureDPEvent, SelfComposedEvent, epsilon as _epsilon, recipes)
 from ..noise.secret import private_fit
-from .private_gibbs import (_NO_TABLE, _SAMPLING_LABEL, _Noise, _SnapshotGibbsBase, _bisect,
+from .private_gibbs import (_SAMPLING_LABEL, _Noise, _SnapshotGibbsBase, _bisect,
                             _snapshot_generators, inherent_epsilon)
 
 __all__ = ["SubsampledGibbsLDA"]
+
+
+class _StoppingRule:
+    """papers/huang2022 eq. (9): stop once |per_i - per_{i-1}| <= ``convergence_tol`` for
+    ``convergence_window`` consecutive iterations, per_i the perplexity of the held-out
+    ``eval_X`` under the iteration's snapshot topics, set on ``model`` (the estimator, or a
+    copy of it). ``history``: the per_i so far."""
+
+    def __init__(self, est, model, eval_X):
+        self.tol, self.window = est.convergence_tol, est.convergence_window
+        self.model, self.eval_X = model, eval_X
+        self.history, self.below = [], 0
+
+    def __call__(self, s):
+        self.model._set_topics(np.maximum(s, 0.0).T + self.model.topic_word_prior_)
+        per = self.model.perplexity(self.eval_X)
+        if self.history and abs(per - self.history[-1]) <= self.tol:
+            self.below += 1
+        else:
+            self.below = 0
+        self.history.append(per)
+        return self.below >= self.window
 
 
 class SubsampledGibbsLDA(_SnapshotGibbsBase):
@@ -268,47 +290,33 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         except OverflowError:          # I = gamma exp((alpha - 1) eps) past the float range
             self.efficiency_privacy_ = math.inf
         self._trace_init(trace_idx, corpus)
-        self.perplexity_history_ = []
-        snap = None
-        below = 0
-        it = 0
+        rule = _StoppingRule(self, self, eval_X) if self.convergence_tol is not None else None
+        self.perplexity_history_ = [] if rule is None else rule.history
         # snapshots read by nothing but the sweep (not traced, not the stopping rule's or
         # the adaptive table's, not the last) keep int32 clipped counts instead
         clip_buf = (noise.clipped_buffer(state.n_wk.shape, self.clip_)
                     if self.trace_ is None and self.convergence_tol is None
                     and not self.adaptive and self.max_iter > 1 else None)
-        for it in range(1, self.max_iter + 1):
+
+        def draw(it, snap):
+            nonlocal clip_buf
             if it == self.max_iter:
                 clip_buf = None           # freed before the released snapshot is written
             # a fresh array per snapshot when tracing (the trace keeps them all)
-            snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
+            return noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
                                   snap if self.trace_ is None else None, n_threads,
                                   word_blocks=sweep.word_blocks, clipped=clip_buf,
                                   recount=sweep.recount(state))
-            s = snap[0]
-            table = self._adaptive_table(s, gamma, v, q) if self.adaptive else _NO_TABLE
-            sweep(state, snap, alpha, gamma, table)   # search table: from the snapshot
-            self._trace_add(state, s, True)
-            stop = False
-            if self.convergence_tol is not None:
-                self._set_topics(np.maximum(s, 0.0).T + beta)
-                per = self.perplexity(eval_X)
-                if self.perplexity_history_ and \
-                        abs(per - self.perplexity_history_[-1]) <= self.convergence_tol:
-                    below += 1
-                else:
-                    below = 0
-                self.perplexity_history_.append(per)
-                stop = below >= self.convergence_window
-            if self.verbose:
-                self._progress(it)
-            if self.callback is not None:
-                self.callback(self, it)
-            if stop:
-                break
+
+        def step(it, snap, noisy, rates):
+            sweep(state, snap, alpha, gamma, rates)   # search table: from the snapshot
+            self._trace_add(state, snap[0], True)
+
+        table = (lambda s: self._adaptive_table(s, gamma, v, q)) if self.adaptive else None
+        snap, it = self._iterate(draw, step, table=table, stop=rule)
         self._trace_close()
         self.n_iter_ = it
-        self._release(corpus, state, s)
+        self._release(corpus, state, snap[0])
         self.privacy_ = self._report(noise, eps_i, gamma, clipped, delta, v, q)
         return self
 

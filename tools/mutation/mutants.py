@@ -502,9 +502,9 @@ MUTANTS += [
          what="the snapshot's recounted row not cleared: each row holds the counts of every "
               "earlier row of its thread too (sensitivity unbounded)"),
     dict(id="C02", file="dptm/models/private_gibbs.py",
-         old=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 42 + "recount=sweep.recount(state))",
-         new=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf)",
+         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 34 + "recount=sweep.recount(state))",
+         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf)",
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="NoisyGibbsLDA's snapshots from the counts the recounting sweeps leave stale "
               "(the initial topics' counts)"),
@@ -522,10 +522,10 @@ MUTANTS += [
          what="the recounting snapshot draws its noise around n_wk (stale in a recounting "
               "fit) instead of the row it counted from the topics"),
     dict(id="Q02", file="dptm/models/private_gibbs.py",
-         old=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 42 + "recount=sweep.recount(state))",
-         new=" " * 42 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 42 + "recount=sweep.recount(state) if self.trace_ is None else None)",
+         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 34 + "recount=sweep.recount(state))",
+         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 34 + "recount=sweep.recount(state) if self.trace_ is None else None)",
          tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="NoisyGibbsLDA's traced fits (double snapshots) read the stale counts"),
     dict(id="Q03", file="dptm/models/subsampled_gibbs.py",
@@ -608,8 +608,8 @@ MUTANTS += [
          new="        if not np.all(np.isfinite(tw)) or np.any(tw.sum(axis=1) <= 0):",
          tests=BOUNDARY, what="negative topic-word entries accepted (on load too)"),
     dict(id="R2-08", file="dptm/models/private_gibbs.py",
-         old="                    snap = noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,",
-         new="                    snap = noise.snapshot(state.n_wk, self.clip_ if clip_buf is None "
+         old="            return noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,",
+         new="            return noise.snapshot(state.n_wk, self.clip_ if clip_buf is None "
              "else 2.0 ** 30, beta, noise_gens,",
          tests=STREAMS, what="the unreleased snapshots (int32 clipped buffer) not clipped at C"),
     dict(id="R2-09", file="dptm/models/private_gibbs.py",
