@@ -252,10 +252,16 @@ def test_every_release_moves_by_one_users_contribution_within_C(monkeypatch, eps
     def spy(X, ptr, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
             word_weight=None):
         calls.append((beta.copy(), alpha, norm, granularity, presence, word_weight))
+        layout.append((X.copy(), ptr.copy()))
         return real(X, ptr, beta, alpha, norm, granularity, presence, n_threads, word_weight)
+    layout = []
     monkeypatch.setattr(P, "user_expected_counts", spy)
     _fit(Xp, groups=gp, target_epsilon=eps)
     monkeypatch.setattr(P, "user_expected_counts", real)
+    # the fit reads the documents grouped by the given users (41: 40 + the heavy one)
+    Xg, ptr = U.group_documents(Xp, gp)
+    assert len(ptr) == 42 and ptr[-1] - ptr[-2] == 25
+    assert all(np.array_equal(p, ptr) and (x != Xg).nnz == 0 for x, p in layout)
     assert calls[0][4] == "norm-histogram" and len(calls) >= 3
     keep = groups != 7
     neighbours = [(Xp, gp, X, groups, _heavy_user(), np.zeros(25)),
