@@ -98,6 +98,19 @@ def test_groups_none_is_the_document_level_fit():
     assert a.privacy_.adjacency == "document" and not hasattr(a, "n_users_estimate_")
 
 
+def test_a_refit_keeps_no_attribute_of_the_other_level():
+    X, groups = _corpus()
+    m = _fit(X, groups=groups)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(X)
+    assert differing_paths(m, _fit(X)) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(X, groups=groups)
+    assert differing_paths(m, _fit(X, groups=groups)) == []
+
+
 def _unclipped(X, beta, presence):
     return P._expected_counts(X, beta, 0.3, 1e30, None, presence)
 
