@@ -428,6 +428,20 @@ def test_dask_cluster_with_whole_user_chunks_is_the_single_process_fit():
             est2 = fit_distributed(PrivateBatchLDA(3, target_epsilon=2.0, random_state=0),
                                    arr, client, groups=garr)
             np.testing.assert_array_equal(est2.components_, single.components_)
+            # a dask.bag of token lists with a bag of user ids of the same partitions
+            db = pytest.importorskip("dask.bag")
+            docs = [[int(j) for j, c in zip(r.indices, r.data) for _ in range(c)] for r in Xs]
+            def two(seq):
+                return db.concat([db.from_sequence(seq[:cut], npartitions=1),
+                                  db.from_sequence(seq[cut:], npartitions=1)])
+            bag, gbag = two(docs), two(gs.tolist())
+            assert bag.npartitions == gbag.npartitions == 2
+            est3 = fit_distributed(PrivateBatchLDA(3, target_epsilon=2.0, random_state=0),
+                                   bag, client, vocabulary=V, groups=gbag)
+            np.testing.assert_array_equal(est3.components_, single.components_)
+            with pytest.raises(ValueError, match="groups"):
+                fit_distributed(PrivateBatchLDA(3, random_state=0), bag, client, vocabulary=V,
+                                groups=gs)
             # a user across the two chunks
             bad = gs.copy()
             bad[0] = gs[-1]
