@@ -13,8 +13,9 @@ in one run:
 with the held-out perplexity of ``bench_utility.evaluate`` (Gibbs fold-in with the released
 topics fixed, then ``dptm.metrics.perplexity``), the ratio of the user-level model to the
 document-level one at the same epsilon (target: <= 1.15 at epsilon 4 on the issue's shape),
-the clip bounds, and the share of training tokens held by users whose summed count vector is
-longer than the user-level clip bound (the mass clipping scales down, as an upper bound).
+the clip bounds, the share of training tokens a scaling of each user's (document's) summed
+count vector to the clip bound would remove (an upper bound on the mass clipping costs), and
+both pipelines without noise at the first epsilon's clip bound (clipping's cost alone).
 
 Corpora: ``authors17k`` (real, shaped like the issue's target: bench/corpora.py),
 ``synthetic`` (``corpora.target_shape()`` exactly: 17,000 documents by 8,500 users, each
@@ -116,7 +117,7 @@ def _fits(make, fit, Xte, repeats):
                 unit=unit, fits=repeats, cpu_s=(time.process_time() - t) / repeats)
 
 
-def run_corpus(name, quick, repeats, epsilons, floor=True):
+def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True):
     from sklearn.decomposition import LatentDirichletAllocation
     try:
         Xtr, Xte, gtr, shape, desc = load(name, quick)
@@ -152,16 +153,26 @@ def run_corpus(name, quick, repeats, epsilons, floor=True):
             rows.append(dict(corpus=name, model="PrivateBatchLDA" if eps != FLOOR_EPSILON
                              else "PrivateBatchLDA floor (eps 1e5)", level=level,
                              epsilon=eps, **r))
-            if level == "user":
-                rows[-1]["clipped_share"] = clipped_share(Xtr, gtr, r["clip"])
+            rows[-1]["clipped_share"] = clipped_share(
+                Xtr, gtr if level == "user" else np.arange(Xtr.shape[0]), r["clip"])
             print(f"   {level:9s} eps {eps:<6g} perplexity {r['perplexity']:9.1f} "
                   f"[{r['lo']:.0f}-{r['hi']:.0f}] clip {r['clip']:.3g} unit {r['unit']} "
                   f"({r['cpu_s']:.0f} cpu-s a fit)", flush=True)
-    by = {(r["level"], r["epsilon"]): r for r in rows}
+    if floor and clip_floor:
+        # no noise, the clip bound of the first epsilon's fits: what clipping alone costs there
+        for level, fit in levels:
+            C = next(r["clip"] for r in rows if r["level"] == level and r["epsilon"] == epsilons[0])
+            r = _fits(lambda: PrivateBatchLDA(K, target_epsilon=FLOOR_EPSILON, target_delta=DELTA,
+                                              clip_norm=C), fit, Xte, 1)
+            rows.append(dict(corpus=name, model=f"floor at the eps {epsilons[0]:g} clip",
+                             level=level, epsilon=FLOOR_EPSILON, **r))
+            print(f"   {level:9s} eps 1e5, clip {C:.3g}: perplexity {r['perplexity']:9.1f}",
+                  flush=True)
+    by = {(r["level"], r["epsilon"]): r for r in rows if not r["model"].startswith("floor at")}
     for r in rows:
         r["x_nonprivate"] = r["perplexity"] / base
         d = by.get(("document", r["epsilon"]))
-        if r["level"] == "user" and d is not None:
+        if r["level"] == "user" and d is not None and not r["model"].startswith("floor at"):
             r["user_over_doc"] = r["perplexity"] / d["perplexity"]
             tgt = TARGET.get(r["epsilon"])
             r["target"] = None if tgt is None else (
@@ -184,13 +195,16 @@ def main(argv=None):
     p.add_argument("--epsilons", nargs="*", type=float, default=[4.0, 1.0])
     p.add_argument("--repeats", type=int, default=3, help="private fits per cell (median)")
     p.add_argument("--no-floor", action="store_true", help="skip the eps 1e5 rows")
+    p.add_argument("--no-clip-floor", action="store_true",
+                   help="skip the eps 1e5 rows at the first epsilon's clip bound")
     p.add_argument("--quick", action="store_true", help="a 2,000-document synthetic corpus")
     p.add_argument("--name", default="bench_user_level", help="bench/results/NAME.json")
     a = p.parse_args(argv)
     chosen = ["synthetic"] if a.quick else a.corpus
     print(f"repeats: {a.repeats}; epsilons: {a.epsilons}; load: {os.getloadavg()}", flush=True)
     results = [r for c in chosen
-               if (r := run_corpus(c, a.quick, a.repeats, a.epsilons, not a.no_floor))]
+               if (r := run_corpus(c, a.quick, a.repeats, a.epsilons, not a.no_floor,
+                                   not a.no_clip_floor))]
     print(f"\nload: {os.getloadavg()}")
     rows = [r for res in results for r in res["rows"]]
     report(a.name, rows, [("corpus", None)] + COLUMNS,
