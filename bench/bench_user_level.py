@@ -117,7 +117,7 @@ def _fits(make, fit, Xte, repeats):
                 unit=unit, fits=repeats, cpu_s=(time.process_time() - t) / repeats)
 
 
-def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True):
+def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True, user_clips=()):
     from sklearn.decomposition import LatentDirichletAllocation
     try:
         Xtr, Xte, gtr, shape, desc = load(name, quick)
@@ -168,11 +168,20 @@ def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True):
                              level=level, epsilon=FLOOR_EPSILON, **r))
             print(f"   {level:9s} eps 1e5, clip {C:.3g}: perplexity {r['perplexity']:9.1f}",
                   flush=True)
-    by = {(r["level"], r["epsilon"]): r for r in rows if not r["model"].startswith("floor at")}
+    for C in user_clips if user_api else ():
+        # a diagnosis: user level at the first epsilon with a given clip bound (taken as public)
+        r = _fits(lambda: PrivateBatchLDA(K, target_epsilon=epsilons[0], target_delta=DELTA,
+                                          clip_norm=C), levels[1][1], Xte, repeats)
+        rows.append(dict(corpus=name, model=f"clip_norm={C:g} (given)", level="user",
+                         epsilon=epsilons[0], **r, clipped_share=clipped_share(Xtr, gtr, C)))
+        print(f"   user      eps {epsilons[0]:g}, clip_norm {C:g}: perplexity "
+              f"{r['perplexity']:9.1f} [{r['lo']:.0f}-{r['hi']:.0f}]", flush=True)
+    side = ("floor at", "clip_norm=")
+    by = {(r["level"], r["epsilon"]): r for r in rows if not r["model"].startswith(side)}
     for r in rows:
         r["x_nonprivate"] = r["perplexity"] / base
         d = by.get(("document", r["epsilon"]))
-        if r["level"] == "user" and d is not None and not r["model"].startswith("floor at"):
+        if r["level"] == "user" and d is not None and not r["model"].startswith(side[0]):
             r["user_over_doc"] = r["perplexity"] / d["perplexity"]
             tgt = TARGET.get(r["epsilon"])
             r["target"] = None if tgt is None else (
@@ -197,6 +206,8 @@ def main(argv=None):
     p.add_argument("--no-floor", action="store_true", help="skip the eps 1e5 rows")
     p.add_argument("--no-clip-floor", action="store_true",
                    help="skip the eps 1e5 rows at the first epsilon's clip bound")
+    p.add_argument("--user-clips", nargs="*", type=float, default=[],
+                   help="diagnosis: user-level fits at the first epsilon with these clip_norm")
     p.add_argument("--quick", action="store_true", help="a 2,000-document synthetic corpus")
     p.add_argument("--name", default="bench_user_level", help="bench/results/NAME.json")
     a = p.parse_args(argv)
@@ -204,7 +215,7 @@ def main(argv=None):
     print(f"repeats: {a.repeats}; epsilons: {a.epsilons}; load: {os.getloadavg()}", flush=True)
     results = [r for c in chosen
                if (r := run_corpus(c, a.quick, a.repeats, a.epsilons, not a.no_floor,
-                                   not a.no_clip_floor))]
+                                   not a.no_clip_floor, a.user_clips))]
     print(f"\nload: {os.getloadavg()}")
     rows = [r for res in results for r in res["rows"]]
     report(a.name, rows, [("corpus", None)] + COLUMNS,
