@@ -22,7 +22,7 @@ privacy) and, as the reference, scikit-learn's non-private batch LDA. Shadow and
 are seeded (the audit's test mode: the attacker is simulated; privacy does not rest on the
 seeds). The vocabulary is fixed (public), not restricted to the target's words.
 
-    python bench/bench_audit_user.py                  # 2,000 users, 4,000 docs, 64 shadows
+    python bench/bench_audit_user.py                  # 500 users, 1,000 docs, 64 shadows
     python bench/bench_audit_user.py --quick          # 120 users, 8 shadows: a smoke run
 """
 import argparse
@@ -114,9 +114,9 @@ def rows_of(lira, target_in, weight, classes):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--users", type=int, default=2000)
-    p.add_argument("--docs", type=int, default=4000)
-    p.add_argument("--max-per-user", type=int, default=60)
+    p.add_argument("--users", type=int, default=500)
+    p.add_argument("--docs", type=int, default=1000)
+    p.add_argument("--max-per-user", type=int, default=40)
     p.add_argument("--heavy", type=int, default=5, help="docs of a 'heavy' user (at least)")
     p.add_argument("--shadows", type=int, default=64)
     p.add_argument("--epsilon", type=float, default=4.0)
