@@ -142,7 +142,8 @@ def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True, user
     user_api = has_groups_api()
     if not user_api:
         print("   user-level rows skipped: PrivateBatchLDA.fit has no groups= here", flush=True)
-    mk = lambda eps: (lambda: PrivateBatchLDA(K, target_epsilon=eps, target_delta=DELTA))  # noqa: E731
+    def mk(eps, clip=None):
+        return lambda: PrivateBatchLDA(K, target_epsilon=eps, target_delta=DELTA, clip_norm=clip)
     levels = [("document", lambda m: m.fit(Xtr))]
     if user_api:
         levels.append(("user", lambda m: m.fit(Xtr, groups=gtr)))
@@ -162,16 +163,14 @@ def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True, user
         # no noise, the clip bound of the first epsilon's fits: what clipping alone costs there
         for level, fit in levels:
             C = next(r["clip"] for r in rows if r["level"] == level and r["epsilon"] == epsilons[0])
-            r = _fits(lambda: PrivateBatchLDA(K, target_epsilon=FLOOR_EPSILON, target_delta=DELTA,
-                                              clip_norm=C), fit, Xte, 1)
+            r = _fits(mk(FLOOR_EPSILON, C), fit, Xte, 1)
             rows.append(dict(corpus=name, model=f"floor at the eps {epsilons[0]:g} clip",
                              level=level, epsilon=FLOOR_EPSILON, **r))
             print(f"   {level:9s} eps 1e5, clip {C:.3g}: perplexity {r['perplexity']:9.1f}",
                   flush=True)
     for C in user_clips if user_api else ():
         # a diagnosis: user level at the first epsilon with a given clip bound (taken as public)
-        r = _fits(lambda: PrivateBatchLDA(K, target_epsilon=epsilons[0], target_delta=DELTA,
-                                          clip_norm=C), levels[1][1], Xte, repeats)
+        r = _fits(mk(epsilons[0], C), levels[1][1], Xte, repeats)
         rows.append(dict(corpus=name, model=f"clip_norm={C:g} (given)", level="user",
                          epsilon=epsilons[0], **r, clipped_share=clipped_share(Xtr, gtr, C)))
         print(f"   user      eps {epsilons[0]:g}, clip_norm {C:g}: perplexity "

@@ -122,7 +122,8 @@ def target_shape(n_users=8500, n_docs=17000, max_per_user=120):
     counts ``max(1, round(max_per_user * rank^-b))`` with b set by bisection, then the
     counts at the 1-2 boundary moved by one so that they add up to exactly ``n_docs``."""
     rank = np.arange(1, n_users + 1, dtype=np.float64)
-    shape = lambda b: np.maximum(1, np.floor(max_per_user * rank ** -b + 0.5)).astype(np.int64)  # noqa: E731
+    def shape(b):
+        return np.maximum(1, np.floor(max_per_user * rank ** -b + 0.5)).astype(np.int64)
     lo, hi = 0.05, 3.0            # total decreases with b
     for _ in range(60):
         mid = (lo + hi) / 2
@@ -173,9 +174,10 @@ def authors17k(seed=0, shape=None):
     fortunes by quoted author (each anonymous fortune its own author) and Debian package
     descriptions and changelog entries by maintainer / uploader e-mail (one key for both:
     a person's descriptions and uploads are theirs). Documents with fewer than 5 tokens in
-    the 5,000 most frequent words of the pool are left out; the pool's users sorted by their document count (ties in a seeded
-    order) take the target counts in order, each a seeded subset of min(own, target) of
-    their documents, so the shape falls short where the pool lacks users that active.
+    the 5,000 most frequent words of the pool are left out; the pool's users sorted by
+    their document count (ties in a seeded order) take the target counts in order, each a
+    seeded subset of min(own, target) of their documents, so the shape falls short where
+    the pool lacks users that active.
 
     Provenance: the loaders ``fortunes``, ``debian`` and ``changelogs``
     (bench/corpus_sources.py). Licence: theirs."""

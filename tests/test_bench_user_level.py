@@ -51,7 +51,7 @@ def test_user_split_keeps_users_whole():
     assert len(tr) + len(te) == len(groups) and not set(tr) & set(te)
     assert not {groups[i] for i in tr} & {groups[i] for i in te}
     assert len(te) >= 600                 # 10%, at least 1,000 or a fifth of 3,000
-    tr2, te2 = corpora.user_split(groups, seed=0)
+    _, te2 = corpora.user_split(groups, seed=0)
     assert np.array_equal(te, te2)
     assert not np.array_equal(te, corpora.user_split(groups, seed=1)[1])
 
@@ -104,7 +104,7 @@ def test_bench_user_level_smoke(monkeypatch, capsys):
     monkeypatch.setattr(bul, "load", _tiny)
     monkeypatch.setattr(bul, "K", 3)
     res = bul.main(["--corpus", "synthetic", "--repeats", "1", "--epsilons", "4",
-                    "--name", "test_bench_user_level_smoke"])
+                    "--user-clips", "3", "--name", "test_bench_user_level_smoke"])
     rows = {(r["level"], r["epsilon"]): r for r in res[0]["rows"]}
     assert ("document", 4.0) in rows and ("document", bul.FLOOR_EPSILON) in rows
     assert rows[("document", 4.0)]["unit"] == "document"
@@ -112,6 +112,8 @@ def test_bench_user_level_smoke(monkeypatch, capsys):
         user = rows[("user", 4.0)]
         assert user["unit"] == "user"
         assert user["user_over_doc"] == user["perplexity"] / rows[("document", 4.0)]["perplexity"]
+        given = [r for r in res[0]["rows"] if r["model"] == "clip_norm=3 (given)"]
+        assert len(given) == 1 and given[0]["clip"] == 3.0
     assert "held-out documents of other users" in capsys.readouterr().out
 
 
@@ -119,7 +121,7 @@ def test_bench_audit_user_smoke(capsys):
     res = bau.main(["--quick", "--models", "document", "user"])
     out = capsys.readouterr().out
     assert "doc-level" in out
-    for key, rows in res.items():
+    for rows in res.values():
         parts = {(r[0], r[1], r[2]) for r in rows}
         assert ("LiRA online", "pooled", "all users") in parts
         for _, part, _, tpr, lo, hi, _, auc, pv, k, n in rows:
