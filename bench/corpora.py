@@ -95,6 +95,161 @@ def split_indices(n, seed=0):
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
+def user_split(groups, seed=0):
+    """The held-out split BY USER of documents with author keys ``groups`` (in document
+    order): a seeded permutation of the distinct users (sorted) is walked until the users
+    taken hold 10% of the documents (at least 1,000, or a fifth of a small corpus); every
+    document of a held-out user is in the test part, none in the training part.
+    Returns (train, test) index arrays, sorted."""
+    n = len(groups)
+    n_test = max(-(-n // 10), min(1000, n // 5))
+    names = sorted(set(groups))
+    code = {g: k for k, g in enumerate(names)}
+    g = np.array([code[x] for x in groups], dtype=np.int64)
+    per = np.bincount(g, minlength=len(names))
+    held = np.zeros(len(names), dtype=bool)
+    total = 0
+    for u in np.random.default_rng(seed).permutation(len(names)):
+        if total >= n_test:
+            break
+        held[u], total = True, total + per[u]
+    test = held[g]
+    return np.flatnonzero(~test), np.flatnonzero(test)
+
+
+def target_shape(n_users=8500, n_docs=17000, max_per_user=120):
+    """Documents per user of the issue's target corpus, most active first: rank-size
+    counts ``max(1, round(max_per_user * rank^-b))`` with b set by bisection, then the
+    counts at the 1-2 boundary moved by one so that they add up to exactly ``n_docs``."""
+    rank = np.arange(1, n_users + 1, dtype=np.float64)
+    def shape(b):
+        return np.maximum(1, np.floor(max_per_user * rank ** -b + 0.5)).astype(np.int64)
+    lo, hi = 0.05, 3.0            # total decreases with b
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if shape(mid).sum() > n_docs else (lo, mid)
+    c = shape(hi)
+    gap = n_docs - int(c.sum())
+    if gap > 0:                   # one-document users after the last two-document one get 2
+        first_one = int(np.argmax(c == 1))
+        c[first_one:first_one + gap] += 1
+    elif gap < 0:                 # the last users above one document give one back
+        idx = np.flatnonzero(c > 1)[gap:]
+        c[idx] -= 1
+    if c.sum() != n_docs or c.min() < 1:
+        raise ValueError(f"no shape of {n_users} users and {n_docs} documents with at most "
+                         f"{max_per_user} per user")
+    return np.sort(c)[::-1]
+
+
+def user_shape(groups):
+    """The shape of a corpus by user: n_docs, n_users, share of users with one document,
+    max and median documents per user, share of the documents held by the top 1% of users."""
+    _, per = np.unique(np.asarray(groups), return_counts=True)
+    per = np.sort(per)[::-1]
+    return {"n_docs": int(per.sum()), "n_users": int(len(per)),
+            "users_with_one_doc": float(np.mean(per == 1)), "max_docs_per_user": int(per[0]),
+            "median_docs_per_user": float(np.median(per)),
+            "docs_by_top1pct_users": float(per[:max(1, len(per) // 100)].sum() / per.sum())}
+
+
+# tokens a pool document needs in the pool's vocabulary (as MIN_TOKENS in the training one)
+MIN_POOL_TOKENS = 5
+
+
+def _pool_filter(texts, vocabulary_size=5000):
+    # the 5,000 most frequent words of the whole pool, as the training part will pick them
+    from sklearn.feature_extraction.text import CountVectorizer
+    cv = CountVectorizer(lowercase=True, token_pattern=TOKEN.pattern, dtype=np.int64)
+    X = cv.fit_transform(texts)
+    words = list(cv.get_feature_names_out())
+    cols = _select_vocabulary(np.asarray(X.sum(axis=0)).ravel(), np.diff(X.tocsc().indptr),
+                              words, vocabulary_size)
+    return np.asarray(X[:, cols].sum(axis=1)).ravel() >= MIN_POOL_TOKENS
+
+
+def authors17k(seed=0, shape=None):
+    """A real corpus shaped like the issue's target (``target_shape()``: 17,000 documents by
+    8,500 users, most with one, the most active with 120), from the documents of people:
+    fortunes by quoted author (each anonymous fortune its own author) and Debian package
+    descriptions and changelog entries by maintainer / uploader e-mail (one key for both:
+    a person's descriptions and uploads are theirs). Documents with fewer than 5 tokens in
+    the 5,000 most frequent words of the pool are left out; the pool's users sorted by
+    their document count (ties in a seeded order) take the target counts in order, each a
+    seeded subset of min(own, target) of their documents, so the shape falls short where
+    the pool lacks users that active.
+
+    Provenance: the loaders ``fortunes``, ``debian`` and ``changelogs``
+    (bench/corpus_sources.py). Licence: theirs."""
+    shape = target_shape() if shape is None else np.asarray(shape)
+    docs = []
+    for src, prefix in (("fortunes", "fortunes:"), ("debian", "debian:"),
+                        ("changelogs", "debian:")):
+        raw = _load_raw(src)
+        docs += [(prefix + g, f"{src}/{i}", t)
+                 for t, i, g in zip(raw.texts, _unique(raw.ids), raw.groups)]
+    pool = {}
+    for (g, i, t), ok in zip(docs, _pool_filter([d[2] for d in docs])):
+        if ok:
+            pool.setdefault(g, []).append((i, t))
+    rng = np.random.default_rng([seed, 17])
+    keys = sorted(pool)
+    keys = [keys[i] for i in rng.permutation(len(keys))]
+    keys.sort(key=lambda k: -len(pool[k]))            # stable: ties stay in seeded order
+    texts, ids, groups = [], [], []
+    for key, want in zip(keys, shape):
+        docs = sorted(pool[key])
+        take = np.sort(rng.choice(len(docs), min(len(docs), int(want)), replace=False))
+        for j in take:
+            ids.append(docs[j][0])
+            texts.append(docs[j][1])
+            groups.append(key)
+    return _Raw(texts, ids, groups, {"sources": ["fortunes", "debian", "changelogs"],
+                                     "target": user_shape(np.repeat(np.arange(len(shape)),
+                                                                    shape))})
+
+
+# corpora built from others for the user-level benchmark (not in NAMES: no loader of their own)
+USER_CORPORA = {"authors17k": authors17k}
+
+
+def load_by_user(name, *, vocabulary_size=5000, seed=0):
+    """A corpus with authors split BY USER (:func:`user_split`: held-out users never in the
+    training part); vocabulary and short-document rule as :func:`load`. ``name`` is a
+    corpus of ``NAMES`` with authors or one of ``USER_CORPORA``. Cached like :func:`load`.
+
+    Returns
+    -------
+    Corpus
+        ``groups_train`` / ``groups_test`` integer user ids (one numbering for both parts);
+        ``meta["users"]`` / ``meta["users_train"]``: :func:`user_shape` of all documents /
+        of the training part.
+    """
+    if name not in LOADERS and name not in USER_CORPORA:
+        raise ValueError(f"name must be one of {sorted(LOADERS) + sorted(USER_CORPORA)}, "
+                         f"got {name!r}")
+    stamp = _stamp(name) if name in LOADERS else f"v{_VERSION}u1"
+    path = cache_dir() / f"{name}-byuser-V{int(vocabulary_size)}-seed{int(seed)}-{stamp}.npz"
+    if not path.is_file():
+        t = time.perf_counter()
+        raw = _load_raw(name) if name in LOADERS else USER_CORPORA[name](seed)
+        if raw.groups is None:
+            raise ValueError(f"corpus {name!r} has no authors")
+        out = _process(raw, int(vocabulary_size), int(seed), by_user=True)
+        meta = {"name": name, "split": "by user", "provenance": raw.provenance,
+                "seed": int(seed), "vocabulary_size": len(out["vocab"]),
+                "raw_docs": len(raw.ids),
+                "n_docs": {"train": out["Xtr"].shape[0], "test": out["Xte"].shape[0]},
+                "train_tokens": length_stats(out["Xtr"]),
+                "users": user_shape(np.concatenate([out["gtr"], out["gte"]])),
+                "users_train": user_shape(out["gtr"]),
+                "built": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "build_seconds": round(time.perf_counter() - t, 1)}
+        _save(path, out, meta)
+    Xtr, Xte, vocab, gtr, gte, meta = _read(path)
+    return Corpus(Xtr, Xte, vocab, gtr, gte, meta)
+
+
 def _select_vocabulary(counts, df, words, size):
     # letters only, no stop words, in MIN_DF training documents; most frequent first,
     # ties alphabetical; then listed alphabetically
@@ -115,10 +270,11 @@ def _unique(ids):
     return out
 
 
-def _process(raw, vocabulary_size, seed):
+def _process(raw, vocabulary_size, seed, by_user=False):
     raw.ids = _unique(raw.ids)
     order = sorted(range(len(raw.ids)), key=lambda i: raw.ids[i])
-    tr, te = split_indices(len(order), seed)
+    tr, te = (user_split([raw.groups[i] for i in order], seed) if by_user
+              else split_indices(len(order), seed))
     tr, te = [order[i] for i in tr], [order[i] for i in te]
     if raw.bow is not None:
         X, words = raw.bow
