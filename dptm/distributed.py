@@ -10,7 +10,9 @@ Nothing is approximated:
   clipped per-document statistics (``private_vb._expected_counts``, rounded down to the
   noise lattice) is computed where the partition lives; the driver adds the
   partition sums in the fixed partition order (exact: multiples of the lattice step),
-  draws the lattice-Gaussian noise once, and broadcasts the new topics;
+  draws the lattice-Gaussian noise once, and broadcasts the new topics (user level,
+  ``groups=``: partitions of whole users, each user's summed contribution clipped on
+  the worker that holds the user);
 * noisy-snapshot Gibbs: the word factor is fixed within a sweep, so each partition sweeps
   its own documents against the broadcast factor (``_cgs.noisy_gibbs_sweep_blocks``, the
   single-machine kernel) and returns its V x K topic-word counts; the driver sums them
@@ -221,7 +223,7 @@ def _tokens_block(docs, vocab, n_words):
 
 
 def _has_tokens(X):
-    return bool(X.nnz)
+    return bool(X.nnz)      # a CSR block or a _UserBlock
 
 
 def _partitions(ex, data, vocabulary, n_partitions):
@@ -268,14 +270,103 @@ def _partitions(ex, data, vocabulary, n_partitions):
 # --------------------------------------------------------------------------- private VB
 def _vb_stat(X, beta, alpha, norm, granularity, presence, word_weight):
     from .models.private_vb import _expected_counts
+    if isinstance(X, _UserBlock):
+        from .models.user_contributions import user_expected_counts
+        return user_expected_counts(X.X, X.user_ptr, beta, alpha, norm, granularity=granularity,
+                                    presence=presence, word_weight=word_weight)
     return _expected_counts(X, beta, alpha, norm, granularity=granularity, presence=presence,
                             word_weight=word_weight)
 
 
-def _fit_vb(est, ex, parts, V):
+class _UserBlock:
+    """A partition of whole users: its documents ordered by user, their indptr and ids."""
+
+    __slots__ = ("X", "user_ptr", "ids", "nnz")
+
+    def __init__(self, block, groups):
+        from .models.user_contributions import group_documents
+        groups = np.asarray(groups)
+        self.X, self.user_ptr = group_documents(block, groups)
+        # the partition's distinct ids (python objects: 1 and '1' stay apart), for the
+        # driver's whole-users check
+        self.ids = list(set(groups.tolist()))
+        self.nnz = self.X.nnz
+
+
+def _user_block(block, groups):
+    return _UserBlock(block, groups)
+
+
+def _user_ids(part):
+    return part.ids
+
+
+def _user_partitions(ex, data, vocabulary, n_partitions, groups):
+    """Futures of partitions of whole users (``_UserBlock``) and V. ``groups``: for an
+    in-process matrix a 1-D array of ids (the matrix is split at user boundaries), for a dask.array a 1-D
+    dask.array with the same row chunks or an array-like of its length, for a dask.bag a
+    dask.bag of ids with the same partitions. Every user must lie in one partition."""
+    kind = type(data).__module__.split(".")[0]
+    gkind = type(groups).__module__.split(".")[0]
+    if kind == "dask":
+        parts, V = _partitions(ex, data, vocabulary, n_partitions)
+        import dask.array as da
+        import dask.bag as db
+        if isinstance(data, da.Array):
+            if isinstance(groups, da.Array):
+                if groups.ndim != 1 or groups.chunks[0] != data.chunks[0]:
+                    raise ValueError("groups must be a 1-D dask.array with the row chunks of data")
+                gparts = ex.compute(list(groups.to_delayed().ravel()))
+            else:
+                g = np.asarray(groups)
+                rows = data.chunks[0]
+                if g.ndim != 1 or any(math.isnan(r) for r in rows) or g.shape[0] != sum(rows):
+                    raise ValueError(f"groups must have one user id per row of data "
+                                     f"({sum(rows)}), got shape {g.shape}")
+                bounds = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+                gparts = [g[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+        elif isinstance(data, db.Bag):
+            if not isinstance(groups, db.Bag) or groups.npartitions != data.npartitions:
+                raise ValueError("groups must be a dask.bag of user ids with the partitions "
+                                 "of data")
+            gparts = ex.compute([g for g in groups.to_delayed()])
+        out = [ex.submit(_user_block, p, gp) for p, gp in zip(parts, gparts)]
+    else:
+        if gkind == "dask":
+            raise ValueError("groups must be an array-like of ids for an in-process matrix")
+        if vocabulary is not None:
+            raise ValueError("vocabulary= is only used with a dask.bag of token lists")
+        from .models.user_contributions import check_groups
+        X = check_count_matrix(data, name="data")
+        V = X.shape[1]
+        users = check_groups(groups, X.shape[0])
+        g = np.asarray(groups)
+        order = np.argsort(users, kind="stable")
+        user_start = np.searchsorted(users[order], np.arange(int(users.max()) + 2)
+                                     if users.size else [0])
+        # the documents ordered by user, split into blocks of whole users
+        P = ex.n_workers if n_partitions is None else check_int(n_partitions, "n_partitions",
+                                                                 minimum=1)
+        target = np.linspace(0, X.shape[0], P + 1)[1:-1]
+        cuts = user_start[np.minimum(np.searchsorted(user_start, target), len(user_start) - 1)]
+        bounds = np.concatenate([[0], cuts, [X.shape[0]]]).astype(np.int64)
+        Xs, gs = X[order], g[order]
+        out = [ex.submit(_user_block, ex.scatter(Xs[lo:hi], public=False), gs[lo:hi])
+               for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    seen = {}
+    for i, ids in enumerate(ex.gather([ex.submit(_user_ids, p) for p in out], what="metadata")):
+        for u in ids:
+            if seen.setdefault(u, i) != i:
+                raise ValueError(f"groups: user {u!r} has documents in partitions {seen[u]} and "
+                                 f"{i}; every partition must hold whole users")
+    return out, V
+
+
+def _fit_vb(est, ex, parts, V, unit="document"):
     # PrivateBatchLDA's own fit; only where the statistic is computed differs. Every
     # contribution is rounded down to the lattice, so the sum over partitions is exactly
-    # the statistic of their union.
+    # the statistic of their union (unit "user": partitions of whole users, each user's
+    # contribution clipped where the user lives).
     if not any(ex.gather([ex.submit(_has_tokens, p) for p in parts], what="metadata")):
         raise ValueError("data has no token: every document is empty")
 
@@ -290,7 +381,7 @@ def _fit_vb(est, ex, parts, V):
             stat += st
         return stat
 
-    est._fit_releases(V, statistic)
+    est._fit_releases(V, statistic, unit=unit)
     est.n_features_in_ = V
     return est
 
@@ -513,7 +604,8 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
 # --------------------------------------------------------------------------- entry point
 @private_fit
 def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitions=None,
-                    retries=1, eval_X=None, return_doc_topic=True, transfer_log=None):
+                    retries=1, eval_X=None, return_doc_topic=True, transfer_log=None,
+                    groups=None):
     """Fit a private topic model on data partitioned over a Dask cluster, exactly.
 
     Parameters
@@ -560,6 +652,14 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
         depend on the private data (the number and sizes of the partitions): like Dask's
         dashboards they are inside the trust boundary and must not be published; the log's
         ``note`` says so.
+    groups : array-like, dask.array or dask.bag, optional
+        PrivateBatchLDA only: the user of each document, for its user-level fit
+        (``fit(X, groups=...)``). For a matrix in this process, an array of ids (the rows
+        are ordered by user and split into blocks of whole users); for a ``dask.array``, a
+        1-D dask.array with the same row chunks or an array of its length; for a
+        ``dask.bag``, a bag of ids with the same partitions. Every user's documents must
+        lie in one partition (ValueError otherwise): a user's contribution is clipped as a
+        whole where it lives, so any partitioning gives the single-process statistic.
 
     Returns
     -------
@@ -596,10 +696,15 @@ def fit_distributed(estimator, data, client=None, *, vocabulary=None, n_partitio
     from . import _progress
     if isinstance(estimator, PrivateBatchLDA) and eval_X is not None:
         raise ValueError("eval_X is only used by SubsampledGibbsLDA's stopping rule")
+    if groups is not None and not isinstance(estimator, PrivateBatchLDA):
+        raise ValueError("groups (user level) is only supported for PrivateBatchLDA")
     with _progress.fit_scope(estimator):      # progress reporting as in the estimator's fit
-        parts, V = _partitions(ex, data, vocabulary, n_partitions)
+        if groups is not None:
+            parts, V = _user_partitions(ex, data, vocabulary, n_partitions, groups)
+        else:
+            parts, V = _partitions(ex, data, vocabulary, n_partitions)
         if isinstance(estimator, PrivateBatchLDA):
-            _fit_vb(estimator, ex, parts, V)
+            _fit_vb(estimator, ex, parts, V, "document" if groups is None else "user")
             n_docs = None          # D is not known to the driver (nor published)
         else:
             _fit_gibbs(estimator, ex, parts, V, eval_X, return_doc_topic)

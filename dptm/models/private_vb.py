@@ -31,6 +31,8 @@ from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_int, check_positive, check_real
 from ..mechanisms import lattice_gaussian
 from ._base import TopicModelMixin
+from .user_contributions import (USER_ASSUMED_PUBLIC, USER_DESCRIPTION, group_documents,
+                                 user_expected_counts)
 
 _STATISTICS = ("presence", "counts")
 # Share of the budget (of 1 / z^2) of the norm histogram: at eps 1 its bins have noise sd
@@ -676,18 +678,27 @@ class PrivateBatchLDA(TopicModelMixin):
         return init
 
     @private_fit
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
+        """Fit to the count matrix ``X`` (documents x words); ``groups`` (one hashable
+        user id per document, optional): user level (see the class's Privacy contract)."""
         X = check_count_matrix(X, estimator=self, reset=True).tocsr()
         threads = effective_n_jobs(self.n_jobs)
+        if groups is not None:
+            Xs, user_ptr = group_documents(X, groups)
+            return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence, weights: (
+                user_expected_counts(Xs, user_ptr, beta, alpha, C, granularity=g,
+                                     presence=presence, n_threads=threads,
+                                     word_weight=weights)), unit="user")
         return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence, weights: (
             _expected_counts(X, beta, alpha, C, granularity=g, presence=presence,
                              n_threads=threads, word_weight=weights)))
 
-    def _fit_releases(self, V, statistic):
+    def _fit_releases(self, V, statistic, unit="document"):
         """The fit given where the documents are: ``statistic(beta, alpha, norm,
         granularity, presence, word_weight)`` is the lattice sum of ``_expected_counts`` over
-        every document (one process: ``fit``; a cluster: ``dptm.distributed``). Fitted
-        attributes are set only once every release is done."""
+        every document (one process: ``fit``; a cluster: ``dptm.distributed``), or with
+        ``unit="user"`` of ``user_contributions.user_expected_counts`` over every user.
+        Fitted attributes are set only once every release is done."""
         from ..accounting import PrivacyReport
         self._check_common_params()
         K = self.n_components
@@ -734,19 +745,23 @@ class PrivateBatchLDA(TopicModelMixin):
                                  None if self.threshold is None else float(self.threshold))
             self._progress(len(releases), total=len(model), unit="release")
         privacy = PrivacyReport(
-            _schedule_event(drawn, sens), "document",
-            description=("batch VB LDA: a noisy histogram of document norms sets the clip "
+            _schedule_event(drawn, sens), unit,
+            description=(USER_DESCRIPTION if unit == "user" else
+                         "batch VB LDA: a noisy histogram of document norms sets the clip "
                          "bound; per-document clipped expected counts, lattice (exact "
                          "discrete) Gaussian releases on every document, the budget split "
                          "across them (sequential composition)"),
             default_delta=float(self.target_delta), seeded=seeded,
             assumed_public=[f"vocabulary (V = {V} words)"]
+            + ([USER_ASSUMED_PUBLIC] if unit == "user" else [])
             + (["init_topics (given as public)"] if init is not None else [])
             + ([f"clip_norm = {C:g} (given as public)"] if self.clip_norm is not None else []))
         transform_seed = public_seed(gen, seeded)
         self.plan_ = plan
         self.clip_norm_ = float(C)
-        self.n_documents_estimate_ = n_docs
+        self.n_documents_estimate_ = None if unit == "user" else n_docs
+        if unit == "user":
+            self.n_users_estimate_ = n_docs       # the histogram counts users
         self.release_sigmas_ = [float(x) for x, r in zip(drawn, plan)
                                 if r.statistic != "norm-histogram"]
         self.sigma_, self.sensitivity_ = float(drawn[-1]), float(C)
@@ -756,16 +771,17 @@ class PrivateBatchLDA(TopicModelMixin):
         self.n_iter_ = len(model)
         if n_docs is not None:
             # the noisy count (post-processing of the histogram release), never the true one
-            _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V)
+            _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V,
+                                   unit + "s")
         return self
 
 
-def _warn_if_uninformative(n, eps, delta, K, V):
+def _warn_if_uninformative(n, eps, delta, K, V, units="documents"):
     ratio = expected_ratio(n, eps, K, V, delta)
     if ratio > _UNIGRAM_RATIO:
         import warnings
         from ..exceptions import UninformativeModelWarning, user_stacklevel
-        warnings.warn(f"for about {n:.0f} documents (noisy count) at epsilon {eps:g}, K = {K} "
+        warnings.warn(f"for about {n:.0f} {units} (noisy count) at epsilon {eps:g}, K = {K} "
                       f"and V = {V} the topics are expected at {ratio:.2f}x the perplexity of "
                       "non-private LDA, no better than a unigram model (one word distribution): "
                       "raise epsilon, use more documents, fewer topics or a smaller "

@@ -1,0 +1,180 @@
+"""Per-user contributions of :class:`~dptm.models.private_vb.PrivateBatchLDA` (user level).
+
+With ``groups`` (one user id per document) the unit of privacy is a user: every release's
+statistic is the sum over users of each user's contribution, the sum of that user's
+documents' expected topic-word counts (or presence counts), CLIPPED to L2 norm C as a
+whole and rounded down to the noise lattice. Adding or removing one user, with all their
+documents, moves the statistic by at most C; the norm histogram counts users (one bin per
+user: sensitivity 1). A user with many documents is bounded, never dropped.
+
+The documents are ordered by user once (:func:`group_documents`); the E-step runs in
+chunks of whole users, each user's (document, word) contributions are added per
+(user, word) pair, then clipped and checked exactly per user like a document's.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+#: What the user-level report says of the mechanism and of what it assumes public.
+USER_DESCRIPTION = (
+    "batch VB LDA at user level: a noisy histogram of the users' count-vector norms sets "
+    "the clip bound; each user's expected counts summed over all their documents and "
+    "clipped as a whole, lattice (exact discrete) Gaussian releases on every user, the "
+    "budget split across them (sequential composition)")
+USER_ASSUMED_PUBLIC = (
+    "the user of each document (groups) is given: the guarantee is per user id, so one "
+    "person under two ids is two users; the numbers of users and of documents are not public")
+
+# E-step working set (stored (document, word) pairs) of a chunk of whole users
+_CHUNK_NNZ = 1 << 20
+
+
+def check_groups(groups, n_documents):
+    """User index (int64, 0 .. U-1, in order of the sorted ids) of each document.
+
+    ``groups``: array-like of shape (n_documents,) of hashable ids (ints or strings); None,
+    NaN, a 2-D array or a wrong length raise a ValueError naming ``groups``."""
+    try:
+        arr = np.asarray(groups)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"groups must be a 1-D array-like of user ids: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"groups must be 1-D (one user id per document), got shape {arr.shape}")
+    if arr.shape[0] != n_documents:
+        raise ValueError(f"groups must have one user id per document ({n_documents}), got "
+                         f"{arr.shape[0]}")
+    if arr.dtype.kind == "f":
+        if np.isnan(arr).any():
+            raise ValueError("groups must not contain NaN (every document needs a user id)")
+    elif arr.dtype.kind == "O":
+        ids = {}
+        out = np.empty(n_documents, dtype=np.int64)
+        for i, g in enumerate(arr):
+            if g is None or (isinstance(g, numbers.Real) and g != g):
+                raise ValueError("groups must not contain None or NaN (every document "
+                                 "needs a user id)")
+            try:
+                out[i] = ids.setdefault(g, len(ids))
+            except TypeError:
+                raise ValueError(f"groups must hold hashable ids, got {type(g).__name__}") \
+                    from None
+        # indices by sorted id where the ids are orderable (mixed types: first appearance)
+        try:
+            order = sorted(ids, key=lambda k: (type(k).__name__, k))
+        except TypeError:
+            return out
+        remap = np.empty(len(ids), dtype=np.int64)
+        remap[[ids[k] for k in order]] = np.arange(len(ids))
+        return remap[out]
+    elif arr.dtype.kind not in "iubUS":
+        raise ValueError(f"groups must hold ints or strings, got dtype {arr.dtype}")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(arr, return_inverse=True)[1].astype(np.int64).ravel()
+
+
+def group_documents(X, groups):
+    """``(X_sorted, user_ptr)``: the rows of CSR ``X`` ordered by user (stable: each user's
+    documents in data order) and the indptr of each user's rows in it."""
+    users = check_groups(groups, X.shape[0])
+    order = np.argsort(users, kind="stable")
+    counts = np.bincount(users, minlength=int(users.max()) + 1 if users.size else 0)
+    counts = counts[counts > 0]
+    user_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    Xs = sp.csr_matrix(X)[order]
+    Xs.sum_duplicates()
+    return Xs, user_ptr
+
+
+def user_count_matrix(X, user_ptr):
+    """U x V CSR: row u is the sum of user u's document count vectors."""
+    U = len(user_ptr) - 1
+    owner = np.repeat(np.arange(U), np.diff(user_ptr))
+    G = sp.csr_matrix((np.ones(X.shape[0]), (owner, np.arange(X.shape[0]))), shape=(U, X.shape[0]))
+    out = (G @ sp.csr_matrix(X, dtype=np.float64)).tocsr()
+    out.sum_duplicates()
+    return out
+
+
+def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, presence=False,
+                         n_threads=1, word_weight=None):
+    """The user-level statistic: sum over users of each user's summed expected K x V
+    topic-word counts (their documents' ``_expected_counts`` contributions added per
+    word), each user's sum CLIPPED to L2 norm ``norm`` and, with ``granularity`` g,
+    rounded down to multiples of g and checked in exact integer arithmetic
+    (``private_vb._within_norm``). ``X``: CSR rows ordered by user, ``user_ptr`` their
+    indptr (:func:`group_documents`). ``presence="norm-histogram"``: the (1, n_bins)
+    histogram of the users' count-vector L2 norms (one user per bin)."""
+    from .private_vb import _estep, _exp_dirichlet, _norm_histogram, _within_norm
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if isinstance(presence, str):
+        if presence != "norm-histogram":
+            raise ValueError(f"unknown statistic {presence!r}")
+        return _norm_histogram(user_count_matrix(X, user_ptr))
+    K, V = beta.shape
+    if word_weight is not None:
+        word_weight = np.asarray(word_weight, dtype=np.float64)
+        if word_weight.shape != (V,) or not np.all(np.isfinite(word_weight) & (word_weight > 0)):
+            raise ValueError("word_weight must hold V finite positive weights")
+    eb_t = np.ascontiguousarray(_exp_dirichlet(beta).T)      # V x K
+    stat = np.zeros((K, V))
+    U = len(user_ptr) - 1
+    pair_ptr = X.indptr[user_ptr]              # each user's first stored pair
+    start = 0
+    while start < U:   # whole users in chunks of about _CHUNK_NNZ stored pairs
+        stop = int(np.searchsorted(pair_ptr, pair_ptr[start] + _CHUNK_NNZ, side="right"))
+        stop = min(U, max(stop - 1, start + 1))
+        d0, d1 = int(user_ptr[start]), int(user_ptr[stop])
+        Xc = X[d0:d1]
+        if Xc.nnz:
+            et, phinorm, rows = _estep(Xc, eb_t, alpha, n_threads=n_threads)
+            weight = (1.0 if presence else Xc.data) / phinorm
+            if word_weight is not None:
+                weight = weight * word_weight[Xc.indices]
+            contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
+            # (user, word) keys; each user's documents in data order, so the per-pair sums
+            # (reduceat, in that order) do not depend on how users are chunked or partitioned
+            owner = np.repeat(np.arange(stop - start), np.diff(user_ptr[start:stop + 1]))
+            key = owner[rows] * V + Xc.indices
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+            first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            summed = np.add.reduceat(contrib[order], first, axis=0)
+            words = key[first] % V
+            uptr = np.searchsorted(key[first] // V, np.arange(stop - start + 1))
+            stat += _clipped_sum(summed, words, uptr, norm, granularity, V, _within_norm)
+        start = stop
+    return stat
+
+
+def _clipped_sum(contrib, words, indptr, norm, granularity, V, within_norm):
+    """K x V sum of the rows of ``contrib`` (one per (unit, word) pair, units delimited by
+    ``indptr``), each unit scaled to L2 norm at most ``norm``, then floored to the lattice
+    ``granularity`` and checked exactly: the clipping of ``private_vb._expected_counts``."""
+    n_units = len(indptr) - 1
+    rows = np.repeat(np.arange(n_units), np.diff(indptr))
+    starts = np.flatnonzero(np.diff(indptr))
+    # each unit divided by its largest entry first (see _expected_counts: subnormal squares)
+    peak = np.zeros(n_units)
+    if starts.size:
+        peak[starts] = np.maximum.reduceat(contrib.max(axis=1), indptr[starts])
+    contrib = contrib / np.where(peak > 0, peak, 1.0)[rows][:, None]
+    length = np.sqrt(np.bincount(rows, (contrib * contrib).sum(axis=1), minlength=n_units))
+    clip = np.divide(norm * (1 - 2.0 ** -40), length, out=np.zeros_like(length),
+                     where=length > 0)
+    contrib *= np.minimum(peak, clip)[rows][:, None]
+    if granularity is not None:
+        contrib = np.floor(contrib / granularity)
+        ok = within_norm(contrib, indptr, norm / granularity)[rows] > 0
+        contrib = np.where(ok[:, None], contrib, 0.0)
+        contrib *= granularity
+    K = contrib.shape[1]
+    out = np.empty((K, V))
+    for k in range(K):
+        out[k] = np.bincount(words, contrib[:, k], minlength=V)
+    return out
+
