@@ -12,7 +12,6 @@ number of tokens, both public under word adjacency (and C = N for an unclipped m
 With ``groups`` (a user-level request) the model stage must itself be user-level.
 """
 import inspect
-import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone

@@ -47,7 +47,7 @@ def test_user_level_pipeline_is_one_user_level_report_at_the_total_asked_for():
     assert rep.adjacency == "user" and unit_of(rep) == "user"
     assert f.vocabulary_stage_.privacy_.adjacency == "user"
     assert f.model_.privacy_.adjacency == "user"
-    v_event, m_event = rep.event.events
+    v_event, _ = rep.event.events
     assert isinstance(v_event, ApproxDPEvent) and v_event.epsilon == pytest.approx(2.0)
     assert v_event.delta == pytest.approx(5e-6)          # no group-privacy inflation
     # the total is the budget asked for: 2 + 2 at 5e-6 + 5e-6, never more
