@@ -670,6 +670,32 @@ def _fit_batch():
     return _fit(PrivateBatchLDA(10, target_epsilon=2.0, random_state=0))
 
 
+def _fit_users(model, groups):
+    X = matrix()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, groups=groups)
+    return [("components", model.components_),
+            ("clip_n_users", np.array([model.clip_norm_, model.n_users_estimate_]))]
+
+
+@case("fit-PrivateBatchLDA-users")
+def _fit_batch_users():
+    # 60 documents of 16 users, the most active with 24 (a heavy-tailed toy)
+    from dptm import PrivateBatchLDA
+    groups = np.r_[[0] * 24, [1] * 12, [2] * 6, [3] * 3, np.arange(4, 16)][
+        np.random.default_rng(5).permutation(57)]
+    groups = np.r_[groups, 13, 14, 15]
+    return _fit_users(PrivateBatchLDA(10, target_epsilon=2.0, random_state=0), groups)
+
+
+@case("fit-PrivateBatchLDA-users-eps4-strings")
+def _fit_batch_users_eps4():
+    from dptm import PrivateBatchLDA
+    groups = np.array([f"author-{d % 7 if d < 40 else d}" for d in range(60)])
+    return _fit_users(PrivateBatchLDA(10, target_epsilon=4.0, random_state=0), groups)
+
+
 # ---------------------------------------------------------------- driver
 
 def compute(name):

@@ -563,7 +563,7 @@ def expected_ratio(n_documents, epsilon, n_components, n_features, delta=1e-5):
 
 
 class PrivateBatchLDA(TopicModelMixin):
-    """Document-level differentially private LDA by batch variational Bayes.
+    """Document-level (or, with ``groups``, user-level) private LDA by batch VB.
 
     The fit runs the public plan of :func:`fit_plan`: a noisy histogram of the documents'
     norms sets the clip bound C (:func:`clip_bound`); then every release is the sum over
@@ -622,7 +622,10 @@ class PrivateBatchLDA(TopicModelMixin):
     clip_norm_ : float
         The clip bound used (post-processing of the histogram release, or the public one).
     n_documents_estimate_ : float or None
-        The noisy document count (the histogram's total; None with a public clip_norm).
+        The noisy document count (the histogram's total; None with a public clip_norm or
+        with ``groups``).
+    n_users_estimate_ : float or None
+        With ``groups`` only: the noisy user count (None with a public clip_norm).
     release_sigmas_ : list of float
         Noise standard deviation of each model release (public: set by the budget and C).
 
@@ -634,7 +637,11 @@ class PrivateBatchLDA(TopicModelMixin):
     documents is neither used by the mechanism nor published except through the noisy
     histogram. A corpus without any token is refused with a ``ValueError``, which tells it
     apart from its one-document neighbours: the guarantee is for corpora holding at
-    least one token.
+    least one token. With ``fit(X, groups=...)`` the unit is a user (every document with
+    the same id): the guarantee is for adding or removing one user, each user's summed
+    contribution is clipped to C, the histogram counts users and ``n_users_estimate_``
+    replaces ``n_documents_estimate_`` (None); the ids are assumed correct (one person
+    under two ids is two users) and neither the number of users nor of documents is public.
     """
 
     def __init__(self, n_components=10, *, target_epsilon=1.0, target_delta=1e-5,

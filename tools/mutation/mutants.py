@@ -549,8 +549,8 @@ MUTANTS += [
          tests=_VB_ALL + ["tests/test_private_vb_privacy.py"],
          what="a run of equal releases accounted one short (calibration and report alike)"),
     dict(id="Q06", file="dptm/models/private_vb.py",
-         old="            _schedule_event(drawn, sens), \"document\",",
-         new="            _schedule_event(drawn, [1.0] * len(drawn)), \"document\",",
+         old="            _schedule_event(drawn, sens), unit,",
+         new="            _schedule_event(drawn, [1.0] * len(drawn)), unit,",
          tests=_VB_ALL + ["tests/test_private_vb_privacy.py"],
          what="the report's releases at sensitivity 1 whatever clip_norm (understated for "
               "clip_norm > 1)"),
@@ -647,19 +647,21 @@ MUTANTS += [
          new="            default_delta=float(self.target_delta), seeded=False,", tests=SECRETS,
          what="a seeded report without its TEST MODE line"),
     dict(id="R2-16", file="dptm/models/private_vb.py",
-         old="        threads = effective_n_jobs(self.n_jobs)\n        return self._fit_releases(",
+         old="        threads = effective_n_jobs(self.n_jobs)\n        if groups is not None:",
          new="        threads = effective_n_jobs(self.n_jobs)\n"
              "        if self.verbose:\n"
              "            import logging\n"
              "            logging.getLogger('dptm').debug('fitting %d documents, %d tokens', "
              "X.shape[0], X.sum())\n"
-             "        return self._fit_releases(",
+             "        if groups is not None:",
          tests=SECRETS, what="a verbose log line with the document and token counts"),
     dict(id="R2-17", file="dptm/models/private_vb.py",
-         edits=[("        return self._fit_releases(X.shape[1], lambda beta",
-                 "        return self._fit_releases(X.shape[1], n_true=X.shape[0], statistic=lambda beta"),
-                ("    def _fit_releases(self, V, statistic):",
-                 "    def _fit_releases(self, V, statistic, n_true=None):"),
+         edits=[("        return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence, "
+                 "weights: (\n            _expected_counts(X",
+                 "        return self._fit_releases(X.shape[1], n_true=X.shape[0], statistic=lambda "
+                 "beta, alpha, C, g, presence, weights: (\n            _expected_counts(X"),
+                ("    def _fit_releases(self, V, statistic, unit=\"document\"):",
+                 "    def _fit_releases(self, V, statistic, unit=\"document\", n_true=None):"),
                 ("        plan = fit_plan(self.target_epsilon, self.target_delta, K, V, self.schedule, C,",
                  "        plan = fit_plan(self.target_epsilon if n_true is None or n_true >= 500 else "
                  "min(self.target_epsilon, 3.9), self.target_delta, K, V, self.schedule, C,")],
