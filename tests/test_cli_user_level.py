@@ -162,6 +162,38 @@ def test_without_group_key_the_same_file_is_document_level(grouped_jsonl):
     assert "user-level DP" not in out and "per user" not in out
 
 
+def _masked(out):
+    """The printed lines with every number masked and the topics' word lines dropped: what
+    may differ between neighbours only through the noise."""
+    lines = [ln for ln in out.splitlines() if not ln.startswith("topic ")]
+    return [re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", ln) for ln in lines]
+
+
+@pytest.mark.parametrize("vocabulary", [False, True], ids=["dp-vocabulary", "public-vocabulary"])
+def test_printed_output_of_user_neighbours_differs_only_in_noisy_numbers(vocabulary, tmp_path):
+    users = users_of(800)
+    # the added user: 40 copies of one long document, at the front of the file
+    texts2 = [" ".join([DEMO.texts[0]] * 4)] * 40 + list(DEMO.texts)
+    users2 = ["the-added-user"] * 40 + users
+    flags = ["--group-key", "user", "-k", "2", "--epsilon", "8"]
+    if vocabulary:
+        words = tmp_path / "words.txt"
+        words.write_text("\n".join(DEMO.vocabulary) + "\n")
+        flags += ["--vocabulary", words]
+    outs = []
+    for t, u in ((DEMO.texts, users), (texts2, users2)):
+        path = write(tmp_path / "notes", t, u, "jsonl")         # the same file name for both
+        code, out = run("fit", "--data", path, *flags)
+        assert code == 0, out
+        outs.append(out)
+    assert _masked(outs[0]) == _masked(outs[1])
+    assert "the-added-user" not in outs[1]
+    # and no number printed is a count of the private data (masking would hide one)
+    for out, t, u in ((outs[0], DEMO.texts, users), (outs[1], texts2, users2)):
+        counts = {len(t), len(set(u)), sum(len(d) for d in preprocess(t))}
+        assert not counts & {int(n) for n in re.findall(r"(?<![\d.])\d+(?![\d.])", out)}
+
+
 # ------------------------------------------------------------------ errors
 def test_a_record_without_the_user_id_names_the_file_and_line(tmp_path, capsys):
     path = tmp_path / "notes.jsonl"
