@@ -769,6 +769,8 @@ class PrivateBatchLDA(TopicModelMixin):
         self.n_documents_estimate_ = None if unit == "user" else n_docs
         if unit == "user":
             self.n_users_estimate_ = n_docs       # the histogram counts users
+        else:
+            vars(self).pop("n_users_estimate_", None)     # of an earlier user-level fit
         self.release_sigmas_ = [float(x) for x, r in zip(drawn, plan)
                                 if r.statistic != "norm-histogram"]
         self.sigma_, self.sensitivity_ = float(drawn[-1]), float(C)
