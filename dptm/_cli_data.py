@@ -3,7 +3,7 @@ private model's training set every document it is given, the public evaluation d
 the split of a total epsilon between a DP vocabulary and the model."""
 import numpy as np
 
-__all__ = ["load_corpus", "budget_split"]
+__all__ = ["load_corpus", "budget_split", "load_grouped_texts"]
 
 # The non-private model is reproducible by default (it protects nothing a seed could expose).
 DEFAULT_NONPRIVATE_SEED = 2
@@ -13,6 +13,10 @@ LOCAL = ("lp-lda", "olp-lda")
 WORD_LEVEL = ("hdp-lda", "cdp-lda+", "zhu-lda", "sub-lda")
 RECOMMENDED = "batch-vb"
 NON_PRIVATE = ("gibbs",)
+# Models with a user-level guarantee from the command line (--group-key): PrivateBatchLDA,
+# on a public vocabulary or behind a user-level DP vocabulary.
+USER_LEVEL = ("batch-vb",)
+_GROUPED_FORMATS = (".jsonl", ".ndjson", ".csv", ".tsv")
 
 
 def _is_private(name):
@@ -27,6 +31,106 @@ def _read_word_list(path):
     if len(set(words)) != len(words):
         raise ValueError(f"{path}: the public vocabulary file repeats words")
     return words
+
+
+def _group_id(path, where, value, group_key):
+    """A user id from a record's field: a non-empty string, or a JSON number / boolean by its
+    JSON text (1 and "1" are the same user)."""
+    import json
+    if value is None or value == "":
+        raise ValueError(f"{path}: {where}: the user id field {group_key!r} (--group-key) is "
+                         "empty: every document needs its author's id")
+    if isinstance(value, (dict, list)):
+        raise ValueError(f"{path}: {where}: the user id field {group_key!r} (--group-key) is "
+                         f"a JSON {type(value).__name__}, not a string or number")
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def load_grouped_texts(path, key="text", group_key="user"):
+    """Documents and their authors from JSON Lines (``.jsonl``/``.ndjson``) or CSV
+    (``.csv``/``.tsv``), optionally ``.gz``: ``key`` is the text field / column and
+    ``group_key`` the field / column holding the user id. Blank lines are skipped as the
+    text loaders skip them; a record without the user id is a ValueError naming the file and
+    the line.
+
+    Returns
+    -------
+    docs : list of str
+    groups : numpy.ndarray of str, one user id per document
+    """
+    import csv
+    import io
+    import json
+    from .datasets import _base_suffix, _check_file, _read_text, _text_of_record
+    suffix = _base_suffix(path)
+    if suffix not in _GROUPED_FORMATS:
+        raise ValueError(f"--group-key reads the user id from a field of JSONL records or a CSV "
+                         f"column; --data {path} is not a .jsonl/.ndjson/.csv/.tsv file")
+    path = _check_file(path, "path")
+    docs, groups = [], []
+    if suffix in (".jsonl", ".ndjson"):
+        for n, line in enumerate(_read_text(path).splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {n} column {exc.colno}: invalid JSON "
+                                 f"({exc.msg})") from None
+            if not isinstance(rec, dict):
+                raise ValueError(f"{path}: line {n}: expected an object with the fields {key!r} "
+                                 f"and {group_key!r} (--group-key), got {type(rec).__name__}")
+            docs.append(_text_of_record(path, f"line {n}", rec, key))
+            if group_key not in rec:
+                raise ValueError(f"{path}: line {n}: record has no user id field {group_key!r} "
+                                 f"(--group-key; keys: {sorted(rec)[:10]})")
+            groups.append(_group_id(path, f"line {n}", rec[group_key], group_key))
+        return docs, np.asarray(groups, dtype=str)
+    delimiter = "\t" if suffix == ".tsv" else ","
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""), delimiter=delimiter,
+                        strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{path}: empty CSV file (a header row naming the {key!r} and "
+                             f"{group_key!r} columns is required)")
+        for name, flag in ((key, "--text-key"), (group_key, "--group-key")):
+            if name not in header:
+                raise ValueError(f"{path}: line 1: the CSV header has no column {name!r} "
+                                 f"(columns: {header[:10]}); choose it with {flag}")
+        col, gcol = header.index(key), header.index(group_key)
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            where = f"line {reader.line_num}"
+            if len(row) != len(header):
+                raise ValueError(f"{path}: {where}: {len(row)} fields, the header has "
+                                 f"{len(header)}")
+            docs.append(row[col])
+            groups.append(_group_id(path, where, row[gcol].strip(), group_key))
+    except csv.Error as exc:
+        raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
+    return docs, np.asarray(groups, dtype=str)
+
+
+def _check_group_key(a):
+    """--group-key asks for user-level privacy: a model with a user-level guarantee, on
+    private records that hold the user id."""
+    if getattr(a, "group_key", None) is None:
+        return
+    if not _is_private(a.model):
+        raise ValueError("--group-key asks for user-level privacy; the non-private --model "
+                         f"{a.model} protects no one (drop --group-key, or use --model "
+                         f"{RECOMMENDED})")
+    if a.model not in USER_LEVEL:
+        raise ValueError(
+            f"--group-key asks for user-level privacy (every document of one user protected "
+            f"together), but --model {a.model} has no user-level guarantee; use --model "
+            f"{RECOMMENDED} (user-level with --group-key, on raw text behind a user-level DP "
+            "vocabulary)")
+    if a.data == "demo" or getattr(a, "vocab", None) is not None:
+        raise ValueError("--group-key reads the user id from a field of JSONL records or a CSV "
+                         "column: pass --data FILE.jsonl or FILE.csv")
 
 
 def _public_split(X, a):
@@ -61,8 +165,12 @@ def load_corpus(a, audit=False):
     from . import datasets, text
     private = _is_private(a.model) and not audit
     out = Bunch(X_train=None, documents=None, X_eval=None, eval_tokens=None, eval_where=None,
-                X_prior=None, vocab=None, name=None, provenance=None, public=a.data == "demo")
-    a.documents = a.reference_X = a.reference_tokens = None
+                X_prior=None, vocab=None, name=None, provenance=None, public=a.data == "demo",
+                groups=None)
+    a.documents = a.reference_X = a.reference_tokens = a.groups = None
+    group_key = None if audit else getattr(a, "group_key", None)
+    if group_key is not None:
+        _check_group_key(a)
     public_vocab = getattr(a, "public_vocab", None)
     tokens = None
     if a.data == "demo":
@@ -74,7 +182,10 @@ def load_corpus(a, audit=False):
         name = a.data
         out.provenance = f"public (given: {a.vocab})"
     else:
-        docs = datasets.load_texts(a.data, key=a.text_key, one_per_line=a.one_per_line)
+        if group_key is not None:
+            docs, out.groups = load_grouped_texts(a.data, key=a.text_key, group_key=group_key)
+        else:
+            docs = datasets.load_texts(a.data, key=a.text_key, one_per_line=a.one_per_line)
         if not docs:
             raise ValueError(f"{a.data}: no documents")
         if private and a.min_df != 1:
@@ -164,6 +275,7 @@ def load_corpus(a, audit=False):
         out.X_prior = a.reference_X
     out.vocab = None if vocab is None else np.asarray(vocab)
     a.documents = out.documents
+    a.groups = out.groups       # every document's user, in the order of the training set
     return out
 
 

@@ -4,13 +4,16 @@ the privacy guarantee; audit a trainer with membership inference.
     dptm                       # the recommended private model on the embedded demo corpus
     dptm fit --data texts/ --epsilon 4 -k 10 --save my_release     # a folder of raw texts
     dptm fit --data texts.jsonl --text-key body --epsilon 4 --save my_release
+    dptm fit --data notes.jsonl --group-key patient --epsilon 4    # every user protected
     dptm fit --model vips --epsilons 0.5,1,2,4,8 --plot curve.png   # privacy-utility curve
     dptm fit --non-private --data texts/ -k 10                       # GibbsLDA, NOT private
     dptm audit --model batch-vb --shadows 16 --data texts.jsonl -k 5 --plot roc.png
 
 ``--epsilon`` is always the total epsilon of the release (at ``--delta``). On raw text
-without a public ``--vocabulary`` a share of it buys a document-level DP vocabulary and the
-rest the model; both shares and the composed total are printed. For the local models
+without a public ``--vocabulary`` a share of it buys a DP vocabulary and the rest the model;
+both shares and the composed total are printed. ``--group-key FIELD`` (JSONL / CSV) names
+the field holding each document's user id: the vocabulary and the model are then
+user-level (add or remove one user with all their documents). For the local models
 lp-lda/olp-lda it is the total per document (pure local DP; ``--epsilon-per-word`` sets the
 per-bit level instead). A private model trains on every document it is given (no held-out
 part of private data), is never seeded unless ``--seed`` is given (a labelled test mode),
@@ -144,9 +147,14 @@ MODELS = {
 def _fit_model(model, name, X_train, a, X_prior=None):
     """Fit ``model``; local-DP models first simulate each client randomizing its document
     (a fresh secret generator per client unless --seed); the vocabulary pipelines read the
-    documents' tokens. olp-lda's clean prior set ``X_prior`` is public data."""
+    documents' tokens; with --group-key every document's user id goes along (user level).
+    olp-lda's clean prior set ``X_prior`` is public data."""
+    groups = getattr(a, "groups", None)
     if getattr(a, "documents", None) is not None:
-        return model.fit(a.documents)
+        return model.fit(a.documents) if groups is None else model.fit(a.documents,
+                                                                       groups=groups)
+    if groups is not None:
+        return model.fit(X_train, groups=groups)
     if name in LOCAL:
         from .local import randomize_matrix
         from .accounting import flip_from_epsilon
@@ -191,6 +199,11 @@ def _release(model, vocab, provenance):
 
 
 def _check_model_choice(a):
+    if a.non_private and getattr(a, "epsilon_given", False):
+        # a budget that buys nothing would read as a guarantee: refused, not ignored
+        raise ValueError("--epsilon was given with --non-private: a non-private model spends "
+                         "no privacy budget and protects no one; drop --epsilon, or drop "
+                         "--non-private for a private model")
     if a.model is None:
         a.model = "gibbs" if a.non_private else RECOMMENDED
     if not _is_private(a.model) and not a.non_private:
@@ -207,6 +220,11 @@ def cmd_fit(a, out):
     data = load_corpus(a)
     private = _is_private(a.model)
     desc = MODELS[a.model][0]
+    unit = "document"
+    if getattr(a, "group_key", None) is not None:
+        unit = "user"
+        desc = (f"user-level DP: private batch VB, all documents of one user (--group-key "
+                f"{a.group_key}) protected together")
     result = {"model": a.model, "description": desc, "topics": a.topics, "private": private}
     split = None
     if data.documents is not None:
@@ -222,8 +240,8 @@ def cmd_fit(a, out):
         print(f"dptm: {a.model} ({desc}), K={a.topics}, on {data.name}", file=out)
         if split is not None:
             print(f"privacy budget: total epsilon {a.epsilon:g} at delta {a.delta:g}, split into "
-                  f"a DP vocabulary (epsilon {split[0]:g}, delta {split[1]:g}; at most "
-                  f"{a.vocab_cap} distinct words per document) and the model (epsilon "
+                  f"a {'user-level ' if unit == 'user' else ''}DP vocabulary (epsilon {split[0]:g}, delta {split[1]:g}; at "
+                  f"most {a.vocab_cap} distinct words per {unit}) and the model (epsilon "
                   f"{split[2]:g}, delta {split[3]:g})", file=out)
     else:
         X_train = data.X_train
@@ -256,6 +274,8 @@ def cmd_fit(a, out):
                    "public --vocabulary FILE")
             print(f"WARNING: {msg}", file=out)
             from .exceptions import UtilityWarning
+            if out is sys.stdout:
+                _SHOWN.add(msg)             # printed above: not repeated on stderr
             warnings.warn(msg, UtilityWarning, stacklevel=2)
     for k, ws in enumerate(words):
         print(f"topic {k:2d}: {' '.join(ws)}", file=out)
@@ -398,6 +418,9 @@ def cmd_curve(a, out):
     _check_model_choice(a)
     if not _is_private(a.model):
         raise ValueError("--epsilons draws the privacy-utility curve of a private --model")
+    if getattr(a, "group_key", None) is not None:
+        raise ValueError("--epsilons draws the curve on public data; --group-key is for the "
+                         "single private fit (dptm fit --group-key FIELD without --epsilons)")
     data = load_corpus(a)
     if data.documents is not None:
         raise ValueError("--epsilons needs a public vocabulary (the demo corpus, --vocab or "
@@ -576,12 +599,13 @@ def _add_data_options(p):
 
 def _add_privacy_options(p):
     priv = p.add_argument_group("privacy (private models)")
-    priv.add_argument("--epsilon", type=_POS_FLOAT, default=4.0,
+    priv.add_argument("--epsilon", type=_POS_FLOAT, default=None,
                       help="TOTAL epsilon of the release at --delta, the vocabulary included "
                            "(the noise is calibrated to it; a model with an inherent cost says "
                            "the smallest reachable total and settings that reach it); "
                            "lp-lda/olp-lda: the total per document (pure local DP; each of the "
-                           "V words gets epsilon / V)")
+                           "V words gets epsilon / V); an error with --non-private "
+                           "(default: 4.0)")
     priv.add_argument("--epsilon-per-word", type=_POS_FLOAT, default=None,
                       help="lp-lda/olp-lda: each client's per-word (per presence bit) local "
                            "epsilon instead of the total per document")
@@ -621,7 +645,7 @@ def _add_privacy_options(p):
                            "below --epsilon: the model gets the rest)")
     priv.add_argument("--vocab-cap", type=_POS_INT, default=10,
                       help="DP vocabulary: at most this many distinct words per document "
-                           "(its most frequent) enter the selection")
+                           "(per user with --group-key; its most frequent) enter the selection")
     priv.add_argument("--sensitivity", type=_POS_FLOAT, default=None,
                       help="topicdp: a public bound on the sensitivity of the topic matrix "
                            "(or give --reference-data)")
@@ -644,7 +668,7 @@ def _models_epilog():
     width = max(map(len, MODELS))
     lines = [f"  {name:<{width}}  {desc}" for name, (desc, _) in sorted(MODELS.items())]
     return ("models (--model):\n" + "\n".join(lines)
-            + f"\n\nexample: dptm fit --data texts/ --epsilon 4 -k 10 --save release")
+            + "\n\nexample: dptm fit --data texts/ --epsilon 4 -k 10 --save release")
 
 
 def build_parser():
@@ -665,6 +689,11 @@ def build_parser():
                      help="allow a NON-private model (gibbs): its output exposes the training "
                           "data and is marked NOT PRIVATE")
     _add_data_options(fit)
+    fit.add_argument("--group-key", default=None, metavar="FIELD",
+                     help="user-level privacy: the field of JSONL records (or CSV column) "
+                          "holding each document's user id; all documents of one user are "
+                          "protected together (--model batch-vb, on raw text behind a "
+                          "user-level DP vocabulary)")
     fit.add_argument("--test-fraction", type=_float_type(0.0, 1.0, low_open=False), default=None,
                      help="non-private models and the demo corpus: held-out share of documents "
                           "for perplexity (0.1 when not given); a private model on private "
@@ -713,6 +742,9 @@ def main(argv=None, out=None):
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a flag out of range (2, message on stderr)
         return exc.code if isinstance(exc.code, int) else 2
+    args.epsilon_given = args.epsilon is not None
+    if args.epsilon is None:
+        args.epsilon = 4.0
     if getattr(args, "plot", None):
         # checked before a long fit; a file backend: no display needed
         try:
@@ -724,6 +756,7 @@ def main(argv=None, out=None):
         matplotlib.use("Agg")
     fmt = warnings.formatwarning
     warnings.formatwarning = _format_warning
+    _SHOWN.clear()
     try:
         if args.command == "fit":
             command = cmd_curve if args.epsilons is not None else cmd_fit
@@ -748,8 +781,15 @@ def main(argv=None, out=None):
     return 0
 
 
+# Warning messages already printed on stdout by the command (shown once, not again on stderr).
+_SHOWN = set()
+
+
 def _format_warning(message, category, filename, lineno, line=None):
-    """Warnings as one line, "warning: <Category>: message": no internal source line."""
+    """Warnings as one line, "warning: <Category>: message": no internal source line; a
+    message the command already printed on stdout is not repeated."""
+    if str(message) in _SHOWN:
+        return ""
     return f"warning: {category.__name__}: {message}\n"
 
 

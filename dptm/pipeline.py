@@ -9,9 +9,9 @@ Only document- or user-level model stages are accepted. Behind a DP vocabulary a
 model is not covered by its proof: sanitizing turns "replace word t by t'" into the deletion
 of a token when t is selected and t' is not, which changes the document's length and the
 number of tokens, both public under word adjacency (and C = N for an unclipped model).
+With ``groups`` (a user-level request) the model stage must itself be user-level.
 """
 import inspect
-import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -55,6 +55,28 @@ def _refuse_word_level(model):
             f"the vocabulary stage protects: use sampling='poisson'. Allowed: {_ALLOWED}")
 
 
+_USER_LEVEL = ("user-level model stages: PrivateBatchLDA (fit(X, groups=...): add/remove one "
+               "user with all their documents) or a TopicDP-wrapped model (user-level random DP)")
+
+
+def _refuse_without_user_level(model):
+    """Refuse, before any budget is spent, a user-level request (``groups`` given) for a
+    model stage that has no user-level guarantee: its fit takes no ``groups``."""
+    fit = getattr(model, "fit", None)
+    try:
+        takes_groups = "groups" in inspect.signature(fit).parameters
+    except (TypeError, ValueError):
+        takes_groups = False
+    if not takes_groups:
+        name = type(model).__name__
+        raise ValueError(
+            f"groups were given (user-level privacy: every document of one user protected), "
+            f"but model {name} has no user-level guarantee: it protects one document, and a "
+            "user with n documents would get n times its epsilon. Use one of the "
+            f"{_USER_LEVEL}, or groups=None for document-level privacy (the vocabulary stage "
+            "is then document-level too)")
+
+
 def _seed(est, gen, seeded):
     """A clone of the stage with its own randomness: the secret generator (None) unless the
     pipeline is in test mode, where a seed drawn from the pipeline's seeded stream keeps a
@@ -79,8 +101,8 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         ``PrivateBatchLDA``, ``PrivateOnlineLDA`` (Poisson sampling with a declared
         ``total_samples``) or a ``TopicDP``-wrapped model. Word-level models
         (``NoisyGibbsLDA``, ``SubsampledGibbsLDA``) are refused with a ValueError (see
-        Privacy). ``PrivateBatchLDA(n_components=10, target_epsilon=3, target_delta=1e-5)``
-        when None.
+        Privacy); with ``groups`` so is every model without a user-level guarantee.
+        ``PrivateBatchLDA(n_components=10, target_epsilon=3, target_delta=1e-5)`` when None.
     preprocessor : callable or None, default=None
         Maps one document (str) to its tokens; ``dptm.text.TextPreprocessor()`` when None.
         Documents given as token lists are used as they are.
@@ -113,16 +135,24 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
 
     Privacy
     -------
-    Stage 1 protects users (``groups`` given) or documents (``groups=None``: every document
-    is a user, the setting of papers/manzonelli2024). Stage 2 protects documents (VIPS,
-    Zhu et al.) or users (TopicDP with ``groups``). Preprocessing and sanitization are
-    per-document maps (stable functions, papers/manzonelli2024 App. F), so the composition
-    holds for the weaker of the two adjacencies:
+    Both stages protect the same unit, and the guarantee is (eps1 + eps2, delta1 + delta2)
+    at that unit (basic adaptive composition, papers/manzonelli2024 Theorem 4.1):
 
-    * both stages at the same level: (eps1 + eps2, delta1 + delta2) at that level;
-    * users given, document-level model: the guarantee is document-level; removing one
-      document changes one user's data, i.e. two add/remove-user steps, so the vocabulary
-      stage contributes (2 eps1, (1 + e^eps1) delta1) by group privacy.
+    * ``groups=None``: documents (every document is its own user, the setting of
+      papers/manzonelli2024); the model stage is document-level (``PrivateBatchLDA``,
+      VIPS) or user-level (then each document is a user).
+    * ``groups`` given: users (add or remove one user with all their documents). The
+      vocabulary counts at most ``max_contribution`` distinct words per user and the model
+      stage must be user-level: ``PrivateBatchLDA`` (whose fit takes ``groups``) or
+      TopicDP. A model stage without a user-level guarantee (``PrivateOnlineLDA``, a
+      word-level model, any estimator whose fit takes no ``groups``) is refused with a
+      ValueError before any budget is spent: a user with n documents would get n times
+      its epsilon. A model whose report turns out not to be user-level is refused after
+      its fit and both stages' fits are discarded.
+
+    Preprocessing and sanitization are per-document maps (stable functions,
+    papers/manzonelli2024 App. F): adding a user adds their documents' rows, and nothing
+    else changes.
 
     Word-level models are refused: their proof takes the number of tokens and every
     document's length as public, and on a sanitized corpus a replaced word becomes a
@@ -208,8 +238,9 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         documents : list of str or list of list of str
             Raw texts (preprocessed with ``preprocessor``) or token lists.
         groups : array-like of shape (n_docs,), optional
-            Author of each document (user-level vocabulary selection; passed as ``groups``
-            to models that take it, such as TopicDP).
+            Author of each document (any hashable ids): user-level privacy for both stages
+            (the vocabulary selected at user level, ``groups`` passed to the model stage,
+            which must be user-level). None: document-level.
         users : deprecated name of ``groups``.
 
         Returns
@@ -225,6 +256,7 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
             if users.ndim != 1 or users.shape[0] != len(tokens):
                 raise ValueError(f"groups must have one id per document ({len(tokens)}), got "
                                  f"shape {users.shape}")
+            _refuse_without_user_level(model)
         from ._random import private_generator
         gen, seeded = private_generator(self.random_state, "FullyPrivateTopicModel")
         self._seeded = seeded
@@ -265,11 +297,17 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         if not isinstance(report, PrivacyReport):
             raise ValueError(f"model {type(model).__name__} set no privacy_ report after fit: "
                              "FDPTM needs a differentially private topic model")
-        if report.adjacency not in ("document", "user"):
+        if report.adjacency not in ("document", "user") or (
+                users is not None and report.adjacency != "user"):
             # after the fit, for a model whose adjacency is only known from its report: both
             # stages' releases are discarded (never published by this object)
             self.__dict__.pop("model_", None)
             self.__dict__.pop("vocabulary_stage_", None)
+            if users is not None:
+                raise ValueError(
+                    f"groups were given (user-level privacy), but model {type(model).__name__} "
+                    f"reported {report.adjacency!r} adjacency after its fit: FDPTM with groups "
+                    f"needs {_USER_LEVEL}")
             raise ValueError(
                 f"model {type(model).__name__} is private under {report.adjacency!r} adjacency; "
                 "FDPTM needs a central DP model at document or user level "
@@ -292,26 +330,18 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         eps1 = float(vreport.epsilon(delta1))
         delta2 = self._model_delta(mreport)
         eps2 = float(mreport.epsilon(delta2))
-        m_adj = mreport.adjacency
         notes = []
         if per_document:
             adjacency = "document"
             notes.append("groups=None: every document is its own user, so both stages are "
                          "document-level (user-level if each document has a distinct author)")
         else:
-            adjacency = "user" if m_adj == "user" else "document"
-        if adjacency == "user" or (adjacency == "document" and per_document):
-            v_event = ApproxDPEvent(eps1, delta1, label=f"stage 1: DP vocabulary ({adjacency}-level)")
-        else:
-            g_eps = 2.0 * eps1
-            g_delta = min((1.0 + math.exp(min(eps1, 700.0))) * delta1, 1.0 - 1e-12)
-            v_event = ApproxDPEvent(g_eps, g_delta, label=f"stage 1: DP vocabulary, "
-                                    f"(eps1, delta1) for {'documents' if per_document else 'users'} "
-                                    f"turned {adjacency}-level by group privacy k=2")
-            notes.append(f"vocabulary stage is ({eps1:g}, {delta1:.3g})-DP for "
-                         f"{'documents' if per_document else 'users'}; one {adjacency}-level "
-                         f"change modifies one unit's data (two add/remove steps): "
-                         f"({g_eps:g}, {g_delta:.3g}) by group privacy")
+            # fit refused every other case: both stages protect a user with all their documents
+            adjacency = "user"
+            notes.append("groups given: both stages are user-level (add or remove one user "
+                         "with all their documents); the vocabulary counts at most "
+                         "max_contribution distinct words per user")
+        v_event = ApproxDPEvent(eps1, delta1, label=f"stage 1: DP vocabulary ({adjacency}-level)")
         m_event = ApproxDPEvent(eps2, delta2, label=f"stage 2: {type(self.model_).__name__} "
                                 f"(its sound epsilon at delta={delta2:.3g})")
         total_delta = v_event.delta + delta2

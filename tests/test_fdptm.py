@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from sklearn.decomposition import NMF, LatentDirichletAllocation
 
-from dptm.accounting import ApproxDPEvent
 from dptm.models.output import TopicDP
 from dptm.models.svi import PrivateOnlineLDA
 from dptm.pipeline import FullyPrivateTopicModel
@@ -56,16 +55,14 @@ def test_composition_is_basic_composition_of_both_stages():
     assert "stage 1" in text and "stage 2" in text and "Theorem 4.1" in text
 
 
-def test_users_with_a_document_level_model_use_group_privacy():
+def test_users_with_a_document_level_model_are_refused():
+    # groups ask for user-level privacy; VIPS protects one document (a user with n documents
+    # would get n times its epsilon): refused, naming groups and the user-level models
     users = np.arange(len(DOCS)) // 3
-    f = FullyPrivateTopicModel(DPVocabulary(1.0, 1e-5, max_contribution=10), vips(3.0),
+    with pytest.raises(ValueError, match=r"groups were given.*PrivateOnlineLDA has no "
+                                         r"user-level guarantee.*PrivateBatchLDA"):
+        FullyPrivateTopicModel(DPVocabulary(1.0, 1e-5, max_contribution=10), vips(3.0),
                                random_state=0).fit(DOCS, groups=users)
-    v_event, m_event = f.privacy_.event.events
-    assert isinstance(v_event, ApproxDPEvent)
-    assert v_event.epsilon == pytest.approx(2.0)
-    assert v_event.delta == pytest.approx((1 + math.e) * 1e-5)
-    assert f.privacy_.adjacency == "document"
-    assert f.vocabulary_stage_.privacy_.adjacency == "user"
 
 
 def test_topicdp_model_is_user_level_random_dp():

@@ -12,6 +12,7 @@ whether the suite caught it ("killed": a test failed) or not ("survived").
     python tools/mutation/run.py --prebuilt --only R2-01   # reuse dptm/*.so (no .pyx mutant)
     python tools/mutation/run.py --set fresh --prebuilt     # the fresh round (mutants_fresh.py)
     python tools/mutation/run.py --set user --prebuilt      # user level (mutants_user.py)
+    python tools/mutation/run.py --set user-e2e --prebuilt  # the user-level pipeline and CLI
 
 A mutant whose original text is not found is reported as "stale" (the code moved on: update
 the mutant). The kill rate and the survivors with their reasons are kept in DEVELOPING.md.
@@ -30,9 +31,10 @@ sys.path.insert(0, HERE)
 from mutants import MUTANTS  # noqa: E402
 from mutants_fresh import FRESH_MUTANTS  # noqa: E402
 from mutants_user import USER_MUTANTS  # noqa: E402
+from mutants_user_e2e import E2E_MUTANTS  # noqa: E402
 
-SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "user": USER_MUTANTS,
-        "all": MUTANTS + FRESH_MUTANTS + USER_MUTANTS}
+SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "user": USER_MUTANTS, "user-e2e": E2E_MUTANTS,
+        "all": MUTANTS + FRESH_MUTANTS + USER_MUTANTS + E2E_MUTANTS}
 
 
 def _run(cmd, cwd, timeout):
@@ -55,7 +57,7 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", help="mutant ids to run")
     ap.add_argument("--set", choices=sorted(SETS), default="main",
                     help="which list: mutants.py (main), mutants_fresh.py (fresh), "
-                         "mutants_user.py (user) or all")
+                         "mutants_user.py (user), mutants_user_e2e.py (user-e2e) or all")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant's tests")
     ap.add_argument("--why", action="store_true",
