@@ -429,12 +429,12 @@ MUTANTS += [
          new="                sens.append(1e-3)\n",
          tests=_VB_ALL, what="the histogram release accounted at a sensitivity below its 1"),
     dict(id="B36", file="dptm/models/private_vb.py",
-         old="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)",
-         new="                C, n_docs = clip_bound(hist, sd, plan[-1].z, K, V)",
+         old="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)",
+         new="                C, n_docs = clip_bound(hist, sd, [m.z for m in model], K, V)",
          tests=_VB_ALL, what="the clip bound from the un-noised norm histogram"),
     dict(id="B37", file="dptm/models/private_vb.py",
-         old="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)\n",
-         new="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)\n"
+         old="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)\n",
+         new="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)\n"
              "                n_docs = float(hist.sum())\n",
          tests=_VB_ALL, what="the fit's warning reads the true document count"),
     # -- session 13: GibbsLDA's sparse AD-LDA rounds edit word lists through positions (not
