@@ -18,6 +18,12 @@ printed with the range.
     python bench/bench_utility.py --set evaluation --repeats 3
     python bench/bench_utility.py --set tuning --corpus debian gcide --epsilons 1 4
     python bench/bench_utility.py --corpus synthetic --quick        # no corpus needed
+    python bench/bench_utility.py --set evaluation --k 50 --vocabulary-size 10000 --epsilons 1 4
+    python bench/bench_utility.py --set evaluation --corpus pydoc --timing --k 20 100 --epsilons 1 4
+
+``--timing`` prints instead the CPU seconds of a default PrivateBatchLDA fit at each of
+``--epsilons`` and of scikit-learn's batch LDA, same K, same corpus, alternated in the same
+run (median of ``--repeats``), and their ratio.
 """
 import argparse
 import json
@@ -55,10 +61,10 @@ def synthetic(n_train):
     return X[:n_train].tocsr(), X[n_train:].tocsr()
 
 
-def load(name, quick):
+def load(name, quick, vocabulary_size=5000):
     if name == "synthetic":
         return synthetic(5000 if quick else 50000)
-    c = corpora.load(name, max_docs=MAX_DOCS.get(name))
+    c = corpora.load(name, vocabulary_size=vocabulary_size, max_docs=MAX_DOCS.get(name))
     return c.X_train.tocsr(), c.X_test.tocsr()
 
 
@@ -70,7 +76,7 @@ def evaluate(topic_word, Xte):
             "npmi": float(npmi_coherence(Xte, tw)) if tw.shape[0] > 1 else None}
 
 
-def private_models(n_train, epochs):
+def private_models(n_train, epochs, K):
     return {
         "PrivateBatchLDA": lambda eps: PrivateBatchLDA(K, target_epsilon=eps, target_delta=DELTA),
         # VIPS as its README example configures it, the corpus size declared public
@@ -93,10 +99,11 @@ def _repeat(make, Xtr, Xte, repeats):
                 cpu_seconds=(time.process_time() - t) / repeats)
 
 
-def run_corpus(name, quick, repeats, models, epsilons, vips_epochs):
+def run_corpus(name, quick, repeats, models, epsilons, vips_epochs, K=K, vocabulary_size=5000,
+               floor=True):
     from sklearn.decomposition import LatentDirichletAllocation
     try:
-        Xtr, Xte = load(name, quick)
+        Xtr, Xte = load(name, quick, vocabulary_size)
     except Exception as exc:       # corpora.Unavailable and a missing source
         print(f"\n== {name}: skipped: {exc}", flush=True)
         return None
@@ -114,12 +121,13 @@ def run_corpus(name, quick, repeats, models, epsilons, vips_epochs):
     unigram = np.asarray(Xtr.sum(axis=0), dtype=np.float64) + 1.0 / K
     rows.append(dict(model="unigram", epsilon=None, **evaluate(unigram, Xte)))
     rows.append(dict(model="uniform", epsilon=None, perplexity=float(V), npmi=None))
-    floor = _repeat(lambda: PrivateBatchLDA(K, target_epsilon=FLOOR_EPSILON, target_delta=DELTA),
+    if floor:
+        f = _repeat(lambda: PrivateBatchLDA(K, target_epsilon=FLOOR_EPSILON, target_delta=DELTA),
                     Xtr, Xte, 1)
-    rows.append(dict(model="floor (PrivateBatchLDA, eps 1e5)", epsilon=None, **floor,
-                     ratio=floor["perplexity"] / base["perplexity"]))
-    print_row(rows[-1], flush=True)
-    makers = private_models(D, vips_epochs)
+        rows.append(dict(model="floor (PrivateBatchLDA, eps 1e5)", epsilon=None, **f,
+                         ratio=f["perplexity"] / base["perplexity"]))
+        print_row(rows[-1], flush=True)
+    makers = private_models(D, vips_epochs, K)
     for model in models:
         for eps in epsilons:
             r = _repeat(lambda: makers[model](eps), Xtr, Xte, repeats)
@@ -135,8 +143,36 @@ def run_corpus(name, quick, repeats, models, epsilons, vips_epochs):
           f"{'NPMI':>7s} {'expected':>8s}  target")
     for r in rows:
         print_row(r, unigram=unigram_ppl)
-    return {"corpus": name, "n_train": D, "n_heldout": Xte.shape[0], "V": V,
+    return {"corpus": name, "n_train": D, "n_heldout": Xte.shape[0], "V": V, "K": K,
             "max_docs": MAX_DOCS.get(name), "rows": rows}
+
+
+def run_timing(name, quick, repeats, K, vocabulary_size=5000, epsilons=(1.0,)):
+    """CPU seconds of a default PrivateBatchLDA fit at each epsilon and of scikit-learn's
+    batch LDA (its defaults), alternated in each repeat, same K and corpus; medians of
+    ``repeats`` and their ratios."""
+    from sklearn.decomposition import LatentDirichletAllocation
+    Xtr, _ = load(name, quick, vocabulary_size)
+    ours, ref = {eps: [] for eps in epsilons}, []
+    for _ in range(repeats):
+        t = time.process_time()
+        LatentDirichletAllocation(K, learning_method="batch", random_state=0).fit(Xtr)
+        ref.append(time.process_time() - t)
+        for eps in epsilons:
+            t = time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                PrivateBatchLDA(K, target_epsilon=eps, target_delta=DELTA).fit(Xtr)
+            ours[eps].append(time.process_time() - t)
+    med = lambda v: float(np.median(v))  # noqa: E731
+    print(f"{name} (D = {Xtr.shape[0]}, V = {Xtr.shape[1]}) K = {K}: sklearn batch "
+          f"{med(ref):.1f} CPU s {[round(x, 1) for x in ref]}", flush=True)
+    for eps, v in ours.items():
+        print(f"  PrivateBatchLDA eps {eps:g}: {med(v):.1f} CPU s {[round(x, 1) for x in v]}, "
+              f"ratio {med(v) / med(ref):.2f} (target <= 0.5)", flush=True)
+    return {"corpus": name, "K": K, "sklearn_cpu": ref,
+            "private_cpu": {str(e): v for e, v in ours.items()},
+            "ratio": {str(e): med(v) / med(ref) for e, v in ours.items()}}
 
 
 def print_row(r, flush=False, unigram=None):
@@ -191,6 +227,11 @@ def main():
     p.add_argument("--repeats", type=int, default=3, help="private fits per cell (median)")
     p.add_argument("--vips-epochs", type=int, default=2)
     p.add_argument("--quick", action="store_true", help="5,000 synthetic documents only")
+    p.add_argument("--k", nargs="*", type=int, default=[K], help="numbers of topics")
+    p.add_argument("--vocabulary-size", type=int, default=5000)
+    p.add_argument("--no-floor", action="store_true", help="skip the noise-free floor")
+    p.add_argument("--timing", action="store_true",
+                   help="CPU time of a default fit against sklearn's batch LDA instead")
     p.add_argument("--out", default=None, help="JSON results file")
     p.add_argument("--plot", default=None, help="PNG of perplexity against epsilon")
     a = p.parse_args()
@@ -200,13 +241,18 @@ def main():
         if c != "synthetic" and c not in names:
             p.error(f"corpus {c!r} is not in the {a.set} set {names}")
     print(f"set: {a.set}; repeats: {a.repeats}; load: {os.getloadavg()}")
-    results = [r for c in chosen
-               if (r := run_corpus(c, a.quick, a.repeats, a.models, a.epsilons, a.vips_epochs))]
+    if a.timing:
+        results = [run_timing(c, a.quick, a.repeats, k, a.vocabulary_size, a.epsilons)
+                   for c in chosen for k in a.k]
+    else:
+        results = [r for c in chosen for k in a.k
+                   if (r := run_corpus(c, a.quick, a.repeats, a.models, a.epsilons,
+                                       a.vips_epochs, k, a.vocabulary_size, not a.no_floor))]
     print(f"load: {os.getloadavg()}")
     if a.out:
         with open(a.out, "w") as f:
             json.dump(results, f, indent=1)
-    if a.plot:
+    if a.plot and not a.timing:
         plot(results, a.plot)
 
 

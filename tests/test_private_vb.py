@@ -363,3 +363,26 @@ def test_default_plan_draws_the_recorded_sigmas(monkeypatch, eps):
     assert m.n_iter_ == len(plan) - 1
     assert eps - 0.01 < m.privacy_.epsilon(1e-5, method="rdp") <= eps
     assert m.clip_norm_ in set(private_vb._edges())
+
+
+def test_clip_bound_minimises_the_summed_error_of_every_model_release():
+    # C = argmin over the bin edges of sum_r [sum_d (|x_d| - C)_+^2 + K V z_r^2 C^2], each
+    # document at its bin's upper edge; bins within 4 sd of zero count as empty
+    edges = private_vb._edges()
+    hist = np.zeros(len(edges))
+    hist[[3, 20, 41]] = [500.0, 40.0, 2.0]
+    hist[60] = 0.39                                 # noise: below 4 sd (sd 0.1)
+    zs = [0.5, 0.5, 0.2]
+    K, V = 4, 30
+    want = min(edges, key=lambda c: sum(len(zs) * n * max(e - c, 0.0) ** 2
+                                        for n, e in zip(hist[[3, 20, 41]], edges[[3, 20, 41]]))
+               + sum(K * V * (z * c) ** 2 for z in zs))
+    C, n = private_vb.clip_bound(hist, 0.1, zs, K, V)
+    assert C == want and n == pytest.approx(hist.sum())
+    # one number is the same rule for one release; the releases' mean noise variance rules
+    assert C == private_vb.clip_bound(hist, 0.1, float(np.sqrt(np.mean(np.square(zs)))),
+                                      K, V)[0]
+    # a noisier search release lowers C (the final release alone would clip less)
+    assert C < private_vb.clip_bound(hist, 0.1, zs[-1], K, V)[0]
+    # without noise nothing is clipped: C is the upper edge of the last non-empty bin
+    assert private_vb.clip_bound(hist, 0.1, [1e-9] * 3, K, V)[0] == edges[41]

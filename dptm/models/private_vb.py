@@ -217,17 +217,22 @@ def clip_bound(histogram, sd, z, n_components, n_features):
     """The clip bound C from a released norm histogram (noise sd ``sd`` per bin; bins
     within ``_HISTOGRAM_THRESHOLD`` sd of zero count as empty).
 
-    C is the bin edge minimising sum_d (|x_d| - C)_+^2 + K V z^2 C^2: the squared error
-    the clipped documents lose (independent across documents, each at its bin's upper
-    edge) against the squared norm of the final release's noise (``z``: its noise
-    multiplier). Post-processing of the release.
+    Every model release is clipped at the same C, so C is the bin edge minimising their
+    summed squared error, sum_r [sum_d (|x_d| - C)_+^2 + K V z_r^2 C^2]: in each release
+    the mass the clipped documents lose (independent across documents, each at its bin's
+    upper edge) and the squared norm of its noise (``z``: the noise multipliers z_r of
+    the model releases, or one number). Without noise (z -> 0) nothing is clipped.
+    Post-processing of the release.
 
     Returns (C, estimated number of documents: the histogram's noisy total)."""
     noisy = np.asarray(histogram, dtype=np.float64).ravel()
     counts = np.where(noisy > _HISTOGRAM_THRESHOLD * sd, noisy, 0.0)
     edges = _edges()
+    zs = np.asarray(z, dtype=np.float64).ravel()
+    # sum over the releases divided by their number: the mean noise variance
+    z2 = float(np.mean(zs * zs))
     lost = np.array([np.sum(counts * np.maximum(edges - c, 0.0) ** 2) for c in edges])
-    cost = lost + n_components * n_features * (z * edges) ** 2
+    cost = lost + n_components * n_features * z2 * edges ** 2
     return float(edges[int(np.argmin(cost))]), float(max(noisy.sum(), 0.0))
 
 
@@ -727,7 +732,7 @@ class PrivateBatchLDA(TopicModelMixin):
                 noisy, _, sd = _release(hist, r.z, gen, 1.0)
                 drawn.append(sd)
                 sens.append(1.0)
-                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)
+                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)
                 _check_noise_range(model, C)
                 continue
             sigma = r.z * C

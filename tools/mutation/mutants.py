@@ -429,14 +429,20 @@ MUTANTS += [
          new="                sens.append(1e-3)\n",
          tests=_VB_ALL, what="the histogram release accounted at a sensitivity below its 1"),
     dict(id="B36", file="dptm/models/private_vb.py",
-         old="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)",
-         new="                C, n_docs = clip_bound(hist, sd, plan[-1].z, K, V)",
+         old="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)",
+         new="                C, n_docs = clip_bound(hist, sd, [m.z for m in model], K, V)",
          tests=_VB_ALL, what="the clip bound from the un-noised norm histogram"),
     dict(id="B37", file="dptm/models/private_vb.py",
-         old="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)\n",
-         new="                C, n_docs = clip_bound(noisy, sd, plan[-1].z, K, V)\n"
+         old="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)\n",
+         new="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)\n"
              "                n_docs = float(hist.sum())\n",
          tests=_VB_ALL, what="the fit's warning reads the true document count"),
+    dict(id="B38", file="dptm/models/private_vb.py",
+         old="    z2 = float(np.mean(zs * zs))\n",
+         new="    z2 = float(zs[-1] ** 2)\n",
+         tests=["tests/test_private_vb.py"],
+         what="the clip bound traded against the final release's noise alone (not every "
+              "release's)"),
     # -- session 13: GibbsLDA's sparse AD-LDA rounds edit word lists through positions (not
     # privacy code: a wrong list is a wrong non-private fit, caught by the same tests)
     dict(id="W03", file="dptm/_kernels/cgs_sparse.h",
