@@ -11,6 +11,7 @@ whether the suite caught it ("killed": a test failed) or not ("survived").
     python tools/mutation/run.py --list
     python tools/mutation/run.py --prebuilt --only R2-01   # reuse dptm/*.so (no .pyx mutant)
     python tools/mutation/run.py --set fresh --prebuilt     # the fresh round (mutants_fresh.py)
+    python tools/mutation/run.py --set fresh2               # the second blind round
 
 A mutant whose original text is not found is reported as "stale" (the code moved on: update
 the mutant). The kill rate and the survivors with their reasons are kept in DEVELOPING.md.
@@ -28,8 +29,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from mutants import MUTANTS  # noqa: E402
 from mutants_fresh import FRESH_MUTANTS  # noqa: E402
+from mutants_fresh2 import FRESH2_MUTANTS  # noqa: E402
 
-SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "all": MUTANTS + FRESH_MUTANTS}
+SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "fresh2": FRESH2_MUTANTS,
+        "all": MUTANTS + FRESH_MUTANTS + FRESH2_MUTANTS}
 
 
 def _run(cmd, cwd, timeout):
@@ -51,7 +54,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", help="mutant ids to run")
     ap.add_argument("--set", choices=sorted(SETS), default="main",
-                    help="which list: mutants.py (main), mutants_fresh.py (fresh) or both")
+                    help="which list: mutants.py (main), mutants_fresh.py (fresh), "
+                         "mutants_fresh2.py (fresh2) or all")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant's tests")
     ap.add_argument("--why", action="store_true",
