@@ -86,6 +86,7 @@ def main(argv=None):
         else:
             _build(work)
         results = []
+        kernel, dirty = (".pyx", ".pxi", ".h"), False
         for m in mutants:
             path = os.path.join(work, m["file"])
             with open(path, encoding="utf-8") as f:
@@ -104,15 +105,17 @@ def main(argv=None):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(mutated)
             try:
-                if m["file"].endswith((".pyx", ".pxi", ".h")):
+                if m["file"].endswith(kernel) or dirty:
                     _build(work)
+                    dirty = False
                 code, out = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
                                   "no:cacheprovider", *m["tests"]], work, args.timeout)
             finally:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(source)
-                if m["file"].endswith((".pyx", ".pxi", ".h")):
-                    _build(work)
+                # the restored kernel is rebuilt before the next Python mutant (a kernel
+                # mutant rebuilds anyway)
+                dirty = dirty or m["file"].endswith(kernel)
             status = "survived" if code == 0 else ("killed (timeout)" if code == "timeout"
                                                    else "killed")
             results.append((m, status, time.perf_counter() - t0))
