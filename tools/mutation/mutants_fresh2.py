@@ -3,7 +3,10 @@
 Same format as ``mutants_fresh.py``: ``id``, ``file``, ``old`` (an exact substring occurring
 once), ``new``, ``tests`` (chosen from the test files' names only), ``what``; optional
 ``equivalent`` for a survivor judged harmless. Run with ``run.py --set fresh2``
-(``--prebuilt`` for all but the kernel ones, B78-B79).
+(``--prebuilt`` for all but the kernel ones, B78-B79). After the first run (recorded in
+docs/records/2026-12-02-fresh-mutants-round2.md) B17 and B58 got the test file that kills
+them and that the first run's lists, chosen by name, had missed (test_accounting_parallel.py,
+test_progress.py); the other survivors got new tests in their subjects' files.
 """
 
 VB = ["tests/test_private_vb.py", "tests/test_private_vb_privacy.py",
@@ -130,7 +133,7 @@ FRESH2_MUTANTS = [
     dict(id="B17", file="dptm/accounting/accountants.py",
          old="            return max(self._cost(e) for e in event.events)",
          new="            return min(self._cost(e) for e in event.events)",
-         tests=ACC2 + GAPS,
+         tests=ACC2 + ["tests/test_accounting_parallel.py"] + GAPS,
          what="zCDP parallel composition takes the cheapest part"),
     dict(id="B18", file="dptm/accounting/accountants.py",
          old="        if q < 1.0 and isinstance(event, (SelfComposedEvent, ComposedEvent, ParallelComposedEvent)):\n"
@@ -312,7 +315,7 @@ FRESH2_MUTANTS = [
              '                  words.size)',
          new='        self._log("stage 1 (%s): private vocabulary of %d words from %d documents",\n'
              '                  type(vocab).__name__, words.size, len(tokens))',
-         tests=FDPTM + GAPS,
+         tests=FDPTM + ["tests/test_progress.py"] + GAPS,
          what="the verbose log names the number of private documents"),
     # -- TopicDP ---------------------------------------------------------------------------
     dict(id="B59", file="dptm/models/output.py",
