@@ -163,3 +163,25 @@ def test_report_pure_and_validation():
         PrivacyReport(LaplaceEvent(1.0), "user", gamma=1.5)
     with pytest.raises(ValueError, match="recipes"):
         PaperClaim("x", "no_such_recipe")
+
+
+@pytest.mark.skipif(not pld_available(), reason="dp-accounting not installed")
+@pytest.mark.parametrize("error", [OverflowError, ZeroDivisionError, MemoryError, ValueError])
+def test_report_keeps_the_built_in_bound_when_pld_fails(monkeypatch, error):
+    # the PLD route only tightens: an event its library cannot handle keeps the built-in
+    # (RDP / zCDP / pure) epsilon, never a smaller or zero one
+    from dptm.accounting import pld as pld_module
+    from dptm.accounting.report import _tightest
+
+    def broken(self, delta):
+        raise error("simulated failure of the PLD library")
+    ev = SelfComposedEvent(GaussianEvent(3.0, sensitivity=2.0), 7)
+    built_in, route = epsilon_and_method(ev, 1e-5)
+    monkeypatch.setattr(pld_module.PLDAccountant, "get_epsilon", broken)
+    _tightest.cache_clear()
+    try:
+        report = PrivacyReport(ev, "document")
+        assert report.epsilon_and_method(1e-5) == (built_in, route)
+        assert report.to_dict()["epsilon"] == built_in > 0.1
+    finally:
+        _tightest.cache_clear()

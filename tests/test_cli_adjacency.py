@@ -129,6 +129,21 @@ def test_a_held_out_share_of_private_data_is_refused(tmp_path, capsys):
     assert "--test-fraction: a private model trains on every document" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "uci"])
+@pytest.mark.parametrize("model", ["vips", "fdptm"])
+def test_private_minibatch_models_need_a_declared_number_of_documents(tmp_path, capsys, model,
+                                                                      fmt):
+    # their sampling rate S / N needs a public N: the private number of documents (which
+    # add/remove changes) is never taken in its place, on raw text or a UCI docword file
+    flags = _write(fmt, _docs(40, 2), tmp_path / "d")
+    args = build_parser().parse_args(["fit", "--model", model, "--data", *flags])
+    with pytest.raises(ValueError, match="give --total-samples N, a public number"):
+        load_corpus(args)
+    assert getattr(args, "total_samples", None) is None
+    code = main(["fit", "--model", model, "--data", *flags], out=io.StringIO())
+    assert code == 2 and "give --total-samples N" in capsys.readouterr().err
+
+
 class _Spy:
     """Records every matrix a release or a model is evaluated on."""
 

@@ -59,6 +59,22 @@ def test_rational_path_edge_cases():
     assert uniform_below_exp(2 ** 56, 128, 50, 1) is False              # 2^-72 > exp(-50)
 
 
+@pytest.mark.parametrize("scale", [Fraction(2, 3), Fraction(5, 7), Fraction(9, 13), Fraction(3, 2)])
+def test_rational_path_with_a_non_dyadic_scale(scale):
+    # the table sampler's acceptance test scale * U < exp(-g): with a non-dyadic scale the
+    # interval's bounds are not dyadic, so the 2^-whole shortcut must hold for any
+    # rational (g = 1, 7/6: whole = 1, every prefix checked against the exact series)
+    for num, den in ((1, 1), (7, 6)):
+        lo_e, hi_e = exp_neg_bounds(Fraction(num, den), terms=80)
+        for frac in (0.20, 0.26, 0.30, 0.31, 0.32, 0.34, 0.36, 0.3675, 0.3683, 0.38, 0.45):
+            u = math.floor(Fraction(frac) / scale * (1 << 64))
+            if not 0 <= u < 1 << 64:
+                continue
+            lo, hi = Fraction(u, 1 << 64) * scale, Fraction(u + 1, 1 << 64) * scale
+            want = True if hi <= lo_e else (False if lo >= hi_e else None)
+            assert uniform_below_exp(u, 64, num, den, scale) is want, (num, den, frac)
+
+
 def _binned_chisquare(draws, pmf, support):
     obs = np.bincount(np.clip(draws, support[0], support[-1]) - support[0],
                       minlength=support.size).astype(float)

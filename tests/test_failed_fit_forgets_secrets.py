@@ -154,6 +154,34 @@ def test_batch_vb_failing_after_its_first_release_keeps_no_secret(X, monkeypatch
     assert_forgotten(exc, est)
 
 
+@pytest.mark.parametrize("chain", ["cause", "context"])
+def test_a_chained_failure_keeps_no_secret_in_its_cause(X, monkeypatch, chain):
+    # the exception that leaves the fit was raised while handling another one, raised in
+    # a frame of its own (not on the final exception's traceback) holding the generator and
+    # the statistic: that frame must be cleared too
+    real, calls = private_vb._release, []
+
+    def second_fails(stat, sigma, gen, granularity):
+        calls.append(1)
+        if len(calls) < 2:
+            return real(stat, sigma, gen, granularity)
+
+        def draw(gen=gen, stat=stat):
+            raise KeyError("inner failure")
+        try:
+            draw()
+        except KeyError as inner:
+            if chain == "cause":
+                raise Midway("provoked") from inner
+            raise Midway("provoked")
+    monkeypatch.setattr(private_vb, "_release", second_fails)
+    est = PrivateBatchLDA(K, target_epsilon=2.0)
+    exc, est = _run(lambda: est.fit(X), est)
+    inner = exc.__cause__ if chain == "cause" else exc.__context__
+    assert isinstance(inner, KeyError) and inner.__traceback__ is not None
+    assert_forgotten(exc, est)
+
+
 def test_distributed_fit_failing_midway_keeps_no_secret(X):
     from dptm.distributed import fit_distributed
     est = NoisyGibbsLDA(K, clip=20, max_iter=5, callback=_fail_at(2))

@@ -130,3 +130,45 @@ def test_a_non_finite_contribution_never_reaches_the_release(monkeypatch):
         for data in (X, X[:0]):
             with pytest.raises(ValueError, match="word_weight"):
                 P._expected_counts(data, beta, 0.3, 1.0, g, word_weight=w)
+
+
+def test_the_norm_histogram_counts_each_document_once():
+    # the histogram release is accounted with sensitivity 1: each document adds exactly 1
+    # to one bin, whatever its length (a 5,000-token document included), and a neighbour
+    # moves it by one unit vector
+    X = _corpus(5)
+    V = X.shape[1]
+    heavy = sp.csr_matrix(([5000], ([0], [V - 1])), shape=(1, V))
+    hist = P._expected_counts(X, None, None, 1.0, 1.0, "norm-histogram")
+    assert hist.shape == (1, P._BINS_PER_OCTAVE * P._OCTAVES)
+    assert hist.sum() == X.shape[0] and np.array_equal(hist, np.round(hist))
+    for extra in (heavy, X[:1], sp.csr_matrix((1, V), dtype=np.int64)):
+        diff = P._expected_counts(sp.vstack([X, extra]).tocsr(), None, None, 1.0, 1.0,
+                                  "norm-histogram") - hist
+        assert sorted(diff.ravel().tolist()) == [0.0] * (diff.size - 1) + [1.0]
+
+
+@pytest.mark.parametrize("clip_norm", [None, 0.5])
+def test_every_release_is_clipped_at_the_sensitivity_it_records(monkeypatch, clip_norm):
+    # the norm each release's statistic is clipped at is the L2 sensitivity its event in
+    # privacy_ states (clip_norm_), not another scale of the fit (e.g. its sigma = z C)
+    X = _corpus(6)
+    norms = []
+    real = P._expected_counts
+
+    def spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
+            word_weight=None):
+        if not isinstance(presence, str):
+            norms.append(norm)
+        return real(X, beta, alpha, norm, granularity, presence, n_threads, word_weight)
+    monkeypatch.setattr(P, "_expected_counts", spy)
+    for eps in (1.0, 4.0):
+        norms.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = PrivateBatchLDA(3, target_epsilon=eps, clip_norm=clip_norm,
+                                random_state=2).fit(X)
+        assert len(norms) == m.n_iter_ == len(m.release_sigmas_)
+        assert norms == [m.clip_norm_] * len(norms)
+        recorded = {e.sensitivity for e, *_ in m.privacy_.events}
+        assert recorded == {m.clip_norm_} | ({1.0} if clip_norm is None else set())

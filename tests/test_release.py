@@ -41,11 +41,18 @@ def test_event_tree_round_trip_is_exact():
     assert event_from_dict(json.loads(json.dumps(event_to_dict(report.event)))) == report.event
 
 
-def test_report_state_round_trip_keeps_epsilon():
-    report = _report()
+@pytest.mark.parametrize("seeded", [False, True])
+def test_report_state_round_trip_keeps_epsilon(tmp_path, seeded):
+    # every field survives, test mode included: a saved seeded release must load with its
+    # TEST MODE line
+    report = _report(seeded=seeded)
     again = PrivacyReport.from_state(json.loads(json.dumps(report.to_state())))
-    assert again == report
+    assert again == report and again.seeded is seeded
     assert again.epsilon(1e-5) == report.epsilon(1e-5)
+    path = Release(np.full((2, 3), 1 / 3), doc_topic_prior=0.5, privacy=report).save(
+        str(tmp_path / "r"))
+    loaded = Release.load(path).privacy
+    assert loaded == report and str(loaded).startswith("TEST MODE") is seeded
 
 
 @pytest.mark.parametrize("bad", [{"__event__": "Nope"}, {"sigma": 1.0}, {"__event__": "os"}])

@@ -13,6 +13,7 @@ whether the suite caught it ("killed": a test failed) or not ("survived").
     python tools/mutation/run.py --set fresh --prebuilt     # the fresh round (mutants_fresh.py)
     python tools/mutation/run.py --set user --prebuilt      # user level (mutants_user.py)
     python tools/mutation/run.py --set user-e2e --prebuilt  # the user-level pipeline and CLI
+    python tools/mutation/run.py --set fresh2               # the second blind round
 
 A mutant whose original text is not found is reported as "stale" (the code moved on: update
 the mutant). The kill rate and the survivors with their reasons are kept in DEVELOPING.md.
@@ -32,9 +33,11 @@ from mutants import MUTANTS  # noqa: E402
 from mutants_fresh import FRESH_MUTANTS  # noqa: E402
 from mutants_user import USER_MUTANTS  # noqa: E402
 from mutants_user_e2e import E2E_MUTANTS  # noqa: E402
+from mutants_fresh2 import FRESH2_MUTANTS  # noqa: E402
 
-SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "user": USER_MUTANTS, "user-e2e": E2E_MUTANTS,
-        "all": MUTANTS + FRESH_MUTANTS + USER_MUTANTS + E2E_MUTANTS}
+SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "fresh2": FRESH2_MUTANTS,
+        "user": USER_MUTANTS, "user-e2e": E2E_MUTANTS,
+        "all": MUTANTS + FRESH_MUTANTS + FRESH2_MUTANTS + USER_MUTANTS + E2E_MUTANTS}
 
 
 def _run(cmd, cwd, timeout):
@@ -57,7 +60,8 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", help="mutant ids to run")
     ap.add_argument("--set", choices=sorted(SETS), default="main",
                     help="which list: mutants.py (main), mutants_fresh.py (fresh), "
-                         "mutants_user.py (user), mutants_user_e2e.py (user-e2e) or all")
+                         "mutants_fresh2.py (fresh2), mutants_user.py (user), "
+                         "mutants_user_e2e.py (user-e2e) or all")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant's tests")
     ap.add_argument("--why", action="store_true",
@@ -88,6 +92,7 @@ def main(argv=None):
         else:
             _build(work)
         results = []
+        kernel, dirty = (".pyx", ".pxi", ".h"), False
         for m in mutants:
             path = os.path.join(work, m["file"])
             with open(path, encoding="utf-8") as f:
@@ -106,15 +111,17 @@ def main(argv=None):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(mutated)
             try:
-                if m["file"].endswith((".pyx", ".pxi", ".h")):
+                if m["file"].endswith(kernel) or dirty:
                     _build(work)
+                    dirty = False
                 code, out = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
                                   "no:cacheprovider", *m["tests"]], work, args.timeout)
             finally:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(source)
-                if m["file"].endswith((".pyx", ".pxi", ".h")):
-                    _build(work)
+                # the restored kernel is rebuilt before the next Python mutant (a kernel
+                # mutant rebuilds anyway)
+                dirty = dirty or m["file"].endswith(kernel)
             status = "survived" if code == 0 else ("killed (timeout)" if code == "timeout"
                                                    else "killed")
             results.append((m, status, time.perf_counter() - t0))
