@@ -33,6 +33,13 @@ def _read_word_list(path):
     return words
 
 
+def _ids(groups):
+    """The ids as Python strings in an object array (a numpy str array strips a trailing
+    NUL: "a" and "a\\0" would be one user)."""
+    from .models.user_contributions import user_id_array
+    return user_id_array(groups)
+
+
 def _group_id(path, where, value, group_key):
     """A user id from a record's field: a non-empty string, or a JSON number / boolean by its
     JSON text (1 and "1" are the same user)."""
@@ -61,7 +68,7 @@ def load_grouped_texts(path, key="text", group_key="user"):
     import csv
     import io
     import json
-    from .datasets import _base_suffix, _check_file, _read_text, _text_of_record
+    from .datasets import _base_suffix, _check_file, _lines, _read_text, _text_of_record
     suffix = _base_suffix(path)
     if suffix not in _GROUPED_FORMATS:
         raise ValueError(f"--group-key reads the user id from a field of JSONL records or a CSV "
@@ -69,7 +76,7 @@ def load_grouped_texts(path, key="text", group_key="user"):
     path = _check_file(path, "path")
     docs, groups = [], []
     if suffix in (".jsonl", ".ndjson"):
-        for n, line in enumerate(_read_text(path).splitlines(), start=1):
+        for n, line in enumerate(_lines(_read_text(path)), start=1):
             if not line.strip():
                 continue
             try:
@@ -85,7 +92,7 @@ def load_grouped_texts(path, key="text", group_key="user"):
                 raise ValueError(f"{path}: line {n}: record has no user id field {group_key!r} "
                                  f"(--group-key; keys: {sorted(rec)[:10]})")
             groups.append(_group_id(path, f"line {n}", rec[group_key], group_key))
-        return docs, np.asarray(groups, dtype=str)
+        return docs, _ids(groups)
     delimiter = "\t" if suffix == ".tsv" else ","
     reader = csv.reader(io.StringIO(_read_text(path), newline=""), delimiter=delimiter,
                         strict=True)
@@ -110,7 +117,7 @@ def load_grouped_texts(path, key="text", group_key="user"):
             groups.append(_group_id(path, where, row[gcol].strip(), group_key))
     except csv.Error as exc:
         raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
-    return docs, np.asarray(groups, dtype=str)
+    return docs, _ids(groups)
 
 
 def _check_group_key(a):

@@ -650,8 +650,9 @@ def _add_privacy_options(p):
                       help="topicdp: a public bound on the sensitivity of the topic matrix "
                            "(or give --reference-data)")
     priv.add_argument("--reference-data", default=None,
-                      help="topicdp: a PUBLIC reference corpus (same format and vocabulary as "
-                           "--data) on which the sensitivity is sampled")
+                      help="a PUBLIC corpus (same format and vocabulary as --data): a private "
+                           "model's utility on it is printed beside a unigram model's (the "
+                           "check before publishing); topicdp also samples its sensitivity on it")
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter,

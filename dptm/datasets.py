@@ -85,6 +85,12 @@ def _read_text(path):
     return _decode(path, _read_bytes(path))
 
 
+def _lines(text):
+    """The lines of ``text`` split at "\\n" only (a trailing "\\r" dropped): str.splitlines
+    also splits at U+2028, U+0085, form feeds..., which valid JSON strings and documents hold."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def _base_suffix(path):
     """The format suffix of ``path``, ignoring a trailing ``.gz`` (``a.jsonl.gz`` -> ``.jsonl``)."""
     suffixes = [x.lower() for x in Path(path).suffixes]
@@ -176,7 +182,7 @@ def load_uci_bow(docword_path, vocab_path):
     X.sort_indices()
     X = sp.csr_matrix((X.data.astype(np.int64), X.indices.astype(np.int64),
                        X.indptr.astype(np.int64)), shape=X.shape)
-    words = _read_text(vocab_path).splitlines()
+    words = _lines(_read_text(vocab_path))
     while words and not words[-1].strip():
         words.pop()
     vocabulary = np.array([w.strip() for w in words], dtype=str)
@@ -230,7 +236,7 @@ def load_jsonl_texts(path, key="text"):
     skipped. Errors name the file and the line."""
     path = _check_file(path, "path")
     docs = []
-    for n, line in enumerate(_read_text(path).splitlines(), start=1):
+    for n, line in enumerate(_lines(_read_text(path)), start=1):
         if not line.strip():
             continue
         try:
@@ -282,7 +288,7 @@ def load_text_lines(path):
     """
     path = _check_file(path, "path")
     text = _read_text(path)
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return [line.strip() for line in _lines(text) if line.strip()]
 
 
 def load_text_folder(path):

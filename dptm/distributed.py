@@ -285,8 +285,8 @@ class _UserBlock:
     __slots__ = ("X", "user_ptr", "ids", "nnz")
 
     def __init__(self, block, groups):
-        from .models.user_contributions import group_documents
-        groups = np.asarray(groups)
+        from .models.user_contributions import group_documents, user_id_array
+        groups = user_id_array(groups)      # the same ids as the driver's check reads
         self.X, self.user_ptr = group_documents(block, groups)
         # the partition's distinct ids (python objects: 1 and '1' stay apart), for the
         # driver's whole-users check
@@ -319,7 +319,8 @@ def _user_partitions(ex, data, vocabulary, n_partitions, groups):
                     raise ValueError("groups must be a 1-D dask.array with the row chunks of data")
                 gparts = ex.compute(list(groups.to_delayed().ravel()))
             else:
-                g = np.asarray(groups)
+                from .models.user_contributions import user_id_array
+                g = user_id_array(groups)
                 rows = data.chunks[0]
                 if g.ndim != 1 or any(math.isnan(r) for r in rows) or g.shape[0] != sum(rows):
                     raise ValueError(f"groups must have one user id per row of data "
@@ -337,11 +338,11 @@ def _user_partitions(ex, data, vocabulary, n_partitions, groups):
             raise ValueError("groups must be an array-like of ids for an in-process matrix")
         if vocabulary is not None:
             raise ValueError("vocabulary= is only used with a dask.bag of token lists")
-        from .models.user_contributions import check_groups
+        from .models.user_contributions import check_groups, user_id_array
         X = check_count_matrix(data, name="data")
         V = X.shape[1]
         users = check_groups(groups, X.shape[0])
-        g = np.asarray(groups)
+        g = user_id_array(groups)
         order = np.argsort(users, kind="stable")
         user_start = np.searchsorted(users[order], np.arange(int(users.max()) + 2)
                                      if users.size else [0])

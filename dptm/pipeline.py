@@ -252,10 +252,9 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         vocab, model = self._check_stages()
         tokens = self._tokens(documents)
         if users is not None:
-            users = np.asarray(users)
-            if users.ndim != 1 or users.shape[0] != len(tokens):
-                raise ValueError(f"groups must have one id per document ({len(tokens)}), got "
-                                 f"shape {users.shape}")
+            from .models.user_contributions import check_groups, user_id_array
+            users = user_id_array(users)
+            check_groups(users, len(tokens))        # the errors, before any budget is spent
             _refuse_without_user_level(model)
         from ._random import private_generator
         gen, seeded = private_generator(self.random_state, "FullyPrivateTopicModel")

@@ -386,11 +386,9 @@ class DPVocabulary(BaseEstimator):
         if users is None:
             uidx = np.arange(n_docs)
         else:
-            u = np.asarray(users)
-            if u.ndim != 1 or u.shape[0] != n_docs:
-                raise ValueError(f"groups must have one id per document ({n_docs}), got shape "
-                                 f"{u.shape}")
-            _, uidx = np.unique(u, return_inverse=True)
+            # the model stage's definition of a user (ids compared like dict keys)
+            from .models.user_contributions import check_groups
+            uidx = check_groups(users, n_docs)
 
         # words -> ids; per-user distinct words with their counts in the user's documents
         index = {}
@@ -476,6 +474,8 @@ class DPVocabulary(BaseEstimator):
             f"each user contributes at most Delta_0={cap} distinct words "
             f"({'its most frequent' if self.selection == 'frequent' else 'a uniform random subset'})",
             "released words are sorted alphabetically; weights and counts are not released",
+            f"the guarantee is for corpora of at most {_MAX_CANDIDATES} distinct words (more "
+            "are refused, a refusal that one added user can cause)",
         ]
         if self.lattice_granularity_ is not None:
             notes.append(

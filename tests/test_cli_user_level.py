@@ -272,4 +272,4 @@ def test_the_small_vocabulary_warning_is_shown_once(json_flag, tmp_path):
                            *json_flag], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     both = proc.stdout + proc.stderr
-    assert both.count("fewer than 10 x K = 300") == 1
+    assert both.count("fewer than 10 x K = 300") == 1, both

@@ -252,3 +252,28 @@ def test_shared_data_dir(monkeypatch, tmp_path):
     monkeypatch.delenv("DPTM_DATA")
     default = Path(datasets.__file__).resolve().parent.parent.parent / "shared" / "data"
     assert shared_data_dir() == (default if default.is_dir() else None)
+
+
+def test_lines_split_at_newline_only(tmp_path):
+    # str.splitlines also splits at U+2028, U+0085 and form feeds: a valid JSONL record
+    # holding one was refused (naming its line number) and a text line became two documents
+    from dptm._cli_data import load_grouped_texts
+    from dptm.datasets import load_jsonl_texts
+    recs = [{"text": "alpha\u2028beta", "user": "a"}, {"text": "gamma\x85delta", "user": "b"}]
+    p = tmp_path / "d.jsonl"
+    p.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in recs) + "\r\n",
+                 encoding="utf-8")
+    assert load_jsonl_texts(p) == [r["text"] for r in recs]
+    docs, groups = load_grouped_texts(p, "text", "user")
+    assert docs == [r["text"] for r in recs] and list(groups) == ["a", "b"]
+    t = tmp_path / "d.txt"
+    t.write_text("first document\r\nsecond\x0cdocument here\nthird\x85one\n", encoding="utf-8")
+    assert load_text_lines(t) == ["first document", "second\x0cdocument here", "third\x85one"]
+
+
+def test_grouped_ids_keep_a_trailing_nul(tmp_path):
+    from dptm._cli_data import load_grouped_texts
+    p = tmp_path / "d.jsonl"
+    p.write_text(json.dumps({"text": "x", "u": "a"}) + "\n" + json.dumps({"text": "y", "u": "a\x00"}))
+    _, groups = load_grouped_texts(p, "text", "u")
+    assert list(groups) == ["a", "a\x00"]

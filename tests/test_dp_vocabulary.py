@@ -366,3 +366,14 @@ def test_grouping_argument_is_groups_and_users_is_a_deprecated_alias():
     assert new.privacy_.adjacency == old.privacy_.adjacency
     with pytest.raises(TypeError, match="groups= only"):
         DPVocabulary().fit(docs, groups=ids, users=ids)
+
+
+def test_user_ids_of_mixed_types_are_the_model_stage_users():
+    # one added user with an int id among string ids must not make the fit raise (the
+    # refusal would tell the neighbours apart); ids are compared like dict keys
+    from dptm.models.user_contributions import check_groups
+    docs = [["alpha", "beta"], ["beta"], ["gamma"], ["alpha"]]
+    ids = np.empty(4, dtype=object)
+    ids[:] = ["u1", "u2", 7, "u1"]
+    DPVocabulary(target_epsilon=1.0, random_state=0).fit(docs, ids)
+    assert len(set(check_groups(ids, 4).tolist())) == 3

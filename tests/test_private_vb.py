@@ -386,3 +386,14 @@ def test_clip_bound_minimises_the_summed_error_of_every_model_release():
     assert C < private_vb.clip_bound(hist, 0.1, zs[-1], K, V)[0]
     # without noise nothing is clipped: C is the upper edge of the last non-empty bin
     assert private_vb.clip_bound(hist, 0.1, [1e-9] * 3, K, V)[0] == edges[41]
+
+
+def test_uninformative_warning_advice_fits_the_epsilon():
+    from dptm.models.private_vb import _warn_if_uninformative
+    for eps, raise_eps in ((4.0, True), (12.0, False)):
+        with warnings.catch_warnings(record=True) as wl:
+            warnings.simplefilter("always")
+            _warn_if_uninformative(5.0, eps, 1e-5, 20, 1000, "documents", 28.3)
+        (msg,) = [str(w.message) for w in wl]
+        assert "(noisy count, noise sd 28)" in msg and "use more documents" in msg
+        assert ("raise epsilon" in msg) is raise_eps       # above 10 the guarantee is vacuous

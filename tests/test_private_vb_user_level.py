@@ -215,7 +215,8 @@ def test_the_report_says_user_level_and_what_is_assumed_public():
         warnings.simplefilter("always")
         PrivateBatchLDA(3, target_epsilon=0.5, random_state=0).fit(X, groups=groups)
     msgs = [str(w.message) for w in wl if "noisy count" in str(w.message)]
-    assert msgs and all("users (noisy count)" in s for s in msgs)
+    assert msgs and all("users (noisy count, noise sd" in s and "use more users" in s
+                        for s in msgs)
 
 
 def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
@@ -451,3 +452,34 @@ def test_dask_cluster_with_whole_user_chunks_is_the_single_process_fit():
     finally:
         client.close()
         cluster.close()
+
+
+# ------------------------------------------------------------ one definition of a user id
+@pytest.mark.parametrize("ids", [[1, "1"], [2**53, 2**53 + 1], ["a", "a\x00"], [1, b"1"]])
+def test_distinct_ids_in_a_list_stay_distinct_users(ids):
+    # np.asarray would convert them to one common type and merge them (two users clipped
+    # together: 1.41 C); ids are compared like dict keys
+    assert len(set(U.check_groups(ids, len(ids)).tolist())) == 2
+
+
+def test_ids_equal_as_dict_keys_are_one_user():
+    assert U.check_groups([1, 1.0, True, np.int64(1)], 4).tolist() == [0, 0, 0, 0]
+
+
+def test_a_length_mismatch_names_no_count():
+    with pytest.raises(ValueError, match="groups") as e:
+        U.check_groups([1, 2], 3)
+    assert "3" not in str(e.value) and "2" not in str(e.value)
+
+
+def test_a_dask_bag_user_split_across_partitions_is_refused_whatever_the_id_types():
+    # partitions [1, 2], [1, "x"], [1, b"y"]: converted per partition, user 1 became 1, "1"
+    # and b"1", passed the whole-users check and was clipped three times (2.9 C)
+    db = pytest.importorskip("dask.bag")
+    from dptm.distributed import _executor, _user_partitions
+    vocab = [f"w{i}" for i in range(4)]
+    docs = [["w0"], ["w1"], ["w2"], ["w1"], ["w3"], ["w0"]]
+    ids = [1, 2, 1, "x", 1, b"y"]
+    with pytest.raises(ValueError, match="user 1 has documents in partitions"):
+        _user_partitions(_executor("serial", 0), db.from_sequence(docs, npartitions=3), vocab,
+                         None, db.from_sequence(ids, npartitions=3))

@@ -778,22 +778,27 @@ class PrivateBatchLDA(TopicModelMixin):
         self.transform_seed_ = transform_seed
         self.n_iter_ = len(model)
         if n_docs is not None:
-            # the noisy count (post-processing of the histogram release), never the true one
+            # the noisy count (post-processing of the histogram release), never the true one;
+            # its noise sd is the bins' sd times sqrt(number of bins)
             _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V,
-                                   unit + "s")
+                                   unit + "s", drawn[0] * math.sqrt(_BINS_PER_OCTAVE * _OCTAVES))
         return self
 
 
-def _warn_if_uninformative(n, eps, delta, K, V, units="documents"):
+def _warn_if_uninformative(n, eps, delta, K, V, units="documents", count_sd=None):
     ratio = expected_ratio(n, eps, K, V, delta)
     if ratio > _UNIGRAM_RATIO:
         import warnings
         from ..exceptions import UninformativeModelWarning, user_stacklevel
-        warnings.warn(f"for about {n:.0f} {units} (noisy count) at epsilon {eps:g}, K = {K} "
+        sd = "" if count_sd is None else f", noise sd {count_sd:.0f}"
+        more = ("use more users (more documents of the same users do not help)"
+                if units == "users" else "use more documents")
+        advice = (f"{more}, fewer topics or a smaller vocabulary" if eps > 10 else
+                  f"raise epsilon, {more}, fewer topics or a smaller vocabulary")
+        warnings.warn(f"for about {n:.0f} {units} (noisy count{sd}) at epsilon {eps:g}, K = {K} "
                       f"and V = {V} the topics are expected at {ratio:.2f}x the perplexity of "
                       "non-private LDA, no better than a unigram model (one word distribution): "
-                      "raise epsilon, use more documents, fewer topics or a smaller "
-                      "vocabulary; check with dptm.guardrails.check_against_unigram",
+                      f"{advice}; check with dptm.guardrails.check_against_unigram",
                       UninformativeModelWarning, stacklevel=user_stacklevel())
 
 

@@ -30,20 +30,39 @@ USER_ASSUMED_PUBLIC = (
 _CHUNK_NNZ = 1 << 20
 
 
+def user_id_array(groups):
+    """The user ids as a 1-D array WITHOUT conversion: a numpy (or array-like, e.g. pandas)
+    array as it is; a list, tuple or other iterable element by element into an object
+    array (``np.asarray`` would make ``[1, "1"]`` two "1"s, ``2**53 + 1`` a float, and strip
+    a trailing NUL: distinct users merged). Ids are then compared like dict keys."""
+    if isinstance(groups, (str, bytes)):
+        raise ValueError("groups must be a 1-D array-like of user ids, got a single string")
+    if isinstance(groups, np.ndarray) or (hasattr(groups, "__array__")
+                                          and not isinstance(groups, (list, tuple))):
+        return np.asarray(groups)
+    try:
+        seq = list(groups)
+    except TypeError:
+        raise ValueError(f"groups must be a 1-D array-like of user ids, got "
+                         f"{type(groups).__name__}") from None
+    out = np.empty(len(seq), dtype=object)
+    for i, g in enumerate(seq):
+        out[i] = g
+    return out
+
+
 def check_groups(groups, n_documents):
     """User index (int64, 0 .. U-1, in order of the sorted ids) of each document.
 
-    ``groups``: array-like of shape (n_documents,) of hashable ids (ints or strings); None,
-    NaN, a 2-D array or a wrong length raise a ValueError naming ``groups``."""
-    try:
-        arr = np.asarray(groups)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"groups must be a 1-D array-like of user ids: {exc}") from None
+    ``groups``: array-like of shape (n_documents,) of hashable ids (ints or strings), read
+    by :func:`user_id_array`; None, NaN, a 2-D array or a wrong length raise a ValueError
+    naming ``groups`` (the message names no count of the data)."""
+    arr = user_id_array(groups)
     if arr.ndim != 1:
-        raise ValueError(f"groups must be 1-D (one user id per document), got shape {arr.shape}")
+        raise ValueError(f"groups must be 1-D (one user id per document), got {arr.ndim}-D")
     if arr.shape[0] != n_documents:
-        raise ValueError(f"groups must have one user id per document ({n_documents}), got "
-                         f"{arr.shape[0]}")
+        raise ValueError("groups must have one user id per document: its length differs "
+                         "from the number of documents")
     if arr.dtype.kind == "f":
         if np.isnan(arr).any():
             raise ValueError("groups must not contain NaN (every document needs a user id)")
