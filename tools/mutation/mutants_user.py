@@ -54,7 +54,30 @@ USER_MUTANTS = [
              "len(user_start) - 1)]",
          new="        cuts = target.round().astype(np.int64)", tests=USER,
          what="an in-process matrix split into row blocks that cut users"),
-    dict(id="U11", file="dptm/models/private_vb.py", old='                                   unit + "s")',
-         new='                                   "documents")', tests=USER,
+    dict(id="U11", file="dptm/models/private_vb.py",
+         old='                                   unit + "s", drawn[0]',
+         new='                                   "documents", drawn[0]', tests=USER,
          what="the uninformative-model warning calls the noisy user count a document count"),
+    dict(id="U12", file=UC,
+         old="    out = np.empty(len(seq), dtype=object)\n    for i, g in enumerate(seq):\n"
+             "        out[i] = g\n    return out",
+         new="    return np.asarray(seq)", tests=USER,
+         what="a list of ids converted to one type: [1, '1'] or 2**53, 2**53 + 1 merged into "
+              "one user (their documents clipped together: 1.41 C)"),
+    dict(id="U13", file="dptm/distributed.py",
+         old="        groups = user_id_array(groups)      # the same ids as the driver's check reads",
+         new="        groups = np.asarray(groups)", tests=USER,
+         what="a dask.bag partition's ids converted: a user split over partitions passes the "
+              "whole-users check (clipped once per partition)"),
+    dict(id="U14", file="dptm/datasets.py",
+         old='    return [line[:-1] if line.endswith("\\r") else line for line in text.split("\\n")]',
+         new="    return text.splitlines()", tests=["tests/test_datasets.py"],
+         what="lines split at U+2028 / U+0085 / form feeds: a valid JSONL record refused "
+              "naming its line, one text line read as two documents"),
+    dict(id="U15", file="dptm/vocab.py",
+         old="            uidx = check_groups(users, n_docs)",
+         new="            uidx = np.unique(np.asarray(users), return_inverse=True)[1]",
+         tests=["tests/test_dp_vocabulary.py"],
+         what="DPVocabulary's users defined apart from the model's (mixed ids refused, [1, '1'] "
+              "merged)"),
 ]
