@@ -253,6 +253,7 @@ def cmd_fit(a, out):
         # test mode, a vacuous guarantee, more topics than documents (the estimators'
         # guardrails, on stderr for the data owner) and other caveats are shown
         warnings.simplefilter("default")
+        warnings.filterwarnings("ignore", "the DP vocabulary has only")  # printed below, once
         try:
             _fit_model(model, a.model, data.X_train, a, X_prior=data.X_prior)
         except ValueError as exc:

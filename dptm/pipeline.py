@@ -271,6 +271,16 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         # the released vocabulary's size: part of the release
         self._log("stage 1 (%s): private vocabulary of %d words", type(vocab).__name__,
                   words.size)
+        K = getattr(model, "n_components", None)
+        if isinstance(K, int) and words.size < 10 * K:
+            # the released vocabulary's size is public: the warning is post-processing
+            import warnings
+            from .exceptions import UtilityWarning, user_stacklevel
+            warnings.warn(f"the DP vocabulary has only {words.size} words, fewer than 10 x K = "
+                          f"{10 * K}: topics over so few words are of little use. Give more "
+                          "users or documents, more of the budget to the vocabulary stage, "
+                          "fewer topics, or a public word list (PrivateBatchLDA on counts over "
+                          "it)", UtilityWarning, stacklevel=user_stacklevel())
 
         # SAN(PRE(D), S): a per-document map; empty documents are kept (one document in,
         # one row out, so an added document is an added row for the model stage)

@@ -232,3 +232,15 @@ def test_tweetrumors_end_to_end(tweetrumors):
     X = f.sanitize(docs)
     c = umass_coherence(X, f.topic_word_, top_n=10)
     assert np.isfinite(c) and c <= 0
+
+
+def test_a_small_dp_vocabulary_warns_in_python_too():
+    # DOCS hold 13 frequent words: fewer than 10 x K for K = 2 (the CLI printed this; a
+    # Python user got no warning)
+    from dptm.exceptions import UtilityWarning
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10, alpha=10.0), vips(),
+                               random_state=0)
+    with pytest.warns(UtilityWarning, match=r"fewer than 10 x K = 20") as rec:
+        f.fit(DOCS)
+    (msg,) = [str(w.message) for w in rec if issubclass(w.category, UtilityWarning)]
+    assert f"only {len(f.vocabulary_)} words" in msg
