@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
-from dptm.models.output import TopicDP
+from dptm.models.topicdp import TopicDP
 from dptm.release import Release
 
 

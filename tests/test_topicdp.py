@@ -15,7 +15,7 @@ from dptm import GibbsLDA
 from dptm.accounting import calibrate_gaussian, dp_to_rdp
 from dptm.datasets import make_lda_corpus
 from dptm.mechanisms import discrete_gaussian_pmf, round_to_lattice
-from dptm.models.output import (TopicDP, aligned_frobenius, block_distance, gaussian_sigma,
+from dptm.models.topicdp import (TopicDP, aligned_frobenius, block_distance, gaussian_sigma,
                                 keyword_block, mvg_sigma, sample_sensitivities,
                                 sensitivity_sample_size, topic_word_matrix)
 
@@ -403,3 +403,13 @@ def test_reuters_c50_user_level(reuters_c50):
     per_doc = TopicDP(NMF(4, max_iter=100, init="nndsvda"), target_epsilon=5.0, gamma=0.4,
                       sensitivity="sample-private", random_state=0).fit(X)
     assert np.median(dp.sensitivity_samples_) > np.median(per_doc.sensitivity_samples_)
+
+
+def test_old_module_name_is_the_same_module():
+    # dptm.models.output was TopicDP's module before the rename: old imports and patches still work
+    import importlib
+    from dptm.models import topicdp
+    old = importlib.import_module("dptm.models.output")
+    assert old is topicdp
+    from dptm.models.output import TopicDP as Old
+    assert Old is TopicDP and TopicDP.__module__ == "dptm.models.topicdp"

@@ -624,7 +624,7 @@ MUTANTS += [
          new="        eps_i = inherent_epsilon(self.clip_, alpha)\n"
              "        eps_plain = plain_sweep_epsilon(corpus.n_tokens, beta)",
          tests=CROSS, what="eps_I computed with alpha instead of beta (equal at the 1/K defaults)"),
-    dict(id="R2-10", file="dptm/models/output.py", old="        perm = noise_gen.permutation(m)\n",
+    dict(id="R2-10", file="dptm/models/topicdp.py", old="        perm = noise_gen.permutation(m)\n",
          new="        perm = np.arange(m)\n        noise_gen.permutation(m)\n", tests=BOUNDARY,
          what="TopicDP's rows not permuted although the report says so"),
     dict(id="R2-11", file="dptm/distributed.py",

@@ -160,11 +160,11 @@ FRESH_MUTANTS = [
          new="events.append(SelfComposedEvent(self._leaf(), self._n_partial_calls_ - 1,",
          tests=SVI, what="report charges one partial_fit call too few"),
     # -- TopicDP ---------------------------------------------------------------------------
-    dict(id="F34", file="dptm/models/output.py",
+    dict(id="F34", file="dptm/models/topicdp.py",
          old="self.sensitivity_ = max(float(self.sensitivity_samples_[k - 1]), 1e-9)",
          new="self.sensitivity_ = max(float(self.sensitivity_samples_[k - 2]), 1e-9)",
          tests=TOPICDP, what="sampled sensitivity takes the (k-1)-th order statistic"),
-    dict(id="F35", file="dptm/models/output.py", old="            l1 = 2.0 * m",
+    dict(id="F35", file="dptm/models/topicdp.py", old="            l1 = 2.0 * m",
          new="            l1 = float(m)", tests=TOPICDP,
          what="Laplace baseline records L1 sensitivity m instead of 2m"),
     dict(id="F36", file="dptm/models/topicdp_calibration.py",
