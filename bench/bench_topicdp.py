@@ -26,7 +26,7 @@ from _harness import Case, add_ratios, data_path, parser, report, run_cases  # n
 
 from dptm.datasets import load_reuters_c50  # noqa: E402
 from dptm.metrics import aligned_l1, aligned_rmse, kendall_tau_distance  # noqa: E402
-from dptm.models.output import (TopicDP, block_distance, gaussian_sigma, keyword_block,  # noqa: E402
+from dptm.models.topicdp import (TopicDP, block_distance, gaussian_sigma, keyword_block,  # noqa: E402
                                 laplace_scale, mvg_sigma, sample_sensitivities,
                                 sensitivity_sample_size, topic_weights, topic_word_matrix)
 

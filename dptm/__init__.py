@@ -22,7 +22,7 @@ _LAZY = {
     "PrivateBatchLDA": "dptm.models.private_vb",
     "LocalDPLDA": "dptm.models.local",
     "OnlineLocalDPLDA": "dptm.models.local",
-    "TopicDP": "dptm.models.output",
+    "TopicDP": "dptm.models.topicdp",
     "DPVocabulary": "dptm.vocab",
     "FullyPrivateTopicModel": "dptm.pipeline",
     "Release": "dptm.release",

@@ -110,7 +110,7 @@ def _olp_lda(a):
 
 
 def _topicdp(a):
-    from .models.output import TopicDP
+    from .models.topicdp import TopicDP
     inner = _gibbs(a, seed=None)
     inner.set_params(verbose=0)
     return TopicDP(inner, target_epsilon=a.epsilon, target_delta=a.delta, gamma=a.gamma,

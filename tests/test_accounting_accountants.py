@@ -185,3 +185,17 @@ def test_report_keeps_the_built_in_bound_when_pld_fails(monkeypatch, error):
         assert report.to_dict()["epsilon"] == built_in > 0.1
     finally:
         _tightest.cache_clear()
+
+
+def test_merged_leaves_add_their_counts_in_the_report():
+    # The report lists each distinct mechanism once with its count: merging identical
+    # leaves must add the counts, or the printed ledger understates what was run.
+    from dptm.accounting import (ComposedEvent, GaussianEvent, LaplaceEvent, PrivacyReport,
+                                 SelfComposedEvent, leaf_events)
+    g = GaussianEvent(sigma=2.0, sensitivity=1.0)
+    lap = LaplaceEvent(scale=3.0, sensitivity=2.0)
+    event = ComposedEvent((SelfComposedEvent(g, 3), lap, g, SelfComposedEvent(lap, 4)))
+    assert [(e, c) for e, c, _, _ in leaf_events(event)] == [(g, 4), (lap, 5)]
+    report = PrivacyReport(event, "document")
+    assert [m["count"] for m in report.to_dict()["mechanisms"]] == [4, 5]
+    assert "count=4" in str(report) and "count=5" in str(report)

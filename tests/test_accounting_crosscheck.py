@@ -148,3 +148,25 @@ def test_delta_guardrail_of_a_substitution_fit():
         m = PrivateOnlineLDA(3, noise_multiplier=1.0, max_doc_length=30, batch_size=10,
                              sampling="shuffle", max_iter=1, target_delta=0.05).fit(X)
     assert m.privacy_.adjacency == "document-replace"
+
+
+def test_pld_route_of_a_discrete_laplace_keeps_its_sensitivity():
+    # The Gibbs snapshots are discrete Laplace of L1 sensitivity 2; the report takes the PLD
+    # route when it is tighter, so a PLD event built with sensitivity 1 would print about
+    # half the epsilon. Reference: dp_accounting's own PLD of the same event.
+    pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    from dptm.accounting import LaplaceEvent, PrivacyReport, SelfComposedEvent
+    from dptm.accounting.pld import PLDAccountant
+    scale, T, delta = 4.0, 10, 1e-5
+    leaf = LaplaceEvent(scale=scale, sensitivity=2.0, discrete=True)
+    ref = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    ref.compose(dp_event.DiscreteLaplaceDpEvent(1.0 / scale, 2), T)
+    want = ref.get_epsilon(delta)
+    got = PLDAccountant().compose(leaf, T).get_epsilon(delta)
+    assert got == pytest.approx(want, rel=1e-6)
+    report = PrivacyReport(SelfComposedEvent(leaf, T), "word", default_delta=delta)
+    assert report.epsilon() >= want * (1 - 1e-3)
+    assert report.epsilon(0.0) == pytest.approx(T * 2.0 / scale, rel=1e-12)   # pure route

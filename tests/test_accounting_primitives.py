@@ -241,3 +241,17 @@ def test_zhu_wang_bound_equals_exact_gaussian_integer():
 def test_invalid_arguments_raise_clear_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_zcdp_from_dp_target_inverts_bun_steinke_exactly():
+    # rho = (sqrt(L + eps) - sqrt(L))^2 is the largest rho with rho + 2 sqrt(rho L) <= eps
+    # (L = log(1/delta)); a larger rho calibrates too little noise for the target.
+    import math
+
+    from dptm.accounting import zcdp_from_dp_target, zcdp_to_dp
+    for eps, delta in [(0.1, 1e-5), (1.0, 1e-5), (4.0, 1e-8), (20.0, 1e-3)]:
+        L = math.log(1.0 / delta)
+        rho = zcdp_from_dp_target(eps, delta)
+        assert rho == pytest.approx((math.sqrt(L + eps) - math.sqrt(L)) ** 2, rel=1e-12)
+        assert zcdp_to_dp(rho, delta, method="bun-steinke") == pytest.approx(eps, rel=1e-12)
+        assert zcdp_to_dp(rho * (1 + 1e-6), delta, method="bun-steinke") > eps

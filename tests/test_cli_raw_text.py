@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from dptm import Release
@@ -215,3 +216,48 @@ def test_nltk_is_imported_only_for_stop_words_or_lemmas():
             "print('nltk' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
+
+
+def test_private_cli_header_is_the_same_on_neighbouring_corpora(tmp_path):
+    # What `dptm fit` prints before the topics (model, data name, budget) must not depend on
+    # the private corpus: D and D + 1 documents give the same lines (a printed document or
+    # token count would tell them apart).
+    rng = np.random.default_rng(3)
+    words = ["storm", "flood", "rain", "river", "vote", "poll", "senate", "candidate"]
+    docs = [" ".join(rng.choice(words, size=8)) for _ in range(201)]
+    heads = []
+    for n in (200, 201):
+        path = tmp_path / f"private{n}.jsonl"
+        path.write_text("".join(json.dumps({"body": t}) + "\n" for t in docs[:n]))
+        out = io.StringIO()
+        code = main(["fit", "--data", str(path), "--text-key", "body", "-k", "2",
+                     "--iterations", "2"], out=out)
+        assert code == 0, out.getvalue()
+        text = out.getvalue().replace(str(path), "DATA")
+        heads.append(text.split("\n\n")[0])
+    assert heads[0] == heads[1]
+    assert "200" not in heads[0] and "201" not in heads[1]
+
+
+def test_raw_text_cli_guarantee_stays_within_the_requested_budget(tmp_path):
+    # On raw text the command splits --epsilon and --delta between the DP vocabulary and the
+    # model; the printed guarantee of the composition must be within (--epsilon, --delta) and
+    # finite (the stages' deltas add up under basic composition).
+    from argparse import Namespace
+
+    from dptm._cli_data import budget_split
+    e_v, d_v, e_m, d_m = budget_split(Namespace(vocab_epsilon=None, vocab_share=0.5,
+                                                epsilon=4.0, delta=1e-5))
+    assert e_v + e_m == pytest.approx(4.0) and d_v + d_m == pytest.approx(1e-5)
+    rng = np.random.default_rng(3)
+    words = ["storm", "flood", "rain", "river", "vote", "poll", "senate", "candidate"]
+    path = tmp_path / "private.jsonl"
+    path.write_text("".join(json.dumps({"body": " ".join(rng.choice(words, size=8))}) + "\n"
+                            for _ in range(200)))
+    out = io.StringIO()
+    code = main(["fit", "--data", str(path), "--text-key", "body", "-k", "2", "--iterations",
+                 "2", "--epsilon", "4", "--delta", "1e-5"], out=out)
+    assert code == 0, out.getvalue()
+    m = re.search(r"guarantee  : epsilon = (\S+) at delta = (\S+) ", out.getvalue())
+    eps, delta = float(m.group(1)), float(m.group(2))
+    assert 0 < eps <= 4.0 and delta <= 1e-5 * (1 + 1e-9)

@@ -377,3 +377,86 @@ def test_user_ids_of_mixed_types_are_the_model_stage_users():
     ids[:] = ["u1", "u2", 7, "u1"]
     DPVocabulary(target_epsilon=1.0, random_state=0).fit(docs, ids)
     assert len(set(check_groups(ids, 4).tolist())) == 3
+def _n_candidates(monkeypatch, docs, cap):
+    import dptm.vocab as vocab_module
+    from dptm import DPVocabulary
+
+    seen = []
+    real = vocab_module._noisy_weights
+
+    def spy(weights, *args):
+        seen.append(np.array(weights, copy=True))
+        return real(weights, *args)
+
+    monkeypatch.setattr(vocab_module, "_noisy_weights", spy)
+    DPVocabulary(target_epsilon=1.0, target_delta=1e-5, max_contribution=cap).fit(docs)
+    assert len(seen) == 1
+    return seen[0]
+
+
+@pytest.mark.parametrize("n_distinct", [4, 5, 12])
+def test_vocabulary_user_cap_is_exact(monkeypatch, n_distinct):
+    # The threshold's delta is computed for Delta_0 = max_contribution words per user: a
+    # user contributing Delta_0 + 1 words breaks it. One user, n_distinct > cap words.
+    cap = 3
+    doc = [f"w{i}" for i in range(n_distinct)] * 2
+    weights = _n_candidates(monkeypatch, [doc], cap)
+    assert weights.size == cap
+    assert weights.sum() <= 1.0 + 1e-12           # one user's L1 budget
+
+
+def test_gaussian_vocabulary_threshold_gets_half_of_delta():
+    # The Gaussian methods split delta: the noise is (epsilon, delta/2)-DP, so the threshold
+    # may fail with probability delta/2 only. Checked by value: with F the N(0, sigma^2) CDF,
+    # 1 - F(rho - 1) F(rho)^(cap - 1) = delta / 2 at the released threshold.
+    import warnings
+
+    from scipy.stats import norm
+
+    from dptm import DPVocabulary
+    from dptm.vocab import analytic_gaussian_sigma
+    eps, delta, cap = 1.0, 1e-5, 5
+    docs = [["a", "b", "c"], ["a", "b"], ["a", "d"]] * 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        voc = DPVocabulary(target_epsilon=eps, target_delta=delta, method="frequency_gaussian",
+                           max_contribution=cap).fit(docs)
+    sigma = voc.noise_scale_
+    assert sigma == pytest.approx(analytic_gaussian_sigma(eps, delta / 2.0), rel=1e-12)
+    rho = voc.threshold_
+    fail = 1.0 - norm.cdf(rho - 1.0, scale=sigma) * norm.cdf(rho, scale=sigma) ** (cap - 1)
+    assert fail == pytest.approx(delta / 2.0, rel=1e-4)
+
+
+class _RecordingGenerator(np.random.Generator):
+    """A test-mode generator that records what it was asked to permute."""
+
+    def __init__(self, seed):
+        super().__init__(np.random.PCG64(seed))
+        self.permuted = []
+
+    def permutation(self, x, *args, **kwargs):
+        out = super().permutation(x, *args, **kwargs)
+        if not np.isscalar(x):
+            self.permuted.append((np.array(x, copy=True), np.array(out, copy=True)))
+        return out
+
+
+def test_vocabulary_processes_users_in_a_secret_random_order():
+    # The set-union algorithm visits users in a random order drawn from the fit's generator
+    # (the module's contract); data order (users sorted by id) would make the greedy fills
+    # depend on who comes first. Every user index is permuted once, differently per seed.
+    import warnings
+
+    from dptm import DPVocabulary
+    docs = [["a", "b"], ["b", "c"], ["c", "d"], ["d", "e"], ["e", "a"], ["a", "c"]] * 5
+    orders = []
+    for seed in (1, 2):
+        gen = _RecordingGenerator(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            DPVocabulary(target_epsilon=1.0, max_contribution=2, random_state=gen).fit(docs)
+        users = [out for x, out in gen.permuted if np.array_equal(x, np.arange(len(docs)))]
+        assert len(users) == 1
+        orders.append(users[0])
+    assert not np.array_equal(orders[0], orders[1])

@@ -12,7 +12,7 @@ from dptm import NoisyGibbsLDA, SubsampledGibbsLDA
 from dptm._random import private_fit
 from dptm.datasets import make_lda_corpus
 from dptm.models import private_vb
-from dptm.models.output import TopicDP
+from dptm.models.topicdp import TopicDP
 from dptm.models.private_vb import PrivateBatchLDA
 from dptm.models.svi import PrivateOnlineLDA
 from dptm.pipeline import FullyPrivateTopicModel
@@ -191,11 +191,11 @@ def test_distributed_fit_failing_midway_keeps_no_secret(X):
 
 def test_topicdp_failing_midway_keeps_no_secret(X, monkeypatch):
     from dptm import GibbsLDA
-    from dptm.models import output
+    from dptm.models import topicdp
 
     def fail(*args, **kwargs):
         raise Midway("provoked")
-    monkeypatch.setattr(output, "sample_sensitivities", fail)
+    monkeypatch.setattr(topicdp, "sample_sensitivities", fail)
     # the sensitivity sampled on a public reference corpus, after the private fit
     est = TopicDP(GibbsLDA(K, max_iter=5), target_epsilon=2.0, reference_X=X[:30])
     exc, est = _run(lambda: est.fit(X), est)

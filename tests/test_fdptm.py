@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.decomposition import NMF, LatentDirichletAllocation
 
-from dptm.models.output import TopicDP
+from dptm.models.topicdp import TopicDP
 from dptm.models.svi import PrivateOnlineLDA
 from dptm.pipeline import FullyPrivateTopicModel
 from dptm.vocab import DPVocabulary

@@ -15,7 +15,7 @@ from dptm.exceptions import NotHardenedWarning, SeededPrivacyWarning
 from dptm.local import randomize, randomize_matrix
 from dptm.mechanisms import round_to_lattice
 from dptm.models.local import LocalDPLDA, OnlineLocalDPLDA
-from dptm.models.output import TopicDP
+from dptm.models.topicdp import TopicDP
 from dptm.pipeline import FullyPrivateTopicModel
 from dptm.testing import epsilon_lower_bound
 from dptm.vocab import DPVocabulary

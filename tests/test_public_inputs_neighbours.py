@@ -22,7 +22,7 @@ from dptm import DPVocabulary, FullyPrivateTopicModel
 from dptm.datasets import make_lda_corpus
 from dptm.local import randomize_matrix
 from dptm.models.local import LocalDPLDA, OnlineLocalDPLDA
-from dptm.models.output import TopicDP
+from dptm.models.topicdp import TopicDP
 from dptm.models.private_gibbs import NoisyGibbsLDA, SubsampledGibbsLDA
 from dptm.models.private_vb import PrivateBatchLDA
 from dptm.models.svi import PrivateOnlineLDA

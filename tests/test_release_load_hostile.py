@@ -1,5 +1,6 @@
 """Release.load on hostile files: what it inflates is bounded by the shape release.json
-states, and every field is validated before anything is built or unpickled."""
+states, every field is validated before anything is built, nothing is ever unpickled, and
+negative topic-word entries are refused."""
 import json
 import os
 import zipfile
@@ -214,3 +215,29 @@ def test_constructor_bounds_transform_max_iter_and_checks_components():
         Release(np.ones((1, 2)), doc_topic_prior=1.0, transform_max_iter=10 ** 15)
     with pytest.raises(ValueError, match="components"):
         Release(np.ones((1, 2)), doc_topic_prior=1.0, components=[[np.nan, 1.0]])
+
+
+def _saved(tmp_path):
+    tw = np.random.default_rng(0).dirichlet(np.ones(6), size=3)
+    path = str(tmp_path / "rel")
+    Release(tw, doc_topic_prior=0.5, model="x").save(path)
+    return path, tw
+
+
+def test_load_never_unpickles(tmp_path):
+    path, tw = _saved(tmp_path)
+    # an object array (what a pickle payload needs) in place of the topics
+    np.savez(os.path.join(path, "topics.npz"), topic_word=tw.astype(object))
+    with pytest.raises(ValueError, match="[Oo]bject arrays|allow_pickle|must be a float64 array"):
+        Release.load(path)
+
+
+def test_load_refuses_negative_topic_word_entries(tmp_path):
+    path, tw = _saved(tmp_path)
+    bad = tw.copy()
+    bad[0, 0], bad[0, 1] = -0.25, bad[0, 1] + bad[0, 0] + 0.25      # row sum still 1
+    np.savez(os.path.join(path, "topics.npz"), topic_word=bad)
+    with pytest.raises(ValueError, match="topic_word"):
+        Release.load(path)
+    with pytest.raises(ValueError, match="non-negative"):
+        Release(bad, doc_topic_prior=0.5)

@@ -61,7 +61,7 @@ def _unchanged(M, snap):
 
 def _estimators():
     from dptm.models.gibbs import GibbsLDA
-    from dptm.models.output import TopicDP
+    from dptm.models.topicdp import TopicDP
     from dptm.models.private_gibbs import NoisyGibbsLDA, SubsampledGibbsLDA
     from dptm.models.svi import PrivateOnlineLDA
     return {

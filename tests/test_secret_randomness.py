@@ -218,3 +218,23 @@ def test_lattice_gaussian_at_a_non_integer_lattice_variance():
     rng = np.random.default_rng(12)
     out, g, eff = mechanisms.lattice_gaussian(np.zeros(50000), 1.7, rng)
     assert abs(out.std() / eff - 1) < 0.015
+
+
+def test_secret_key_takes_128_bits_of_os_entropy(monkeypatch):
+    from randomgen import AESCounter
+
+    import dptm.noise.secret as _random
+    # A key from fewer bytes (say 4) can be brute-forced against a released noisy value: the
+    # generator must equal AES keyed with all 128 bits the OS returned, whatever they are.
+    requested = []
+
+    def fake_urandom(n):
+        requested.append(n)
+        return bytes(range(1, n + 1))
+
+    monkeypatch.setattr(_random.os, "urandom", fake_urandom)
+    gen = _random.secret_generator()
+    assert requested == [16]
+    key = int.from_bytes(bytes(range(1, 17)), "little")
+    ref = np.random.Generator(AESCounter(key=key))
+    assert np.array_equal(gen.integers(2**63, size=8), ref.integers(2**63, size=8))

@@ -16,7 +16,7 @@ from dptm import NoisyGibbsLDA, SubsampledGibbsLDA
 from dptm.exceptions import SeededPrivacyWarning
 from dptm.local import randomize_matrix
 from dptm.models.local import LocalDPLDA, OnlineLocalDPLDA
-from dptm.models.output import TopicDP
+from dptm.models.topicdp import TopicDP
 from dptm.models import private_vb as P
 from dptm.models.private_vb import PrivateBatchLDA
 from dptm.models.svi import PrivateOnlineLDA

@@ -471,3 +471,42 @@ def test_bad_input():
         m.transform(X[:, :10])
     with pytest.raises(ValueError, match="features"):
         m.partial_fit(X[:, :10])
+
+
+def _truncation_draws(monkeypatch, random_state):
+    """The first draws of the generator a private VIPS fit truncates documents with."""
+    import copy
+    import warnings
+
+    import scipy.sparse as sp
+
+    import dptm.models.svi as svi_module
+    from dptm import PrivateOnlineLDA
+
+    seen = []
+    real = svi_module.truncate_documents
+
+    def spy(X, n, rng):
+        seen.append(copy.deepcopy(rng).random(4))
+        return real(X, n, rng)
+
+    monkeypatch.setattr(svi_module, "truncate_documents", spy)
+    X = sp.csr_matrix(np.random.default_rng(3).poisson(2.0, size=(30, 20)))   # rows of ~40
+    model = PrivateOnlineLDA(n_components=2, batch_size=10, total_samples=30, max_doc_length=8,
+                             noise_multiplier=1.0, max_iter=1, random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X)
+    assert len(seen) == 1
+    return seen[0]
+
+
+def test_vips_truncation_draws_from_the_fits_secret_generator(monkeypatch):
+    # Which tokens a long document keeps must be as secret as the noise: a fixed public
+    # generator would let the adversary replay the truncation; the fit's generator (or the
+    # seed, in test mode) decides it.
+    a = _truncation_draws(monkeypatch, None)
+    b = _truncation_draws(monkeypatch, None)
+    assert not np.array_equal(a, b)
+    assert np.array_equal(_truncation_draws(monkeypatch, 5), _truncation_draws(monkeypatch, 5))
+    assert not np.array_equal(_truncation_draws(monkeypatch, 5), _truncation_draws(monkeypatch, 6))

@@ -2,6 +2,7 @@
 import itertools
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from dptm import GibbsLDA
 from dptm.accounting import calibrate_gaussian, dp_to_rdp
 from dptm.datasets import make_lda_corpus
 from dptm.mechanisms import discrete_gaussian_pmf, round_to_lattice
-from dptm.models.output import (TopicDP, aligned_frobenius, block_distance, gaussian_sigma,
+from dptm.models.topicdp import (TopicDP, aligned_frobenius, block_distance, gaussian_sigma,
                                 keyword_block, mvg_sigma, sample_sensitivities,
                                 sensitivity_sample_size, topic_word_matrix)
 
@@ -403,3 +404,34 @@ def test_reuters_c50_user_level(reuters_c50):
     per_doc = TopicDP(NMF(4, max_iter=100, init="nndsvda"), target_epsilon=5.0, gamma=0.4,
                       sensitivity="sample-private", random_state=0).fit(X)
     assert np.median(dp.sensitivity_samples_) > np.median(per_doc.sensitivity_samples_)
+
+
+def test_old_module_name_is_the_same_module():
+    # dptm.models.output was TopicDP's module before the rename: old imports and patches still work
+    import importlib
+    from dptm.models import topicdp
+    old = importlib.import_module("dptm.models.output")
+    assert old is topicdp
+    from dptm.models.output import TopicDP as Old
+    assert Old is TopicDP and TopicDP.__module__ == "dptm.models.topicdp"
+
+
+def test_topicdp_rows_are_in_a_random_order_as_reported():
+    # 8 distinct topics, noise tiny against their differences: each released row is
+    # matched to its base topic. The report says "rows in random order"; three default
+    # fits all in the base order would happen with probability (1/8!)^3 < 2e-14.
+    rng = np.random.default_rng(3)
+    topics = rng.dirichlet(np.ones(30) * 0.3, size=8)
+    X = rng.poisson(2.0, size=(40, 30))
+    orders = []
+    for _ in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = TopicDP(FixedTopics(topics), target_epsilon=50.0, sensitivity=1e-4).fit(X)
+        assert "rows in random order" in str(m.privacy_)
+        base = topics / topics.sum(axis=1, keepdims=True)
+        d = ((m.topic_word_[:, None, :] - base[None, :, :]) ** 2).sum(axis=2)
+        match = d.argmin(axis=1)
+        assert sorted(match.tolist()) == list(range(8))         # a permutation of the topics
+        orders.append(tuple(match.tolist()))
+    assert any(o != tuple(range(8)) for o in orders)

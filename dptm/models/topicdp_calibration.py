@@ -8,7 +8,7 @@ import numpy as np
 
 from .._utils import check_positive
 from ..accounting import calibrate_gaussian, dp_to_rdp
-from ..noise.mechanisms import (  # noqa: F401  (_lattice_laplace_granularity: output.py's name)
+from ..noise.mechanisms import (  # noqa: F401  (_lattice_laplace_granularity: topicdp.py's name)
     _lattice_laplace_granularity, finest_lattice_granularity, lattice_rounding_slack)
 
 _CALIBRATIONS = ("renyi", "gaussian")

@@ -22,7 +22,7 @@ ACC2 = ["tests/test_accounting_accountants.py", "tests/test_accounting_crosschec
 DPLD = ["tests/test_accounting_discrete_pld.py"]
 BUDGET = ["tests/test_budget.py", "tests/test_accounting_robust.py"]
 RELEASE = ["tests/test_release.py", "tests/test_release_load_hostile.py",
-           "tests/test_release_hostile_and_topicdp_order.py"]
+           "tests/test_topicdp.py::test_topicdp_rows_are_in_a_random_order_as_reported"]
 CLI = ["tests/test_cli.py", "tests/test_cli_adjacency.py", "tests/test_cli_raw_text.py",
        "tests/test_cli_strict.py"]
 SEL = ["tests/test_selection.py"]
@@ -38,8 +38,9 @@ LTAB = ["tests/test_laplace_table.py"]
 GTAB = ["tests/test_gauss_table.py"]
 DIST = ["tests/test_distributed.py"]
 FROZEN = ["tests/test_frozen_draws.py"]
-# the first round's gap tests: part of the suite, whatever their subject
-GAPS = ["tests/test_fresh_mutant_gaps.py"]
+# the first round's gap tests (now in their subjects' files): part of the suite, whatever
+# their subject
+from mutants_fresh import GAPS  # noqa: E402
 
 FRESH2_MUTANTS = [
     # -- PrivateBatchLDA: histogram, clip bound, clipping, lattice, post-processing, report
@@ -314,17 +315,17 @@ FRESH2_MUTANTS = [
          tests=FDPTM + ["tests/test_progress.py"] + GAPS,
          what="the verbose log names the number of private documents"),
     # -- TopicDP ---------------------------------------------------------------------------
-    dict(id="B59", file="dptm/models/output.py",
+    dict(id="B59", file="dptm/models/topicdp.py",
          old="            self.sensitivity_ = max(float(self.sensitivity_samples_[k - 1]), 1e-9)",
          new="            self.sensitivity_ = max(float(self.sensitivity_samples_[k - 2]), 1e-9)",
          tests=TOPICDP + GAPS,
          what="sampled sensitivity: the (k-1)-th order statistic instead of the k-th"),
-    dict(id="B60", file="dptm/models/output.py",
+    dict(id="B60", file="dptm/models/topicdp.py",
          old="            event = GaussianEvent(sigma=scale, sensitivity=total, discrete=exact,",
          new="            event = GaussianEvent(sigma=scale, sensitivity=sens, discrete=exact,",
          tests=TOPICDP + GAPS,
          what="TopicDP's event records the sensitivity without the lattice rounding slack"),
-    dict(id="B61", file="dptm/models/output.py",
+    dict(id="B61", file="dptm/models/topicdp.py",
          old="            else:\n                gamma = self._gamma\n",
          new="            else:\n                gamma = self._gamma if source == \"sample-private\" else None\n",
          tests=TOPICDP + GAPS,
