@@ -79,6 +79,11 @@ def main(argv=None):
     try:
         subprocess.run(["git", "worktree", "add", "--detach", work, "HEAD"], cwd=ROOT,
                        check=True, capture_output=True)
+        # the scratch copy cannot see ../shared/data beside the checkout: point the tests
+        # that need a real corpus at it, or they skip and every mutant they kill survives
+        shared = os.path.join(os.path.dirname(ROOT), "shared", "data")
+        if "DPTM_DATA" not in os.environ and os.path.isdir(shared):
+            os.environ["DPTM_DATA"] = shared
         # Uncommitted edits of the working tree are part of what is tested.
         diff = subprocess.run(["git", "diff", "HEAD"], cwd=ROOT, capture_output=True).stdout
         if diff:
