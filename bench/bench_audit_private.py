@@ -28,7 +28,6 @@ import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 # the audit seeds its simulated models (test mode): keep the workers' warnings quiet too
-os.environ.setdefault("PYTHONWARNINGS", "ignore")
 
 import numpy as np  # noqa: E402
 from sklearn.decomposition import LatentDirichletAllocation  # noqa: E402
@@ -95,4 +94,7 @@ def main():
 
 
 if __name__ == "__main__":
+    # the worker processes' warnings, silenced only when run as a script (imported by
+    # the tests, it would silence every subprocess the test session starts)
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
     main()

@@ -32,7 +32,6 @@ import time
 import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-os.environ.setdefault("PYTHONWARNINGS", "ignore")
 
 import numpy as np  # noqa: E402
 from sklearn.base import clone  # noqa: E402
@@ -171,4 +170,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # the worker processes' warnings, silenced only when run as a script (imported by
+    # the tests, it would silence every subprocess the test session starts)
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
     main()
