@@ -461,31 +461,42 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
         if word_weight is not None:
             weight = weight * word_weight[Xc.indices]
         contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
-        # each document divided by its largest entry first: entries of ~1e-160 (every
-        # normaliser at its floor) would make the sum of squares subnormal and the norm
-        # off by 1e-10 relative
-        starts = np.flatnonzero(np.diff(Xc.indptr))         # non-empty documents
-        peak = np.zeros(Xc.shape[0])
-        if starts.size:
-            peak[starts] = np.maximum.reduceat(contrib.max(axis=1), Xc.indptr[starts])
-        contrib /= np.where(peak > 0, peak, 1.0)[rows][:, None]
-        length = np.sqrt(np.bincount(rows, (contrib * contrib).sum(axis=1),
-                                     minlength=Xc.shape[0]))
-        # back to its own scale, or clipped a hair below ``norm`` (floating-point scaling
-        # can never end above the bound)
-        clip = np.divide(norm * (1 - 2.0 ** -40), length, out=np.zeros_like(length),
-                         where=length > 0)
-        contrib *= np.minimum(peak, clip)[rows][:, None]
-        if granularity is not None:
-            contrib = np.floor(contrib / granularity)
-            # np.where, not a product: a failed document's NaN times 0 is still NaN
-            ok = _within_norm(contrib, Xc.indptr, norm / granularity)[rows] > 0
-            contrib = np.where(ok[:, None], contrib, 0.0)
-            contrib *= granularity
-        for k in range(K):
-            stat[k] += np.bincount(Xc.indices, contrib[:, k], minlength=V)
+        stat += _clipped_sum(contrib, Xc.indices, Xc.indptr, norm, granularity, V)
         start = stop
     return stat
+
+
+def _clipped_sum(contrib, words, indptr, norm, granularity, V):
+    """K x V sum of the rows of ``contrib`` (one per (unit, word) pair: a document's, or a
+    user's summed over their documents; units delimited by ``indptr``), each unit scaled
+    down to L2 norm at most ``norm`` and, with ``granularity`` g, floored to multiples of g
+    and checked in exact integer arithmetic (``_within_norm``)."""
+    n_units = len(indptr) - 1
+    rows = np.repeat(np.arange(n_units), np.diff(indptr))
+    # each unit divided by its largest entry first: entries of ~1e-160 (every normaliser
+    # at its floor) would make the sum of squares subnormal and the norm off by 1e-10
+    starts = np.flatnonzero(np.diff(indptr))             # non-empty units
+    peak = np.zeros(n_units)
+    if starts.size:
+        peak[starts] = np.maximum.reduceat(contrib.max(axis=1), indptr[starts])
+    contrib /= np.where(peak > 0, peak, 1.0)[rows][:, None]
+    length = np.sqrt(np.bincount(rows, (contrib * contrib).sum(axis=1), minlength=n_units))
+    # back to its own scale, or clipped a hair below ``norm`` (floating-point scaling can
+    # never end above the bound)
+    clip = np.divide(norm * (1 - 2.0 ** -40), length, out=np.zeros_like(length),
+                     where=length > 0)
+    contrib *= np.minimum(peak, clip)[rows][:, None]
+    if granularity is not None:
+        contrib = np.floor(contrib / granularity)
+        # np.where, not a product: a failed unit's NaN times 0 is still NaN
+        ok = _within_norm(contrib, indptr, norm / granularity)[rows] > 0
+        contrib = np.where(ok[:, None], contrib, 0.0)
+        contrib *= granularity
+    K = contrib.shape[1]
+    out = np.empty((K, V))
+    for k in range(K):
+        out[k] = np.bincount(words, contrib[:, k], minlength=V)
+    return out
 
 
 def _release(stat, sigma, gen, granularity):

@@ -125,7 +125,7 @@ def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, prese
     (``private_vb._within_norm``). ``X``: CSR rows ordered by user, ``user_ptr`` their
     indptr (:func:`group_documents`). ``presence="norm-histogram"``: the (1, n_bins)
     histogram of the users' count-vector L2 norms (one user per bin)."""
-    from .private_vb import _estep, _exp_dirichlet, _norm_histogram, _within_norm
+    from .private_vb import _clipped_sum, _estep, _exp_dirichlet, _norm_histogram
     X = sp.csr_matrix(X)
     if not X.has_canonical_format:
         X = X.copy()
@@ -165,35 +165,6 @@ def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, prese
             summed = np.add.reduceat(contrib[order], first, axis=0)
             words = key[first] % V
             uptr = np.searchsorted(key[first] // V, np.arange(stop - start + 1))
-            stat += _clipped_sum(summed, words, uptr, norm, granularity, V, _within_norm)
+            stat += _clipped_sum(summed, words, uptr, norm, granularity, V)
         start = stop
     return stat
-
-
-def _clipped_sum(contrib, words, indptr, norm, granularity, V, within_norm):
-    """K x V sum of the rows of ``contrib`` (one per (unit, word) pair, units delimited by
-    ``indptr``), each unit scaled to L2 norm at most ``norm``, then floored to the lattice
-    ``granularity`` and checked exactly: the clipping of ``private_vb._expected_counts``."""
-    n_units = len(indptr) - 1
-    rows = np.repeat(np.arange(n_units), np.diff(indptr))
-    starts = np.flatnonzero(np.diff(indptr))
-    # each unit divided by its largest entry first (see _expected_counts: subnormal squares)
-    peak = np.zeros(n_units)
-    if starts.size:
-        peak[starts] = np.maximum.reduceat(contrib.max(axis=1), indptr[starts])
-    contrib = contrib / np.where(peak > 0, peak, 1.0)[rows][:, None]
-    length = np.sqrt(np.bincount(rows, (contrib * contrib).sum(axis=1), minlength=n_units))
-    clip = np.divide(norm * (1 - 2.0 ** -40), length, out=np.zeros_like(length),
-                     where=length > 0)
-    contrib *= np.minimum(peak, clip)[rows][:, None]
-    if granularity is not None:
-        contrib = np.floor(contrib / granularity)
-        ok = within_norm(contrib, indptr, norm / granularity)[rows] > 0
-        contrib = np.where(ok[:, None], contrib, 0.0)
-        contrib *= granularity
-    K = contrib.shape[1]
-    out = np.empty((K, V))
-    for k in range(K):
-        out[k] = np.bincount(words, contrib[:, k], minlength=V)
-    return out
-

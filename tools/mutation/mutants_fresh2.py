@@ -78,8 +78,8 @@ FRESH2_MUTANTS = [
          tests=VB + GAPS,
          what="a run of k equal releases is accounted as k - 1 in the report"),
     dict(id="B07", file="dptm/models/private_vb.py",
-         old="        contrib *= np.minimum(peak, clip)[rows][:, None]",
-         new="        contrib *= np.maximum(peak, clip)[rows][:, None]",
+         old="    contrib *= np.minimum(peak, clip)[rows][:, None]",
+         new="    contrib *= np.maximum(peak, clip)[rows][:, None]",
          tests=VB + GAPS,
          what="clipping inverted: short documents scaled UP to norm C, long ones not clipped "
               "(then dropped by the lattice check): not the batch VB statistic"),
