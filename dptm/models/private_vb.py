@@ -441,12 +441,7 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
             raise ValueError(f"unknown statistic {presence!r}")
         return _norm_histogram(X)
     K, V = beta.shape
-    if word_weight is not None:
-        # public (post-processing of a release): an inf weight would make a NaN
-        # contribution in exactly the documents holding that word
-        word_weight = np.asarray(word_weight, dtype=np.float64)
-        if word_weight.shape != (V,) or not np.all(np.isfinite(word_weight) & (word_weight > 0)):
-            raise ValueError("word_weight must hold V finite positive weights")
+    word_weight = _checked_word_weight(word_weight, V)
     eb_t = np.ascontiguousarray(_exp_dirichlet(beta).T)      # V x K
     stat = np.zeros((K, V))
     D = X.shape[0]
@@ -455,15 +450,32 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
         stop = int(np.searchsorted(X.indptr, X.indptr[start] + _CHUNK_NNZ, side="right"))
         stop = min(D, max(stop - 1, start + 1))
         Xc = X[start:stop]
-        et, phinorm, rows = _estep(Xc, eb_t, alpha, n_threads=n_threads)
-        # contribution of pair (d, w) to topic k: n_dw et[d, k] eb[w, k] / phinorm_dw
-        weight = (1.0 if presence else Xc.data) / phinorm
-        if word_weight is not None:
-            weight = weight * word_weight[Xc.indices]
-        contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
+        contrib = _pair_contributions(Xc, eb_t, alpha, presence, word_weight, n_threads)
         stat += _clipped_sum(contrib, Xc.indices, Xc.indptr, norm, granularity, V)
         start = stop
     return stat
+
+
+def _checked_word_weight(word_weight, V):
+    """``word_weight`` as V finite positive floats (or None). Public (post-processing of a
+    release): an inf weight would make a NaN contribution in exactly the documents holding
+    that word."""
+    if word_weight is None:
+        return None
+    word_weight = np.asarray(word_weight, dtype=np.float64)
+    if word_weight.shape != (V,) or not np.all(np.isfinite(word_weight) & (word_weight > 0)):
+        raise ValueError("word_weight must hold V finite positive weights")
+    return word_weight
+
+
+def _pair_contributions(Xc, eb_t, alpha, presence, word_weight, n_threads):
+    """Per stored (document, word) pair of CSR ``Xc`` its K expected topic counts after the
+    E-step: n_dw et[d, k] eb[w, k] / phinorm_dw (1 instead of n_dw with ``presence``)."""
+    et, phinorm, rows = _estep(Xc, eb_t, alpha, n_threads=n_threads)
+    weight = (1.0 if presence else Xc.data) / phinorm
+    if word_weight is not None:
+        weight = weight * word_weight[Xc.indices]
+    return et[rows] * eb_t[Xc.indices] * weight[:, None]
 
 
 def _clipped_sum(contrib, words, indptr, norm, granularity, V):

@@ -125,7 +125,8 @@ def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, prese
     (``private_vb._within_norm``). ``X``: CSR rows ordered by user, ``user_ptr`` their
     indptr (:func:`group_documents`). ``presence="norm-histogram"``: the (1, n_bins)
     histogram of the users' count-vector L2 norms (one user per bin)."""
-    from .private_vb import _clipped_sum, _estep, _exp_dirichlet, _norm_histogram
+    from .private_vb import (_checked_word_weight, _clipped_sum, _exp_dirichlet,
+                             _norm_histogram, _pair_contributions)
     X = sp.csr_matrix(X)
     if not X.has_canonical_format:
         X = X.copy()
@@ -135,10 +136,7 @@ def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, prese
             raise ValueError(f"unknown statistic {presence!r}")
         return _norm_histogram(user_count_matrix(X, user_ptr))
     K, V = beta.shape
-    if word_weight is not None:
-        word_weight = np.asarray(word_weight, dtype=np.float64)
-        if word_weight.shape != (V,) or not np.all(np.isfinite(word_weight) & (word_weight > 0)):
-            raise ValueError("word_weight must hold V finite positive weights")
+    word_weight = _checked_word_weight(word_weight, V)
     eb_t = np.ascontiguousarray(_exp_dirichlet(beta).T)      # V x K
     stat = np.zeros((K, V))
     U = len(user_ptr) - 1
@@ -150,11 +148,8 @@ def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, prese
         d0, d1 = int(user_ptr[start]), int(user_ptr[stop])
         Xc = X[d0:d1]
         if Xc.nnz:
-            et, phinorm, rows = _estep(Xc, eb_t, alpha, n_threads=n_threads)
-            weight = (1.0 if presence else Xc.data) / phinorm
-            if word_weight is not None:
-                weight = weight * word_weight[Xc.indices]
-            contrib = et[rows] * eb_t[Xc.indices] * weight[:, None]
+            contrib = _pair_contributions(Xc, eb_t, alpha, presence, word_weight, n_threads)
+            rows = np.repeat(np.arange(Xc.shape[0]), np.diff(Xc.indptr))
             # (user, word) keys; each user's documents in data order, so the per-pair sums
             # (reduceat, in that order) do not depend on how users are chunked or partitioned
             owner = np.repeat(np.arange(stop - start), np.diff(user_ptr[start:stop + 1]))
