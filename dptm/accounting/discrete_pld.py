@@ -27,8 +27,8 @@ Needs ``dp-accounting`` (``pip install dptm[pld]``).
 """
 import math
 
-from ._validation import count_int, delta_open, positive
-from .accountants import UnsupportedEventError, _Accountant, _check_event
+from ._validation import delta_open, positive
+from .accountants import UnsupportedEventError, _Accountant
 from .events import (ComposedEvent, GatedEvent, GaussianEvent, LaplaceEvent, PureDPEvent,
                      SelfComposedEvent)
 
@@ -185,13 +185,6 @@ class DiscretePLDAccountant(_Accountant):
             pld, tail = pld.self_compose(count), tail * count
         self._pld = pld if self._pld is None else self._pld.compose(pld)
         self._tail += tail
-
-    def compose(self, event, count=1):
-        _check_event(event)
-        count = count_int(count, "count", minimum=0)
-        self._add(self._cost(event), count)
-        self.ledger.append((event, count))
-        return self
 
     def get_epsilon(self, delta):
         """Epsilon at ``delta``, the truncation of the noise's support charged.

@@ -8,8 +8,8 @@ and composed by FFT (Koskela et al. 2020; Doroshenko et al. 2022). Install with
 """
 import math
 
-from ._validation import count_int, delta_open, positive
-from .accountants import UnsupportedEventError, _Accountant, _check_event
+from ._validation import delta_open, positive
+from .accountants import UnsupportedEventError, _Accountant
 from .events import (ComposedEvent, GaussianEvent, LaplaceEvent, PoissonSampledEvent,
                      SelfComposedEvent)
 
@@ -90,13 +90,6 @@ class PLDAccountant(_Accountant):
     def _add(self, cost, count):
         if count:
             self._acc.compose(cost, count)
-
-    def compose(self, event, count=1):
-        _check_event(event)
-        count = count_int(count, "count", minimum=0)
-        self._add(self._cost(event), count)
-        self.ledger.append((event, count))
-        return self
 
     def get_epsilon(self, delta):
         delta = delta_open(delta)
