@@ -336,19 +336,10 @@ def manpages():
         if package not in debian_names or real in files or not os.path.isfile(real):
             continue
         files.add(real)
-        try:
-            opener = gzip.open if real.endswith(".gz") else open
-            with opener(real, "rt", encoding="utf-8", errors="replace") as f:
-                src = f.read()
-        except (OSError, EOFError):
+        src = _read_man_page(real)
+        text = None if src is None else roff_to_text(src)
+        if text is None or not _first_time(text, seen):
             continue
-        if src.lstrip().startswith(".so ") and src.count("\n") <= 3:
-            continue
-        text = roff_to_text(src)
-        key = hashlib.sha1(" ".join(text.lower().split()).encode()).digest()
-        if key in seen:
-            continue
-        seen.add(key)
         texts.append(text)
         ids.append(os.path.relpath(path, "/usr/share/man"))
         used[package] = used.get(package, 0) + 1
@@ -356,6 +347,29 @@ def manpages():
     return _Raw(texts, ids, None, {"files": len(files), "sha256": digest,
                                    "packages": {p: [_deb_version(p), n]
                                                 for p, n in sorted(used.items())}})
+
+
+def _read_man_page(real):
+    """The roff source of a (possibly gzipped) manual page; None if unreadable or a
+    one-line ``.so`` redirect to another page."""
+    try:
+        opener = gzip.open if real.endswith(".gz") else open
+        with opener(real, "rt", encoding="utf-8", errors="replace") as f:
+            src = f.read()
+    except (OSError, EOFError):
+        return None
+    if src.lstrip().startswith(".so ") and src.count("\n") <= 3:
+        return None
+    return src
+
+
+def _first_time(text, seen):
+    """Whether ``text`` (compared lowercased, whitespace-normalised) is new; records it."""
+    key = hashlib.sha1(" ".join(text.lower().split()).encode()).digest()
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 _AUTHOR_SECTION = re.compile(r"^\.SH\s+\"?AUTHORS?\b[^\n]*\n(.*?)(?=^\.SH|\Z)", re.M | re.S)
@@ -406,19 +420,10 @@ def perlpod():
         real = os.path.realpath(path)
         if not os.path.isfile(real):
             continue
-        try:
-            opener = gzip.open if real.endswith(".gz") else open
-            with opener(real, "rt", encoding="utf-8", errors="replace") as f:
-                src = f.read()
-        except (OSError, EOFError):
+        src = _read_man_page(real)
+        text = None if src is None else roff_to_text(src)
+        if text is None or not _first_time(text, seen):
             continue
-        if src.lstrip().startswith(".so ") and src.count("\n") <= 3:
-            continue
-        text = roff_to_text(src)
-        key = hashlib.sha1(" ".join(text.lower().split()).encode()).digest()
-        if key in seen:
-            continue
-        seen.add(key)
         package = Path(path).relative_to(root).parts[0]
         texts.append(text)
         ids.append(f"{package}/{Path(path).name}")
