@@ -38,6 +38,7 @@ __all__ = ["main", "MODELS", "load_corpus", "budget_split"]
 
 from ._cli_data import (DEFAULT_NONPRIVATE_SEED, LOCAL, NON_PRIVATE, RECOMMENDED,  # noqa: F401
                         WORD_LEVEL, _is_private, _matrix_over, budget_split, load_corpus)
+from . import _cli_report as report
 
 
 def _gibbs(a, seed=DEFAULT_NONPRIVATE_SEED):
@@ -215,6 +216,7 @@ def _check_model_choice(a):
 
 
 def cmd_fit(a, out):
+    from .exceptions import UninformativeModelWarning
     from .metrics import npmi_coherence, umass_coherence
     _check_model_choice(a)
     data = load_corpus(a)
@@ -243,6 +245,9 @@ def cmd_fit(a, out):
                   f"a {'user-level ' if unit == 'user' else ''}DP vocabulary (epsilon {split[0]:g}, delta {split[1]:g}; at "
                   f"most {a.vocab_cap} distinct words per {unit}) and the model (epsilon "
                   f"{split[2]:g}, delta {split[3]:g})", file=out)
+        hint = report.group_key_hint(a)
+        if hint:
+            print(hint, file=sys.stderr)
     else:
         X_train = data.X_train
         print(f"dptm: {a.model} ({desc}), K={a.topics}, on {data.name}: NOT PRIVATE, "
@@ -254,10 +259,19 @@ def cmd_fit(a, out):
         # guardrails, on stderr for the data owner) and other caveats are shown
         warnings.simplefilter("default")
         warnings.filterwarnings("ignore", "the DP vocabulary has only")  # printed below, once
+        caught = []
         try:
-            _fit_model(model, a.model, data.X_train, a, X_prior=data.X_prior)
+            with warnings.catch_warnings(record=True) as caught:
+                _fit_model(model, a.model, data.X_train, a, X_prior=data.X_prior)
         except ValueError as exc:
             raise ValueError(_explain_unreachable(exc, a)) from exc
+        finally:
+            # the fit's expectation from public inputs waits for a held-out measurement
+            predicted = [w for w in caught if issubclass(w.category, UninformativeModelWarning)]
+            for w in caught:
+                if w not in predicted:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                                           source=w.source)
     if not private:
         print(f"trained in {time.perf_counter() - start:.2f} s", file=out)
     print(file=out)
@@ -265,6 +279,7 @@ def cmd_fit(a, out):
     top_n = min(a.top_words, release.topic_word.shape[1])
     words = release.top_words(top_n, as_frame=False)
     result["top_words"] = words
+    n_words = None
     if hasattr(model, "vocabulary_stage_"):
         n_words = len(release.vocabulary)
         print(f"private vocabulary: {n_words} words released (DP set union)", file=out)
@@ -296,7 +311,18 @@ def cmd_fit(a, out):
         print("\nprivacy: NONE. NOT PRIVATE: a non-private model; its topics and vocabulary "
               "expose the training data (use a private --model to publish)", file=out)
     else:
-        result["metrics"] = _public_utility(a, data, model, release, out)
+        result["metrics"] = report.public_utility(a, data, release, out, _gibbs,
+                                                  _perplexity)
+        if predicted and "unigram_ratio" in result["metrics"]:
+            result["prior_guide"] = report.prior_guide(predicted)
+            print(result["prior_guide"], file=out)
+        elif predicted:
+            with warnings.catch_warnings():
+                warnings.simplefilter("default")
+                for w in predicted:         # no measurement: the expectation is all there is
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        result["concerns"] = report.publication_concerns(n_words, a.topics, result["metrics"],
+                                                         predicted)
         print("\n" + str(release.privacy), file=out)
         result["privacy"] = release.privacy.to_dict()
         total = float(release.privacy.epsilon(release.privacy.default_delta))
@@ -311,12 +337,15 @@ def cmd_fit(a, out):
         else:
             print(f"\ntotal epsilon = {total:.6g} at delta = "
                   f"{release.privacy.default_delta:.6g}", file=out)
+        clip = report.clip_line(model, unit)
+        if clip:
+            result["clip_norm"] = float(getattr(model, "model_", model).clip_norm_)
+            print(clip, file=out)
     if a.save:
         release.save(a.save)
         result["release"] = a.save
         if private:
-            print(f"\nrelease written to {a.save} (topics.npz + release.json): publish this, "
-                  "not the fitted estimator", file=out)
+            print("\n" + report.saved_line(a.save, result["concerns"]), file=out)
         else:
             print(f"\nNOT PRIVATE: output written to {a.save} (topics.npz + release.json, "
                   "marked private: false); it exposes the training data", file=out)
@@ -328,42 +357,6 @@ def cmd_fit(a, out):
         print(f"\ntop words of each topic plotted to {a.plot}", file=out)
     a.result = result
     return model
-
-
-def _public_utility(a, data, model, release, out):
-    """Utility of a private release on PUBLIC held-out data only (post-processing of the
-    release); on the public demo corpus also against non-private GibbsLDA trained on the
-    same public documents."""
-    X_eval = _matrix_over(release, data.X_eval, data.eval_tokens)
-    if X_eval is None:
-        print("(no metric of the private data is printed for a private model: it would not be "
-              "covered by the guarantee; evaluate the release on public text with "
-              "--reference-data FILE or dptm.Release.load(DIR).perplexity(X_public))", file=out)
-        return {}
-    from .guardrails import unigram_perplexity
-    metrics = {"heldout_perplexity": float(release.perplexity(X_eval)),
-               "unigram_perplexity": unigram_perplexity(X_eval)}
-    # the bar to clear: topics worse than one word distribution for every document say nothing
-    line = (f"utility on {data.eval_where}: held-out perplexity {metrics['heldout_perplexity']:.2f}"
-            f" ({X_eval.shape[0]} public documents); a unigram model of those documents: "
-            f"{metrics['unigram_perplexity']:.2f} (private / unigram = "
-            f"{metrics['heldout_perplexity'] / metrics['unigram_perplexity']:.2f}x, below 1 is "
-            "better than word frequencies)")
-    if data.public:
-        from .text import tokens_to_matrix
-        X_ref = data.X_train
-        if data.documents is not None:
-            X_ref, _ = tokens_to_matrix(data.documents, vocabulary=list(release.vocabulary))
-        reference = _gibbs(a)
-        reference.set_params(verbose=0, n_components=a.topics, max_iter=200)
-        reference.fit(X_ref)
-        metrics["nonprivate_perplexity"] = float(_perplexity(reference, X_eval))
-        metrics["ratio"] = metrics["heldout_perplexity"] / metrics["nonprivate_perplexity"]
-        line += (f"; non-private GibbsLDA on the same public documents: "
-                 f"{metrics['nonprivate_perplexity']:.2f} (private / non-private = "
-                 f"{metrics['ratio']:.2f}x)")
-    print(line, file=out)
-    return metrics
 
 
 def _save_figure(fig, path):

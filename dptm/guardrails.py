@@ -12,16 +12,18 @@ never measured silently on its private training data. Call it yourself::
 
     model.fit(X_train)
     dptm.guardrails.check_against_uniform(model, X_heldout)   # warns if no better than uniform
-    dptm.guardrails.check_against_unigram(model, X_heldout)   # ... than word frequencies
+    check = dptm.guardrails.check_against_unigram(model, X_heldout)   # ... than word frequencies
+    check.ratio             # model / unigram perplexity: below 1, the topics say more
 """
 import re
 import warnings
+from typing import NamedTuple
 
 from ._utils import check_int
 from .exceptions import TopicCountWarning, UninformativeModelWarning, VacuousGuaranteeWarning
 
 __all__ = ["VACUOUS_EPSILON", "check_guarantee", "check_against_uniform",
-           "check_against_unigram", "unigram_perplexity", "check_topic_count",
+           "check_against_unigram", "UnigramComparison", "unigram_perplexity", "check_topic_count",
            "check_fitted", "public_record_count"]
 
 #: Above this epsilon a guarantee is flagged as vacuous.
@@ -87,12 +89,51 @@ def unigram_perplexity(X_heldout, X_reference=None, prior=0.5):
     return float(np.exp(-(words @ log_p) / words.sum()))
 
 
+class UnigramComparison(NamedTuple):
+    """What :func:`check_against_unigram` measured; unpacks as ``(perplexity, unigram)``."""
+
+    #: Held-out perplexity of the model.
+    perplexity: float
+    #: Held-out perplexity of the unigram model (one word distribution for every document).
+    unigram_perplexity: float
+
+    @property
+    def ratio(self):
+        """``perplexity / unigram_perplexity``: below 1 the topics say more than the word
+        frequencies alone."""
+        return self.perplexity / self.unigram_perplexity
+
+
 def check_against_unigram(model, X_heldout, X_reference=None, margin=1.0, stacklevel=2):
     """Warn (:class:`~dptm.exceptions.UninformativeModelWarning`) when the held-out
     perplexity of ``model`` (a fitted model or a ``Release``) is above ``margin`` times
     that of the unigram model (:func:`unigram_perplexity`, fitted on ``X_reference``, public
     or held-out text, default ``X_heldout``): the topics then say less than the word
-    frequencies alone. Returns (model perplexity, unigram perplexity)."""
+    frequencies alone.
+
+    Parameters
+    ----------
+    model : fitted estimator or Release
+        Anything with ``perplexity(X)``.
+    X_heldout : array-like or sparse matrix, shape (n_documents, n_words)
+        Held-out or public counts over the model's vocabulary.
+    X_reference : array-like or sparse matrix, optional
+        Public counts the unigram model is fitted on (default ``X_heldout``).
+    margin : float, default 1.0
+        The warning fires when ``ratio >= margin``.
+    stacklevel : int, default 2
+
+    Returns
+    -------
+    UnigramComparison
+        ``(perplexity, unigram_perplexity)`` with ``.ratio``; a 2-tuple, so
+        ``ppl, uni = check_against_unigram(...)`` keeps working.
+
+    Privacy contract
+    ----------------
+    Reads ``X_heldout`` and ``X_reference`` in the clear: give public or held-out data,
+    never the private training data, if the result is to be shown to anyone.
+    """
     perplexity = float(model.perplexity(X_heldout))
     unigram = unigram_perplexity(X_heldout, X_reference)
     if perplexity >= margin * unigram:
@@ -101,7 +142,7 @@ def check_against_unigram(model, X_heldout, X_reference=None, margin=1.0, stackl
                       "the topics carry no information beyond word frequencies (raise "
                       "epsilon, use more documents or fewer topics)", UninformativeModelWarning,
                       stacklevel=stacklevel + 1)
-    return perplexity, unigram
+    return UnigramComparison(perplexity, unigram)
 
 
 def check_topic_count(n_components, n_docs, stacklevel=2):

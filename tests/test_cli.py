@@ -224,7 +224,7 @@ def test_json_and_version(capsys):
     result = json.loads(out)
     # a private model on the public demo corpus: utility on its public held-out split only
     assert set(result["metrics"]) == {"heldout_perplexity", "unigram_perplexity",
-                                      "nonprivate_perplexity", "ratio"}
+                                      "unigram_ratio", "nonprivate_perplexity", "ratio"}
     assert result["privacy"]["adjacency"] == "document" and result["private"] is True
     assert main(["--version"]) == 0
     assert re.match(r"dptm \d+\.\d+", capsys.readouterr().out)

@@ -155,6 +155,21 @@ def test_unigram_perplexity_closed_form_and_the_check():
     assert ppl < uni
 
 
+def test_the_unigram_check_names_its_values_and_still_unpacks():
+    # catches: the two perplexities swapped (a uniform model would then read as better than
+    # word frequencies), or a third field that breaks ``ppl, uni = check_against_unigram(..)``
+    from dptm.guardrails import UnigramComparison, check_against_unigram
+    demo = load_demo_corpus()
+    flat = Release(np.ones((8, demo.X.shape[1])), doc_topic_prior=0.1)
+    with pytest.warns(UninformativeModelWarning):
+        check = check_against_unigram(flat, demo.X[:50])
+    assert isinstance(check, UnigramComparison) and len(check) == 2
+    ppl, uni = check
+    assert (check.perplexity, check.unigram_perplexity) == (ppl, uni)
+    assert check.perplexity == pytest.approx(flat.perplexity(demo.X[:50]))
+    assert check.ratio == pytest.approx(ppl / uni) and check.ratio > 1
+
+
 def test_private_batch_lda_warns_from_its_noisy_count_only():
     # the expectation warning of PrivateBatchLDA: a tiny corpus at eps 1 warns, a huge
     # declared count does not (expected_ratio is monotone in n)

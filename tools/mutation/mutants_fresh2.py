@@ -247,7 +247,7 @@ FRESH2_MUTANTS = [
          new='    if True:\n        print(f"trained in',
          tests=CLI + GAPS,
          what="a private fit prints its training time (a function of the private data)"),
-    dict(id="B44", file="dptm/cli.py",
+    dict(id="B44", file="dptm/_cli_report.py",
          old="    if data.public:\n        from .text import tokens_to_matrix",
          new="    if True:\n        from .text import tokens_to_matrix",
          tests=CLI + GAPS,

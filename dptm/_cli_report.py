@@ -1,0 +1,165 @@
+"""What ``dptm fit`` prints around a private fit besides the topics and the privacy report:
+a ``--group-key`` hint read from the input's field names, the clip bound, the fit's prior
+guide beside a measurement on public held-out data, and whether the release is worth
+publishing. Each reads public values only: the input format's field names (see
+:func:`group_key_hint`), the released vocabulary's size, post-processing of the release,
+and public held-out data."""
+import re
+
+__all__ = ["group_key_hint", "public_utility", "clip_line", "prior_guide",
+           "publication_concerns", "saved_line"]
+
+# Field-name words that usually hold a document's author or owner.
+_USER_WORDS = frozenset({
+    "user", "userid", "username", "uid", "author", "patient", "sender", "maintainer",
+    "customer", "client", "owner", "writer", "poster", "member", "account", "speaker",
+    "submitter", "reporter", "commenter", "employee", "person", "creator", "uploader"})
+_RECORD_FORMATS = (".jsonl", ".ndjson", ".csv", ".tsv")
+
+
+def _looks_like_user(name):
+    """True for field names such as ``user``, ``user_id``, ``authorName``, ``Patient-ID``."""
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name)).lower()
+    words = [w for w in re.split(r"[^a-z0-9]+", snake) if w]
+    return "".join(words) in _USER_WORDS or any(w in _USER_WORDS for w in words)
+
+
+def _first_record_fields(path):
+    """The field names of the first record of a JSONL file (a CSV/TSV file: its header), or
+    None. Called after the loader has read the file, so errors are already reported."""
+    import csv
+    import gzip
+    import json
+    from .datasets import _base_suffix
+    suffix = _base_suffix(path)
+    if suffix not in _RECORD_FORMATS:
+        return None
+    opener = gzip.open if str(path).lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as fh:
+            if suffix in (".csv", ".tsv"):
+                return next(csv.reader(fh, delimiter="\t" if suffix == ".tsv" else ","), None)
+            for line in fh:
+                if line.strip():
+                    rec = json.loads(line)
+                    return list(rec) if isinstance(rec, dict) else None
+    except (OSError, ValueError, csv.Error):
+        return None
+    return None
+
+
+def group_key_hint(a):
+    """One hint (or None) when private records carry a user-like field and no ``--group-key``
+    is given: the unit protected is then a document, not the person who wrote several.
+
+    Reads the field NAMES of the first record only (the CSV header), never a value. The
+    design note (DESIGN.md) does not list field names among the public quantities, so this
+    states the assumption made: the input format's schema (which fields a record has) is
+    the data owner's choice, the same in every record and public like ``--text-key``;
+    the first record's keys are then the schema, and which ones look like a user id is
+    independent of any one person's data."""
+    if getattr(a, "group_key", None) is not None or a.data == "demo" or a.vocab is not None:
+        return None
+    fields = _first_record_fields(a.data)
+    found = [f for f in (fields or []) if f != a.text_key and _looks_like_user(f)]
+    if not found:
+        return None
+    names = ", ".join(repr(f) for f in found)
+    return (f"hint: the records have a field {names} that looks like a user id. Without "
+            "--group-key every document is protected on its own (document level): a person "
+            "with k documents is protected only at about k x epsilon. --group-key "
+            f"{found[0]} protects all documents of one user together (user level, "
+            "--model batch-vb).")
+
+
+def public_utility(a, data, release, out, make_reference, perplexity):
+    """Utility of a private release on PUBLIC held-out data only (post-processing of the
+    release); on the public demo corpus also against non-private GibbsLDA trained on the
+    same public documents (``make_reference(a)``: an unfitted GibbsLDA,
+    evaluated by ``perplexity(model, X)``)."""
+    from ._cli_data import _matrix_over
+    X_eval = _matrix_over(release, data.X_eval, data.eval_tokens)
+    if X_eval is None:
+        print("(no metric of the private data is printed for a private model: it would not be "
+              "covered by the guarantee; evaluate the release on public text with "
+              "--reference-data FILE or dptm.Release.load(DIR).perplexity(X_public))", file=out)
+        return {}
+    from .guardrails import check_against_unigram
+    # the bar to clear: topics worse than one word distribution for every document say
+    # nothing (warns when they are no better: a measurement, public data only)
+    check = check_against_unigram(release, X_eval)
+    metrics = {"heldout_perplexity": check.perplexity,
+               "unigram_perplexity": check.unigram_perplexity, "unigram_ratio": check.ratio}
+    line = (f"utility on {data.eval_where}: held-out perplexity {check.perplexity:.2f}"
+            f" ({X_eval.shape[0]} public documents); a unigram model of those documents: "
+            f"{check.unigram_perplexity:.2f} (private / unigram = {check.ratio:.2f}x, below 1 "
+            "is better than word frequencies)")
+    if data.public:
+        from .text import tokens_to_matrix
+        X_ref = data.X_train
+        if data.documents is not None:
+            X_ref, _ = tokens_to_matrix(data.documents, vocabulary=list(release.vocabulary))
+        reference = make_reference(a)
+        reference.set_params(verbose=0, n_components=a.topics, max_iter=200)
+        reference.fit(X_ref)
+        metrics["nonprivate_perplexity"] = float(perplexity(reference, X_eval))
+        metrics["ratio"] = metrics["heldout_perplexity"] / metrics["nonprivate_perplexity"]
+        line += (f"; non-private GibbsLDA on the same public documents: "
+                 f"{metrics['nonprivate_perplexity']:.2f} (private / non-private = "
+                 f"{metrics['ratio']:.2f}x)")
+    print(line, file=out)
+    return metrics
+
+
+def clip_line(model, unit):
+    """The clip bound of a PrivateBatchLDA fit (``clip_norm_``: post-processing of the
+    norm-histogram release, or the public ``clip_norm``), or None for other models."""
+    inner = getattr(model, "model_", model)          # a vocabulary pipeline's model
+    C = getattr(inner, "clip_norm_", None)
+    if C is None:
+        return None
+    how = ("given as public" if getattr(inner, "clip_norm", None) is not None else
+           "chosen with DP from the noisy histogram of the norms")
+    return (f"clip bound: each {unit}'s contribution is clipped to L2 norm C = {C:.6g} "
+            f"({how}; post-processing of the release)")
+
+
+def prior_guide(caught):
+    """The fit's expectation (a PrivateBatchLDA UninformativeModelWarning, computed from
+    public inputs and the noisy count) recast as a note that a measurement supersedes."""
+    text = " ".join(str(w.message) for w in caught)
+    m = re.search(r"expected at ([0-9.]+)x the perplexity of non-private LDA", text)
+    expected = (f"about {m.group(1)}x the perplexity of non-private LDA, no better than a "
+                "unigram model" if m else "topics no better than a unigram model")
+    return ("note: the fit's rough prior guide (from public inputs and its noisy document "
+            f"count: epsilon, K and V; corpora differ) expected {expected}; the measurement "
+            "above, on public held-out data, is the one to go by")
+
+
+def publication_concerns(n_words, n_topics, metrics, predicted):
+    """Why a release is not worth publishing as it is, from public facts only: the released
+    vocabulary's size, the measurement on public held-out data (when there is one), else
+    the fit's expectation from public inputs."""
+    concerns = []
+    if n_words is not None and n_words < 10 * n_topics:
+        concerns.append(f"its DP vocabulary has only {n_words} words for K = {n_topics} "
+                        "topics (under 10 words per topic)")
+    ratio = metrics.get("unigram_ratio")
+    if ratio is not None:
+        if ratio >= 1.0:
+            concerns.append("on public held-out data its topics are no better than a unigram "
+                            f"model (private / unigram = {ratio:.2f}x)")
+    elif predicted:
+        concerns.append("the fit expects its topics to be no better than a unigram model "
+                        "(UninformativeModelWarning, from public inputs; measure on public "
+                        "text with --reference-data FILE)")
+    return concerns
+
+
+def saved_line(path, concerns):
+    if not concerns:
+        return (f"release written to {path} (topics.npz + release.json): publish this, not "
+                "the fitted estimator")
+    return (f"release written to {path} (topics.npz + release.json), but it is NOT worth "
+            f"publishing as it is: {'; '.join(concerns)}. See the warnings above for what to "
+            "change; if you publish topics, publish a release, never the fitted estimator")
