@@ -24,52 +24,47 @@ def _looks_like_user(name):
     return "".join(words) in _USER_WORDS or any(w in _USER_WORDS for w in words)
 
 
-def _first_record_fields(path):
-    """The field names of the first record of a JSONL file (a CSV/TSV file: its header), or
-    None. Called after the loader has read the file, so errors are already reported."""
+def _csv_header(path):
+    """The header (field names) of a CSV/TSV file, or None for any other format. Called
+    after the loader has read the file, so errors are already reported."""
     import csv
     import gzip
-    import json
     from .datasets import _base_suffix
     suffix = _base_suffix(path)
-    if suffix not in _RECORD_FORMATS:
+    if suffix not in (".csv", ".tsv"):
         return None
     opener = gzip.open if str(path).lower().endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as fh:
-            if suffix in (".csv", ".tsv"):
-                return next(csv.reader(fh, delimiter="\t" if suffix == ".tsv" else ","), None)
-            for line in fh:
-                if line.strip():
-                    rec = json.loads(line)
-                    return list(rec) if isinstance(rec, dict) else None
+            return next(csv.reader(fh, delimiter="\t" if suffix == ".tsv" else ","), None)
     except (OSError, ValueError, csv.Error):
         return None
-    return None
 
 
 def group_key_hint(a):
-    """One hint (or None) when private records carry a user-like field and no ``--group-key``
-    is given: the unit protected is then a document, not the person who wrote several.
+    """One hint (or None) for record input without ``--group-key``: the unit protected is
+    then a document, not the person who wrote several.
 
-    Reads the field NAMES of the first record only (the CSV header), never a value. The
-    design note (DESIGN.md) does not list field names among the public quantities, so this
-    states the assumption made: the input format's schema (which fields a record has) is
-    the data owner's choice, the same in every record and public like ``--text-key``;
-    the first record's keys are then the schema, and which ones look like a user id is
-    independent of any one person's data."""
+    A CSV/TSV header is the file's schema, the same whichever rows it holds: a user-like
+    column is named. The keys of a JSONL record are part of that record (adding or
+    removing one could change them), so for JSONL the hint is the same for every file and
+    names no field."""
     if getattr(a, "group_key", None) is not None or a.data == "demo" or a.vocab is not None:
         return None
-    fields = _first_record_fields(a.data)
-    found = [f for f in (fields or []) if f != a.text_key and _looks_like_user(f)]
-    if not found:
+    from .datasets import _base_suffix
+    if _base_suffix(a.data) not in _RECORD_FORMATS:
         return None
-    names = ", ".join(repr(f) for f in found)
-    return (f"hint: the records have a field {names} that looks like a user id. Without "
-            "--group-key every document is protected on its own (document level): a person "
-            "with k documents is protected only at about k x epsilon. --group-key "
-            f"{found[0]} protects all documents of one user together (user level, "
-            "--model batch-vb).")
+    fields = _csv_header(a.data)
+    found = [f for f in (fields or []) if f != a.text_key and _looks_like_user(f)]
+    if fields is not None and not found:
+        return None
+    what = (f"the records have a field {', '.join(repr(f) for f in found)} that looks like a "
+            "user id" if found else "if the records carry a user id")
+    key = found[0] if found else "FIELD"
+    return (f"hint: {what}. Without --group-key every document is protected on its own "
+            "(document level): a person with k documents is protected only at about k x "
+            f"epsilon. --group-key {key} protects all documents of one user together (user "
+            "level, --model batch-vb).")
 
 
 def public_utility(a, data, release, out, make_reference, perplexity):
