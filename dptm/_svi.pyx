@@ -18,4 +18,5 @@ from cython.parallel cimport prange, threadid  # no-cython-lint
 
 include "_kernels/svi_zeta.pxi"       # zeta: max over theta of the document log-likelihood
 include "_kernels/svi_e_step.pxi"     # the E-step of (private) online LDA
+include "_kernels/svi_clipped_sum.pxi"  # the clipped, lattice-rounded statistic of batch VB
 include "_kernels/svi_testing.pxi"    # entry points for tests only

@@ -7,7 +7,7 @@ the workers of a ``dask.distributed`` cluster, and sets exactly the fitted attri
 Nothing is approximated:
 
 * private VB: the E-step is independent per document, so each partition's sum of
-  clipped per-document statistics (``private_vb._expected_counts``, rounded down to the
+  clipped per-document statistics (``vb_statistic._expected_counts``, rounded down to the
   noise lattice) is computed where the partition lives; the driver adds the
   partition sums in the fixed partition order (exact: multiples of the lattice step),
   draws the lattice-Gaussian noise once, and broadcasts the new topics (user level,
@@ -270,7 +270,7 @@ def _partitions(ex, data, vocabulary, n_partitions):
 
 # --------------------------------------------------------------------------- private VB
 def _vb_stat(X, beta, alpha, norm, granularity, presence, word_weight):
-    from .models.private_vb import _expected_counts
+    from .models.vb_statistic import _expected_counts
     if isinstance(X, _UserBlock):
         from .models.user_contributions import user_expected_counts
         return user_expected_counts(X.X, X.user_ptr, beta, alpha, norm, granularity=granularity,

@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from dptm.models import private_vb as P
+from dptm.models import vb_statistic as S
 from dptm.models.private_vb import PrivateBatchLDA
 
 
@@ -25,9 +26,32 @@ def test_the_lattice_norm_check_is_applied_to_every_contribution(monkeypatch):
     beta = 1.0 + np.random.default_rng(1).random((3, X.shape[1]))
     ww = 10.0 ** np.linspace(-2, 2, X.shape[1])
     g = 2.0 ** -13
-    monkeypatch.setattr(P, "_within_norm", lambda m, indptr, bound: np.zeros(len(indptr) - 1))
+    for w in (None, ww):
+        assert np.any(P._expected_counts(X, beta, 0.3, 1.0, g, False, 1, w))
+    monkeypatch.setattr(S, "_lattice_limit", lambda bound: 0)      # every verdict fails
     for w in (None, ww):
         assert not np.any(P._expected_counts(X, beta, 0.3, 1.0, g, False, 1, w))
+
+
+@pytest.mark.parametrize("presence", [False, True])
+def test_the_document_norm_check_is_exact_at_its_limit(monkeypatch, presence):
+    # each document kept at integer sum of squares == limit, dropped one unit below it,
+    # and in a corpus exactly the documents within the limit are summed (an off-by-one
+    # in the kernel's comparison lets a contribution above its bound through)
+    X = _corpus()
+    beta = 1.0 + np.random.default_rng(1).random((3, X.shape[1]))
+    g = 2.0 ** -12
+    alone = [P._expected_counts(X[d:d + 1], beta, 0.3, 1.0, g, presence) for d in range(8)]
+    sq = []
+    for one in alone:
+        m = np.rint(one / g).astype(np.int64)
+        assert np.array_equal(m * g, one)
+        sq.append(int((m * m).sum()))
+    limit = sorted(sq)[4]
+    monkeypatch.setattr(S, "_lattice_limit", lambda bound: limit)
+    got = P._expected_counts(X[:8], beta, 0.3, 1.0, g, presence)
+    assert np.array_equal(got, sum(o for o, s in zip(alone, sq) if s <= limit))
+    assert 0 < sum(s <= limit for s in sq) < 8
 
 
 @pytest.mark.parametrize("eps", [1.0, 4.0])
@@ -110,18 +134,17 @@ def test_a_non_finite_contribution_never_reaches_the_release(monkeypatch):
     X = _corpus()
     beta = 1.0 + np.random.default_rng(1).random((3, X.shape[1]))
     g = 2.0 ** -13
-    real = P._estep
+    real = S._estep
 
     def poisoned(Xc, *a, **k):
-        et, phinorm, rows = real(Xc, *a, **k)
-        et = et.copy()
+        et = real(Xc, *a, **k).copy()
         et[0] = np.nan                                     # the chunk's first document
-        return et, phinorm, rows
+        return et
     rest = P._expected_counts(X[1:], beta, 0.3, 1.0, g)
-    monkeypatch.setattr(P, "_estep", poisoned)
+    monkeypatch.setattr(S, "_estep", poisoned)
     with np.errstate(invalid="ignore"):
         got = P._expected_counts(X, beta, 0.3, 1.0, g)
-    monkeypatch.setattr(P, "_estep", real)
+    monkeypatch.setattr(S, "_estep", real)
     assert np.all(np.isfinite(got))
     np.testing.assert_array_equal(got, rest)
     for bad in (np.inf, np.nan, 0.0, -1.0):

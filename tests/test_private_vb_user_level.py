@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from _secrets import differing_paths, released
 from dptm.mechanisms import discrete_gaussian_parameters
 from dptm.models import private_vb as P
+from dptm.models import vb_statistic as S
 from dptm.models import user_contributions as U
 from dptm.models.private_vb import PrivateBatchLDA
 from dptm.testing import epsilon_lower_bound
@@ -160,18 +161,39 @@ def test_users_are_never_split_across_chunks(monkeypatch):
 
 
 def test_the_exact_norm_check_is_applied_per_user(monkeypatch):
+    # one verdict per user (not per document), and a failed verdict drops the whole user:
+    # with the integer limit lowered to 0 no user with a non-zero lattice entry is kept
     X, groups = _corpus()
     args = U.group_documents(X, groups)
     seen = []
-    real = P._within_norm
+    real = U._clipped_sum
 
-    def spy(m, indptr, bound):
-        seen.append(len(indptr) - 1)
-        return np.zeros(len(indptr) - 1)
-    monkeypatch.setattr(P, "_within_norm", spy)
+    def spy(*a, **k):
+        stat, ok = real(*a, **k)
+        seen.append(ok.copy())
+        return stat, ok
+    monkeypatch.setattr(U, "_clipped_sum", spy)
+    assert np.any(U.user_expected_counts(*args, _beta(), 0.3, 1.0, 2.0 ** -16))
+    assert [len(ok) for ok in seen] == [40] and seen[0].all()
+    monkeypatch.setattr(S, "_lattice_limit", lambda bound: 0)
     assert not np.any(U.user_expected_counts(*args, _beta(), 0.3, 1.0, 2.0 ** -16))
-    assert seen == [40]                      # one verdict per user, not per document
-    monkeypatch.setattr(P, "_within_norm", real)
+    assert len(seen) == 2 and not seen[1].any()
+
+
+def test_the_user_norm_check_is_exact_at_its_limit(monkeypatch):
+    # a user kept at integer sum of squares == limit and dropped one unit below it (an
+    # off-by-one in the kernel's comparison lets a contribution above its bound through)
+    X, groups = _corpus()
+    Xs, ptr = U.group_documents(X, groups)
+    beta, g = _beta(), 2.0 ** -12
+    one = U.user_expected_counts(Xs[:2], ptr[:2], beta, 0.3, 1.0, g)     # user 0 alone
+    m = np.rint(one / g).astype(np.int64)
+    assert np.array_equal(m * g, one) and m.any()
+    sq = int((m * m).sum())
+    monkeypatch.setattr(S, "_lattice_limit", lambda bound: sq)
+    assert np.array_equal(U.user_expected_counts(Xs[:2], ptr[:2], beta, 0.3, 1.0, g), one)
+    monkeypatch.setattr(S, "_lattice_limit", lambda bound: sq - 1)
+    assert not np.any(U.user_expected_counts(Xs[:2], ptr[:2], beta, 0.3, 1.0, g))
 
 
 # ----------------------------------------------------------------- input

@@ -19,21 +19,20 @@ proportional to C. The releases compose sequentially (zCDP: their 1 / z^2 add up
 """
 import math
 from collections import namedtuple
-from fractions import Fraction
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.special import psi
 
-from .. import _svi
 from .._random import private_fit, private_generator, public_seed
 from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_int, check_positive, check_real
 # the lattice of the noise: sigma / g in [2^13, 2^14) (rounding DOWN loses <= g per entry)
-from ..noise.mechanisms import finest_lattice_granularity as _granularity, lattice_gaussian
+from ..noise.mechanisms import finest_lattice_granularity as _granularity
 from ._base import TopicModelMixin
 from .user_contributions import (USER_ASSUMED_PUBLIC, USER_DESCRIPTION, group_documents,
                                  user_expected_counts)
+# the statistic of every release (tests and mutants reach these through this module)
+from .vb_statistic import (_CHUNK_NNZ, _checked_word_weight, _clipped_sum,  # noqa: F401
+                           _estep, _exp_dirichlet, _expected_counts, _release, _within_norm)
 
 _STATISTICS = ("presence", "counts")
 # Share of the budget (of 1 / z^2) of the norm histogram: at eps 1 its bins have noise sd
@@ -49,7 +48,6 @@ _HISTOGRAM_THRESHOLD = 4.0
 # Share of the model budget of the final count release (the rest finds the topics): the
 # last two releases are averaged, so the final estimate carries ~0.5 of it.
 _FINAL_SHARE = 0.4
-_CHUNK_NNZ = 1 << 20   # E-step working set: about 1M (document, word) pairs at a time
 # Between search releases, entries below this many noise sd are zeroed (topics are sparse;
 # pure noise would otherwise spread mass over every word).
 _SEARCH_THRESHOLD = 2.0
@@ -385,167 +383,6 @@ def _word_shrunk(est, sd):
     ratio = np.einsum("kw,kw->w", z, z) / (K - 1)          # s_w^2 / sd^2
     keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)
     return np.maximum(mean + keep * dev, 0.0), mean
-
-
-def _exp_dirichlet(x):
-    return np.exp(psi(x) - psi(x.sum(axis=-1, keepdims=True)))
-
-
-def _estep(X, exp_elog_beta_t, alpha, max_iter=50, tol=1e-3, n_threads=1):
-    """Variational E-step of the documents of CSR ``X`` (Cython kernel ``lda_e_step``).
-
-    Returns ``(exp_elog_theta, phinorm, rows)``: exp(E[log theta]) per document (D x K),
-    per stored (document, word) pair the normaliser sum_k exp(E log theta_dk) exp(E log
-    beta_kw), and the pair's document index. Each document starts from gamma = alpha +
-    N_d / K and stops when the mean absolute change of its gamma is below ``tol``."""
-    D = X.shape[0]
-    K = exp_elog_beta_t.shape[1]
-    lengths = np.asarray(X.sum(axis=1), dtype=np.float64).reshape(-1, 1)
-    gamma = np.ascontiguousarray(np.full((D, K), alpha) + lengths / K)
-    _svi.lda_e_step(X.indptr.astype(np.int64), X.indices.astype(np.int32),
-                    X.data.astype(np.float64), np.arange(D, dtype=np.int64),
-                    exp_elog_beta_t, gamma, float(alpha), tol=tol, max_iter=max_iter,
-                    n_threads=n_threads)
-    rows = np.repeat(np.arange(D), np.diff(X.indptr))
-    et = _exp_dirichlet(gamma)
-    phinorm = np.einsum("ik,ik->i", et[rows], exp_elog_beta_t[X.indices]) + 1e-100
-    return et, phinorm, rows
-
-
-def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
-                      word_weight=None):
-    """Sum over the documents of CSR ``X`` of their expected K x V topic-word counts, each
-    document's contribution CLIPPED to L2 norm ``norm`` (scaled down only if above it).
-
-    ``presence=True`` counts each distinct word of a document once (its topic
-    responsibilities, summing to one) instead of its count: more signal per unit of
-    norm, used by the search releases. ``presence="norm-histogram"`` returns instead the
-    (1, n_bins) histogram of the documents' count-vector norms (``_norm_histogram``;
-    ``beta``, ``alpha`` and ``norm`` unused): a cluster computes every release through
-    this one function. ``word_weight`` (V positive weights, optional) multiplies each
-    word's entries before clipping.
-
-    With ``granularity`` g, every entry of every contribution is rounded DOWN to a
-    multiple of g before summing: the rounded contribution's norm is at most ``norm``
-    (entries are non-negative) and the sum is an exact multiple of g, so the lattice
-    release needs no rounding slack; sums over blocks equal the statistic of their union.
-    """
-    X = sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        # a word stored twice in a row would add its contributions in one cell after the
-        # norm was taken over them apart: sqrt(2) times the sensitivity
-        X = X.copy()
-        X.sum_duplicates()
-    if isinstance(presence, str):
-        if presence != "norm-histogram":
-            raise ValueError(f"unknown statistic {presence!r}")
-        return _norm_histogram(X)
-    K, V = beta.shape
-    word_weight = _checked_word_weight(word_weight, V)
-    eb_t = np.ascontiguousarray(_exp_dirichlet(beta).T)      # V x K
-    stat = np.zeros((K, V))
-    D = X.shape[0]
-    start = 0
-    while start < D:   # documents in chunks of about _CHUNK_NNZ stored pairs
-        stop = int(np.searchsorted(X.indptr, X.indptr[start] + _CHUNK_NNZ, side="right"))
-        stop = min(D, max(stop - 1, start + 1))
-        Xc = X[start:stop]
-        contrib = _pair_contributions(Xc, eb_t, alpha, presence, word_weight, n_threads)
-        stat += _clipped_sum(contrib, Xc.indices, Xc.indptr, norm, granularity, V)
-        start = stop
-    return stat
-
-
-def _checked_word_weight(word_weight, V):
-    """``word_weight`` as V finite positive floats (or None). Public (post-processing of a
-    release): an inf weight would make a NaN contribution in exactly the documents holding
-    that word."""
-    if word_weight is None:
-        return None
-    word_weight = np.asarray(word_weight, dtype=np.float64)
-    if word_weight.shape != (V,) or not np.all(np.isfinite(word_weight) & (word_weight > 0)):
-        raise ValueError("word_weight must hold V finite positive weights")
-    return word_weight
-
-
-def _pair_contributions(Xc, eb_t, alpha, presence, word_weight, n_threads):
-    """Per stored (document, word) pair of CSR ``Xc`` its K expected topic counts after the
-    E-step: n_dw et[d, k] eb[w, k] / phinorm_dw (1 instead of n_dw with ``presence``)."""
-    et, phinorm, rows = _estep(Xc, eb_t, alpha, n_threads=n_threads)
-    weight = (1.0 if presence else Xc.data) / phinorm
-    if word_weight is not None:
-        weight = weight * word_weight[Xc.indices]
-    return et[rows] * eb_t[Xc.indices] * weight[:, None]
-
-
-def _clipped_sum(contrib, words, indptr, norm, granularity, V):
-    """K x V sum of the rows of ``contrib`` (one per (unit, word) pair: a document's, or a
-    user's summed over their documents; units delimited by ``indptr``), each unit scaled
-    down to L2 norm at most ``norm`` and, with ``granularity`` g, floored to multiples of g
-    and checked in exact integer arithmetic (``_within_norm``)."""
-    n_units = len(indptr) - 1
-    rows = np.repeat(np.arange(n_units), np.diff(indptr))
-    # each unit divided by its largest entry first: entries of ~1e-160 (every normaliser
-    # at its floor) would make the sum of squares subnormal and the norm off by 1e-10
-    starts = np.flatnonzero(np.diff(indptr))             # non-empty units
-    peak = np.zeros(n_units)
-    if starts.size:
-        peak[starts] = np.maximum.reduceat(contrib.max(axis=1), indptr[starts])
-    contrib /= np.where(peak > 0, peak, 1.0)[rows][:, None]
-    length = np.sqrt(np.bincount(rows, (contrib * contrib).sum(axis=1), minlength=n_units))
-    # back to its own scale, or clipped a hair below ``norm`` (floating-point scaling can
-    # never end above the bound)
-    clip = np.divide(norm * (1 - 2.0 ** -40), length, out=np.zeros_like(length),
-                     where=length > 0)
-    contrib *= np.minimum(peak, clip)[rows][:, None]
-    if granularity is not None:
-        contrib = np.floor(contrib / granularity)
-        # np.where, not a product: a failed unit's NaN times 0 is still NaN
-        ok = _within_norm(contrib, indptr, norm / granularity)[rows] > 0
-        contrib = np.where(ok[:, None], contrib, 0.0)
-        contrib *= granularity
-    K = contrib.shape[1]
-    out = np.empty((K, V))
-    for k in range(K):
-        out[k] = np.bincount(words, contrib[:, k], minlength=V)
-    return out
-
-
-def _release(stat, sigma, gen, granularity):
-    """Lattice Gaussian release of ``stat``; returns (noisy, granularity, effective sigma)."""
-    return lattice_gaussian(stat, sigma, gen, granularity=granularity)
-
-
-def _within_norm(m, indptr, bound):
-    """1.0 for each document whose lattice contribution ``m`` (integers, as floats) has
-    L2 norm at most ``bound`` (= norm / g), checked in exact integer arithmetic, else 0.0:
-    such a document (never seen: floating-point error far below the 2^-40 margin) is
-    dropped rather than allowed to exceed its sensitivity."""
-    if not bound < 2.0 ** 31:
-        # entries <= bound and sums of squares <= bound^2 (1 + tiny) must fit in int64;
-        # bound depends only on public parameters (norm / sigma), so raising leaks nothing
-        raise ValueError(f"noise too small for the clip norm (norm / lattice step = {bound:.3g} "
-                         ">= 2^31): lower target_epsilon")
-    ok = np.ones(len(indptr) - 1)
-    starts = np.flatnonzero(np.diff(indptr))
-    if not starts.size:
-        return ok
-    # NaN, inf or an entry above the bound would cast to garbage or square past 2^63 and
-    # wrap (2^40 squared is 0 in int64), passing the check: such a pair is
-    # zeroed for the integer sum and its document failed. A float pre-screen of the sum
-    # (relative error << 2^-10) keeps the integer sums below 2^63 (limit < 2^62).
-    sane = np.isfinite(m).all(axis=1) & (np.abs(m) <= bound).all(axis=1)
-    m = np.where(sane[:, None], m, 0.0)
-    fsq = np.add.reduceat((m * m).sum(axis=1), indptr[starts])
-    bad = (np.add.reduceat((~sane).astype(np.int64), indptr[starts]) > 0) \
-        | ~(fsq <= bound * bound * (1 + 2.0 ** -10))
-    m[np.repeat(bad, np.diff(indptr)[starts])] = 0.0
-    mi = m.astype(np.int64)
-    sq = np.add.reduceat((mi * mi).sum(axis=1), indptr[starts])
-    sq[bad] = np.iinfo(np.int64).max
-    limit = math.floor(Fraction(bound) ** 2)     # sum m^2 <= bound^2, exactly
-    ok[starts] = (sq <= limit).astype(np.float64)
-    return ok
 
 
 # expected_ratio's fit: ratio - 1 = _RATIO_SCALE * s^_RATIO_POWER, s = z sqrt(K V) / n, by

@@ -9,12 +9,15 @@ user: sensitivity 1). A user with many documents is bounded, never dropped.
 
 The documents are ordered by user once (:func:`group_documents`); the E-step runs in
 chunks of whole users, each user's (document, word) contributions are added per
-(user, word) pair, then clipped and checked exactly per user like a document's.
+(user, word) pair, then clipped and checked exactly per user like a document's (one
+kernel, ``vb_statistic._clipped_sum``, for both).
 """
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
+
+from .vb_statistic import _checked_word_weight, _clipped_sum, _estep, _exp_dirichlet
 
 #: What the user-level report says of the mechanism and of what it assumes public.
 USER_DESCRIPTION = (
@@ -122,11 +125,10 @@ def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, prese
     topic-word counts (their documents' ``_expected_counts`` contributions added per
     word), each user's sum CLIPPED to L2 norm ``norm`` and, with ``granularity`` g,
     rounded down to multiples of g and checked in exact integer arithmetic
-    (``private_vb._within_norm``). ``X``: CSR rows ordered by user, ``user_ptr`` their
+    (``vb_statistic._within_norm``). ``X``: CSR rows ordered by user, ``user_ptr`` their
     indptr (:func:`group_documents`). ``presence="norm-histogram"``: the (1, n_bins)
     histogram of the users' count-vector L2 norms (one user per bin)."""
-    from .private_vb import (_checked_word_weight, _clipped_sum, _exp_dirichlet,
-                             _norm_histogram, _pair_contributions)
+    from .private_vb import _norm_histogram
     X = sp.csr_matrix(X)
     if not X.has_canonical_format:
         X = X.copy()
@@ -148,18 +150,17 @@ def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, prese
         d0, d1 = int(user_ptr[start]), int(user_ptr[stop])
         Xc = X[d0:d1]
         if Xc.nnz:
-            contrib = _pair_contributions(Xc, eb_t, alpha, presence, word_weight, n_threads)
+            et = _estep(Xc, eb_t, alpha, n_threads=n_threads)
             rows = np.repeat(np.arange(Xc.shape[0]), np.diff(Xc.indptr))
             # (user, word) keys; each user's documents in data order, so the per-pair sums
-            # (reduceat, in that order) do not depend on how users are chunked or partitioned
+            # (in that order) do not depend on how users are chunked or partitioned
             owner = np.repeat(np.arange(stop - start), np.diff(user_ptr[start:stop + 1]))
             key = owner[rows] * V + Xc.indices
             order = np.argsort(key, kind="stable")
             key = key[order]
             first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-            summed = np.add.reduceat(contrib[order], first, axis=0)
-            words = key[first] % V
             uptr = np.searchsorted(key[first] // V, np.arange(stop - start + 1))
-            stat += _clipped_sum(summed, words, uptr, norm, granularity, V)
+            stat += _clipped_sum(Xc, et, eb_t, presence, word_weight, uptr, order,
+                                 np.r_[first, len(key)], norm, granularity, n_threads)[0]
         start = stop
     return stat

@@ -195,7 +195,7 @@ FRESH3_MUTANTS = [
          what="a degenerate event on which dp_accounting's PLD raises reports epsilon 0 (the "
               "fallback should be the built-in bound)"),
     # ------------------------------------------------------------------ private VB / user level
-    dict(id="C25", file="dptm/models/private_vb.py",
+    dict(id="C25", file="dptm/models/vb_statistic.py",
          old="    if not X.has_canonical_format:\n        # a word stored twice",
          new="    if False:\n        # a word stored twice",
          tests=VB + ["tests/test_private_vb_boundary.py", "tests/test_robustness.py",

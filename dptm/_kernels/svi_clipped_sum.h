@@ -1,0 +1,125 @@
+#ifndef DPTM_SVI_CLIPPED_SUM_H
+#define DPTM_SVI_CLIPPED_SUM_H
+
+#include <Python.h>   /* Py_ssize_t; the generated module includes it first */
+#include <stdint.h>
+
+/* The two reductions of the clipped statistic, each in the exact order of the numpy
+ * expression it replaces, so that the kernel's statistic is bitwise the numpy one (the
+ * lattice floor of an entry could otherwise move by one step). No FMA: the module is
+ * built for baseline x86-64, and fp-contract is off where GCC could contract. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DPTM_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define DPTM_NO_CONTRACT
+#endif
+
+/* np.einsum("k,k->", a, b): numpy's baseline (SSE2, two lanes) loop - lane l adds the
+ * products of elements l, l + 2, ..., eight elements per step in the order 6, 4, 2, 0
+ * (lane 0), then a zero-filled tail two at a time, then lane 0 + lane 1. */
+static DPTM_NO_CONTRACT double dptm_einsum_dot(const double *__restrict a,
+        const double *__restrict b, Py_ssize_t n) {
+    double acc0 = 0.0, acc1 = 0.0, t0, t1;
+    Py_ssize_t k = 0;
+    for (; n - k >= 8; k += 8) {
+        t0 = a[k + 6] * b[k + 6] + acc0;
+        t1 = a[k + 7] * b[k + 7] + acc1;
+        t0 = a[k + 4] * b[k + 4] + t0;
+        t1 = a[k + 5] * b[k + 5] + t1;
+        t0 = a[k + 2] * b[k + 2] + t0;
+        t1 = a[k + 3] * b[k + 3] + t1;
+        acc0 = a[k] * b[k] + t0;
+        acc1 = a[k + 1] * b[k + 1] + t1;
+    }
+    for (; k < n; k += 2) {
+        acc0 = a[k] * b[k] + acc0;
+        if (k + 1 < n) acc1 = a[k + 1] * b[k + 1] + acc1;
+    }
+    return acc0 + acc1;
+}
+
+/* np.add.reduce of a contiguous row (numpy's pairwise summation): below 8 elements in
+ * order, up to 128 with eight interleaved partial sums, above that halves (a multiple
+ * of 8 first). */
+static DPTM_NO_CONTRACT double dptm_pairwise_sum(const double *a, Py_ssize_t n) {
+    Py_ssize_t i, j;
+    if (n < 8) {
+        double res = 0.0;
+        for (i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8], res;
+        for (j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (j = 0; j < 8; j++) r[j] += a[i + j];
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    i = n / 2;
+    i -= i % 8;
+    return dptm_pairwise_sum(a, i) + dptm_pairwise_sum(a + i, n - i);
+}
+
+/* c[k] = (et[rows[p]] * eb[words[p]])[k] * wt[p] (or c += that), K entries: pair p's
+ * contribution, as numpy's et[rows] * eb_t[indices] * weight[:, None]. */
+static DPTM_NO_CONTRACT void dptm_pair_contribution(Py_ssize_t p, const int64_t *rows,
+        const int32_t *words, const double *wt, const double *et, const double *eb,
+        Py_ssize_t K, double *__restrict c, int add) {
+    const double *a = et + rows[p] * K, *b = eb + (Py_ssize_t) words[p] * K;
+    const double w = wt[p];
+    Py_ssize_t k;
+    if (add) for (k = 0; k < K; k++) c[k] += (a[k] * b[k]) * w;
+    else for (k = 0; k < K; k++) c[k] = (a[k] * b[k]) * w;
+}
+
+/* out = the pairwise sum (dptm_pairwise_sum's order) of the contributions of the pairs
+ * slot[0 .. n), per topic: numpy's add-reduce along the rows of a strided column.
+ * ``scratch`` holds 8 K + K per level of halving (K * (8 + 64) is enough for any n). */
+static DPTM_NO_CONTRACT void dptm_pairwise_contributions(const int64_t *slot, Py_ssize_t n,
+        const int64_t *rows, const int32_t *words, const double *wt, const double *et,
+        const double *eb, Py_ssize_t K, double *__restrict out, double *scratch) {
+    Py_ssize_t i, j, k;
+    if (n < 8) {
+        for (k = 0; k < K; k++) out[k] = -0.0;
+        for (i = 0; i < n; i++) dptm_pair_contribution(slot[i], rows, words, wt, et, eb, K, out, 1);
+        return;
+    }
+    if (n <= 128) {
+        for (j = 0; j < 8; j++)
+            dptm_pair_contribution(slot[j], rows, words, wt, et, eb, K, scratch + j * K, 0);
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (j = 0; j < 8; j++)
+                dptm_pair_contribution(slot[i + j], rows, words, wt, et, eb, K,
+                                       scratch + j * K, 1);
+        for (k = 0; k < K; k++) {
+            const double *r = scratch + k;
+            out[k] = ((r[0] + r[K]) + (r[2 * K] + r[3 * K]))
+                     + ((r[4 * K] + r[5 * K]) + (r[6 * K] + r[7 * K]));
+        }
+        for (; i < n; i++) dptm_pair_contribution(slot[i], rows, words, wt, et, eb, K, out, 1);
+        return;
+    }
+    i = n / 2;
+    i -= i % 8;
+    dptm_pairwise_contributions(slot, i, rows, words, wt, et, eb, K, out, scratch + K);
+    dptm_pairwise_contributions(slot + i, n - i, rows, words, wt, et, eb, K, scratch,
+                                scratch + K);
+    for (k = 0; k < K; k++) out[k] = out[k] + scratch[k];
+}
+
+/* v = one group's summed contribution, as np.add.reduceat over its pairs: the first
+ * pair's, plus the pairwise sum of the others. */
+static DPTM_NO_CONTRACT void dptm_group_sum(const int64_t *slot, Py_ssize_t n,
+        const int64_t *rows, const int32_t *words, const double *wt, const double *et,
+        const double *eb, Py_ssize_t K, double *__restrict v, double *scratch) {
+    Py_ssize_t k;
+    dptm_pair_contribution(slot[0], rows, words, wt, et, eb, K, v, 0);
+    if (n < 2) return;
+    dptm_pairwise_contributions(slot + 1, n - 1, rows, words, wt, et, eb, K, scratch,
+                                scratch + K);
+    for (k = 0; k < K; k++) v[k] = v[k] + scratch[k];
+}
+
+#endif  /* DPTM_SVI_CLIPPED_SUM_H */
