@@ -49,8 +49,9 @@ def test_the_document_norm_check_is_exact_at_its_limit(monkeypatch, presence):
         sq.append(int((m * m).sum()))
     limit = sorted(sq)[4]
     monkeypatch.setattr(S, "_lattice_limit", lambda bound: limit)
-    got = P._expected_counts(X[:8], beta, 0.3, 1.0, g, presence)
-    assert np.array_equal(got, sum(o for o, s in zip(alone, sq) if s <= limit))
+    for n_threads in (1, 2):          # the serial and the parallel path of the kernel
+        got = P._expected_counts(X[:8], beta, 0.3, 1.0, g, presence, n_threads)
+        assert np.array_equal(got, sum(o for o, s in zip(alone, sq) if s <= limit))
     assert 0 < sum(s <= limit for s in sq) < 8
 
 

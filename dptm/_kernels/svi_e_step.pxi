@@ -7,6 +7,8 @@ cdef extern from "_kernels/svi_e_step.h":
                            Py_ssize_t nnz, double init) noexcept nogil
     void dptm_svi_gradient(const double* bd, const double* r, double* acc, Py_ssize_t K,
                            Py_ssize_t nnz) noexcept nogil
+    void dptm_svi_exp_digamma(const double* g, double* et, double* xs, Py_ssize_t K,
+                              double psi_total) noexcept nogil
 
 # Machine epsilon added to every phi normaliser, as scikit-learn does.
 cdef double _SVI_EPS = 2.220446049250313e-16
@@ -66,13 +68,13 @@ cdef int _e_step_doc(const int64_t start, Py_ssize_t nnz, const int32_t[::1] ind
                      const double[::1] counts, const double[:, ::1] exp_elog_beta_t,
                      double* g, Py_ssize_t K, double alpha, double tol, int max_iter,
                      double* et, double* acc, double* pj, double* bd,
-                     double* bdt) noexcept nogil:
+                     double* bdt, double* xs) noexcept nogil:
     """The E-step fixed point of one document (see lda_e_step) from gamma row ``g``
     (overwritten); leaves exp(E[log theta]) in ``et`` and the document's rows of B gathered
     in ``bd`` / ``bdt``. Returns the number of updates."""
     cdef Py_ssize_t j, k
     cdef int it
-    cdef double total, psi_total, change, new
+    cdef double total, change, new
     cdef const double* brow
     cdef double* row
     # The document's rows of B are gathered twice: word-major (bd[j*K + k]) for the
@@ -87,9 +89,7 @@ cdef int _e_step_doc(const int64_t start, Py_ssize_t nnz, const int32_t[::1] ind
     total = 0.0
     for k in range(K):
         total += g[k]
-    psi_total = digamma(total)
-    for k in range(K):
-        et[k] = _c_exp(digamma(g[k]) - psi_total)
+    dptm_svi_exp_digamma(g, et, xs, K, digamma(total))
     it = 0
     while it < max_iter:
         # norm_phi[j] = eps + sum_k et[k] B[w_j, k]
@@ -105,9 +105,7 @@ cdef int _e_step_doc(const int64_t start, Py_ssize_t nnz, const int32_t[::1] ind
             change += _c_fabs(new - g[k])
             g[k] = new
             total += new
-        psi_total = digamma(total)
-        for k in range(K):
-            et[k] = _c_exp(digamma(g[k]) - psi_total)
+        dptm_svi_exp_digamma(g, et, xs, K, digamma(total))
         it += 1
         if change / K < tol:
             break
@@ -178,7 +176,7 @@ def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
         if nnz > max_nnz:
             max_nnz = nnz
     cdef int nt = <int> min(n_threads, n_rows)
-    cdef Py_ssize_t per = 2 * K + (max_nnz + 1) + 2 * (max_nnz * K + 1)
+    cdef Py_ssize_t per = 4 * K + (max_nnz + 1) + 2 * (max_nnz * K + 1)
     cdef double* scratch = <double*> malloc(nt * per * sizeof(double))
     # final exp(E[log theta]) per row and c_j / (norm_phi_j + eps) per term, for sstats
     cdef double* et_all = NULL
@@ -196,6 +194,7 @@ def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
     cdef double* pj
     cdef double* bd
     cdef double* bdt
+    cdef double* xs
     try:
         with nogil:
             for i in prange(n_rows, num_threads=nt, schedule="dynamic"):
@@ -205,12 +204,13 @@ def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
                 pj = acc + K
                 bd = pj + (max_nnz + 1)
                 bdt = bd + (max_nnz * K + 1)
+                xs = bdt + (max_nnz * K + 1)
                 d = rows[i]
                 start = indptr[d]
                 nnz = indptr[d + 1] - start
                 n_iter[i] = <int32_t> _e_step_doc(start, nnz, indices, counts,
                                                   exp_elog_beta_t, &gamma[i, 0], K, alpha,
-                                                  tol, max_iter, et, acc, pj, bd, bdt)
+                                                  tol, max_iter, et, acc, pj, bd, bdt, xs)
                 if do_sstats or do_bound:
                     dptm_svi_norm_phi(bdt, et, pj, K, nnz, 0.0)
                     bound = 0.0

@@ -10,3 +10,15 @@ def digamma_array(const double[::1] x):
         for i in range(n):
             o[i] = digamma(x[i])
     return out
+
+
+def exp_digamma_array(const double[::1] g, double psi_total):
+    """``exp(digamma(g) - psi_total)`` by the E-step's vectorised routine (for tests)."""
+    cdef Py_ssize_t K = g.shape[0]
+    out = np.empty(K, dtype=np.float64)
+    xs = np.empty(2 * K + 1, dtype=np.float64)
+    cdef double[::1] o = out, x = xs
+    if K:
+        with nogil:
+            dptm_svi_exp_digamma(&g[0], &o[0], &x[0], K, psi_total)
+    return out

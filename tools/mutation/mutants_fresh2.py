@@ -78,8 +78,8 @@ FRESH2_MUTANTS = [
          tests=VB + GAPS,
          what="a run of k equal releases is accounted as k - 1 in the report"),
     dict(id="B07", file="dptm/_kernels/svi_clipped_sum.pxi",
-         old="                    peak if peak < clip else clip)",
-         new="                    peak if peak > clip else clip)",
+         old="        peak if peak < clip else clip)",
+         new="        peak if peak > clip else clip)",
          tests=VB + GAPS,
          what="clipping inverted: short documents scaled UP to norm C, long ones not clipped "
               "(then dropped by the lattice check): not the batch VB statistic"),
