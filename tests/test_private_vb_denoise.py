@@ -61,6 +61,25 @@ def test_eb_fit_recovers_the_prior():
     assert np.all(np.abs(lam_hat / lam - 1) < 0.15)
 
 
+@pytest.mark.parametrize("p,lam,s", [(0.1, 0.02, 10.0), (0.01, 0.2, 1.0), (0.4, 0.001, 50.0)])
+def test_eb_fit_is_the_likelihood_maximum(p, lam, s):
+    # The fit follows the analytic gradient: a wrong term or sign in it stops the search
+    # away from the maximum. Moving either parameter by 1% from the fit must not raise the
+    # likelihood (written here from the densities, not from the fit's own objective).
+    rng = np.random.default_rng(2)
+    n = 5000
+    t = np.where(rng.random(n) < p, rng.exponential(1 / lam, n), 0.0)
+    y = t + rng.normal(0, s, n)
+    p_hat, lam_hat = P._eb_fit_row(y, s, np.ones(n))
+
+    def loglik(q, rate):
+        l0, l1 = P._eb_log_densities(y, s, rate)
+        return float(np.logaddexp(np.log1p(-q) + l0, np.log(q) + l1).sum())
+    best = loglik(p_hat, lam_hat)
+    for dq, dr in ((1.01, 1), (0.99, 1), (1, 1.01), (1, 0.99)):
+        assert loglik(p_hat * dq, lam_hat * dr) <= best + 1e-6 * abs(best)
+
+
 def test_eb_denoise_beats_hard_threshold_and_leaves_input_alone():
     rng = np.random.default_rng(2)
     K, V, s = 5, 4000, 10.0

@@ -722,3 +722,16 @@ MUTANTS += [
          old="                _forget_frames(exc, outer)\n", new="",
          tests=FORGET, what="a failing private fit's frames keep their locals (the secrets)"),
 ]
+
+# -- the empirical-Bayes fit's analytic gradient (PrivateBatchLDA's denoising)
+MUTANTS += [
+    dict(id="EB01", file="dptm/models/private_vb.py",
+         old="(1.0 + (lam * s) ** 2 - lam * y - lam * s * mills)",
+         new="(1.0 + (lam * s) ** 2 - lam * y + lam * s * mills)", tests=_EB,
+         what="the slab-mean gradient of the EB fit with a wrong sign in its Mills-ratio term "
+              "(the fit stops away from the likelihood maximum)"),
+    dict(id="EB02", file="dptm/models/private_vb.py",
+         old="grad = np.array([-float((r1 - p).sum()),",
+         new="grad = np.array([float((r1 - p).sum()),", tests=_EB,
+         what="the EB fit's gradient in logit p with the wrong sign"),
+]
