@@ -616,6 +616,29 @@ def test_sublda_adaptive_table_from_noisy_snapshot():
     np.testing.assert_allclose(table, expected)
 
 
+def test_sublda_adaptive_rates_come_from_each_iterations_noisy_snapshot(small):
+    # The test above checks _adaptive_table on a given matrix; this one what a fit hands it.
+    # Catches the frequent-word sets computed from the true counts (or from an earlier
+    # snapshot) inside fit: every rate table the sweeps use must be computed from the noisy
+    # snapshot released in that iteration (DESIGN.md 3.2), here the traced ones.
+    X, _ = small
+    m = SubsampledGibbsLDA(3, sample_rate=0.3, adaptive=True, adaptive_v=2.0, adaptive_q=0.5,
+                           accounting="paper", clip=20, max_iter=4, record_trace=True,
+                           random_state=0)
+    seen, table = [], m._adaptive_table
+
+    def spy(s, *args):
+        seen.append(np.array(s, copy=True))
+        return table(s, *args)
+
+    m._adaptive_table = spy
+    m.fit(X)
+    snapshots = m.trace_["snapshots"]
+    assert len(seen) == len(snapshots) == 4
+    for s, released in zip(seen, snapshots):
+        np.testing.assert_array_equal(s, released)
+
+
 def test_sublda_adaptive_and_convergence(small):
     X, _ = small
     m = SubsampledGibbsLDA(3, sample_rate=0.3, adaptive=True, adaptive_v=2.0, adaptive_q=0.5,
