@@ -279,12 +279,11 @@ def cmd_fit(a, out):
     top_n = min(a.top_words, release.topic_word.shape[1])
     words = release.top_words(top_n, as_frame=False)
     result["top_words"] = words
-    n_words = None
+    n_words = len(release.vocabulary)
     if hasattr(model, "vocabulary_stage_"):
-        n_words = len(release.vocabulary)
-        print(f"private vocabulary: {n_words} words released (DP set union)", file=out)
+        print(f"private vocabulary: {report.words(n_words)} released (DP set union)", file=out)
         if n_words < 10 * a.topics:
-            msg = (f"the DP vocabulary has only {n_words} words, fewer than 10 x K = "
+            msg = (f"the DP vocabulary has only {report.words(n_words)}, fewer than 10 x K = "
                    f"{10 * a.topics}: topics over so few words are of little use. Give more "
                    "documents, a larger --epsilon or --vocab-share, fewer topics (-k), or a "
                    "public --vocabulary FILE")
@@ -314,7 +313,8 @@ def cmd_fit(a, out):
         result["metrics"] = report.public_utility(a, data, release, out, _gibbs,
                                                   _perplexity)
         if predicted and "unigram_ratio" in result["metrics"]:
-            result["prior_guide"] = report.prior_guide(predicted)
+            result["prior_guide"] = report.prior_guide(predicted,
+                                                       result["metrics"]["unigram_ratio"])
             print(result["prior_guide"], file=out)
         elif predicted:
             with warnings.catch_warnings():
