@@ -157,7 +157,7 @@ def _fit_model(model, name, X_train, a, X_prior=None):
     if groups is not None:
         return model.fit(X_train, groups=groups)
     if name in LOCAL:
-        from .local import randomize_matrix
+        from .noise.local_randomizers import randomize_matrix
         from .accounting import flip_from_epsilon
         from .models.local import flip_for_target_epsilon
         f = (flip_from_epsilon(a.epsilon_per_word) if a.epsilon_per_word is not None
@@ -186,7 +186,7 @@ def _with_dp_vocabulary(model, a, eps_v, delta_v):
         random_state=a.seed, verbose=a.verbose)
 
 
-def _release(model, vocab, provenance):
+def _publishable_release(model, vocab, provenance):
     """The publishable release of a fitted model, its vocabulary's provenance stated."""
     if hasattr(model, "vocabulary_stage_"):              # a vocabulary pipeline
         return model.release()
@@ -275,7 +275,7 @@ def cmd_fit(a, out):
     if not private:
         print(f"trained in {time.perf_counter() - start:.2f} s", file=out)
     print(file=out)
-    release = _release(model, data.vocab, data.provenance)
+    release = _publishable_release(model, data.vocab, data.provenance)
     top_n = min(a.top_words, release.topic_word.shape[1])
     words = release.top_words(top_n, as_frame=False)
     result["top_words"] = words

@@ -14,6 +14,7 @@ OLD_NAMES = {
     "dptm._gauss_table": "dptm.noise.gauss_table",
     "dptm._gauss_inversion": "dptm.noise.gauss_inversion",
     "dptm._exact": "dptm.noise.exact",
+    "dptm.local": "dptm.noise.local_randomizers",
 }
 
 

@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import psi
 
+from _private_vb import spy_releases
 from dptm.accounting import ComposedEvent, SelfComposedEvent, calibrate_gaussian
 from dptm.datasets import make_lda_corpus
 from dptm.models import private_vb
@@ -346,15 +347,9 @@ def test_default_plan_draws_the_recorded_sigmas(monkeypatch, eps):
     # every release of the default plan is drawn at the sigma the plan and the clip bound
     # set (z_i times the sensitivity: 1 for the histogram, C for the others), recorded in
     # release_sigmas_ / privacy_
-    seen = []
-    real = private_vb._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        seen.append(out[2])
-        return out
-    monkeypatch.setattr(private_vb, "_release", spy)
+    calls = spy_releases(monkeypatch)
     m = _fit(3, target_epsilon=eps, random_state=0).fit(_corpus())
+    seen = [sd for *_, sd in calls]
     plan = private_vb.fit_plan(eps, 1e-5, 3, 12)
     assert m.plan_ == plan
     np.testing.assert_allclose(seen, [plan[0].z] + [r.z * m.clip_norm_ for r in plan[1:]],

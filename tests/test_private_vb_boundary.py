@@ -7,24 +7,16 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from dptm.models import private_vb as P
+from _private_vb import fit_quietly as _fit, poisson_corpus, spy_releases
+from dptm.models import private_vb as P, vb_denoise
 from dptm.models.private_vb import PrivateBatchLDA
 
 
 def _corpus(seed=0, D=60, V=12):
-    r = np.random.default_rng(seed)
-    return sp.csr_matrix(r.poisson(0.8, size=(D, V)).astype(np.int64))
-
-
-def _fit(X, **kw):
-    kw.setdefault("random_state", 0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # seeded test mode
-        return PrivateBatchLDA(**kw).fit(X)
+    return poisson_corpus(seed, D, V)
 
 
 # ------------------------------------------------------------- lattice check
@@ -171,16 +163,10 @@ def test_drawn_sigmas_compose_to_the_target_by_independent_bounds(monkeypatch, e
     # Gaussian (a lower bound on what any sound accountant reports) must not exceed the
     # target, and the classical zCDP conversion (rho + 2 sqrt(rho log 1/delta), looser than
     # the RDP one used to calibrate) must not fall below it (the noise is not wasted).
-    drawn = []
-    real = P._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        drawn.append(out[2])
-        return out
-    monkeypatch.setattr(P, "_release", spy)
+    calls = spy_releases(monkeypatch)
     C, delta = 0.5, 1e-5
     m = _fit(_corpus(), n_components=3, target_epsilon=eps, target_delta=delta, clip_norm=C)
+    drawn = [sd for *_, sd in calls]
     assert drawn == m.release_sigmas_ and len(drawn) == m.n_iter_ == len(m.plan_)
     z_eff = 1.0 / math.sqrt(sum((C / s) ** 2 for s in drawn))
     exact = _analytic_gaussian_epsilon(z_eff, delta)
@@ -208,7 +194,8 @@ def test_eb_fail_safe_reads_only_the_release(monkeypatch):
             out = out.copy()
             out[5] = np.nan
         return out
-    monkeypatch.setattr(P, "_eb_posterior_mean", broken)
+    # _eb_denoise reads the name in its own module (vb_denoise), re-exported by private_vb
+    monkeypatch.setattr(vb_denoise, "_eb_posterior_mean", broken)
     got = P._eb_denoise(y, 4.0, 0.1)
     np.testing.assert_array_equal(y, y0)
     np.testing.assert_array_equal(got[[0, 2]], good[[0, 2]])

@@ -19,20 +19,13 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
+from _private_vb import fit_quietly as _fit, poisson_corpus
 from dptm.models import private_vb as P
 from dptm.models.private_vb import PrivateBatchLDA
 
 
 def _corpus(seed=0, D=40, V=12):
-    r = np.random.default_rng(seed)
-    return sp.csr_matrix(r.poisson(0.8, size=(D, V)).astype(np.int64))
-
-
-def _fit(X, **kw):
-    kw.setdefault("random_state", 0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # seeded test mode, guardrails
-        return PrivateBatchLDA(**kw).fit(X)
+    return poisson_corpus(seed, D, V)
 
 
 def _with(X, row):

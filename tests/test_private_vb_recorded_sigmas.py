@@ -6,20 +6,13 @@ from fractions import Fraction
 
 import numpy as np
 
+from _private_vb import drawn_sigma, event_leaves, spy_releases
 from dptm.mechanisms import discrete_gaussian_parameters
-from dptm.models import private_vb
 from dptm.models.private_vb import PrivateBatchLDA
 
 
 def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
-    calls = []
-    real = private_vb._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        calls.append((sigma, granularity, out[2]))
-        return out
-    monkeypatch.setattr(private_vb, "_release", spy)
+    calls = spy_releases(monkeypatch)
     X = np.random.default_rng(0).poisson(1.0, (60, 12))
     sched = (("presence", 0.2), ("presence", 0.2), ("presence", 0.1), ("counts", 0.5))
     with warnings.catch_warnings():
@@ -28,21 +21,14 @@ def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
     assert len(calls) == len(sched) + 1          # the norm histogram first
     # what was drawn: g times the discrete Gaussian of variance p/q for sigma / g, stated
     # as the largest float whose square is at most p/q (never more noise than drawn)
-    drawn = []
-    for s, g, _ in calls:
+    drawn = [drawn_sigma(s, g) for s, g, _ in calls]
+    for (s, g, _), d in zip(calls, drawn):
         p, q = discrete_gaussian_parameters(s / g)[:2]
-        x = (Fraction(p, q).numerator / Fraction(p, q).denominator) ** 0.5
-        while Fraction(x) ** 2 > Fraction(p, q):
-            x = math.nextafter(x, 0.0)
-        while Fraction(math.nextafter(x, math.inf)) ** 2 <= Fraction(p, q):
-            x = math.nextafter(x, math.inf)
-        assert abs(x - math.sqrt(p / q)) <= 2 * math.ulp(x)
-        drawn.append(g * x)                  # g: a power of two, the product exact
+        assert Fraction(d / g) ** 2 <= Fraction(p, q)
+        assert abs(d / g - math.sqrt(p / q)) <= 2 * math.ulp(d / g)
     assert [eff for *_, eff in calls] == drawn
     assert m.release_sigmas_ == drawn[1:]
-    leaves = []
-    for ev in getattr(m.privacy_.event, "events", (m.privacy_.event,)):
-        leaves += [ev.event] * ev.count if hasattr(ev, "count") else [ev]
+    leaves = event_leaves(m.privacy_.event)
     assert [leaf.sigma for leaf in leaves] == drawn
     assert all(leaf.discrete for leaf in leaves) and leaves[0].sensitivity == 1.0
     assert all(leaf.sensitivity == m.clip_norm_ for leaf in leaves[1:])

@@ -4,9 +4,7 @@ statistic of a neighbour (one user, all their documents, added or removed) diffe
 user's lattice contribution alone, of norm <= C exactly; the noise drawn is the recorded
 one; an empirical DP check of one release on a worst-case user; partitions of whole users
 on a cluster give the single-process fit bit for bit."""
-import json
 import math
-import pickle
 import warnings
 from fractions import Fraction
 
@@ -14,8 +12,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from _private_vb import drawn_sigma, event_leaves, force_norm_histogram, observed, spy_releases
 from _secrets import differing_paths, released
-from dptm.mechanisms import discrete_gaussian_parameters
 from dptm.models import private_vb as P
 from dptm.models import user_contributions as U
 from dptm.models.private_vb import PrivateBatchLDA
@@ -220,32 +218,15 @@ def test_the_report_says_user_level_and_what_is_assumed_public():
 
 
 def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
-    calls = []
-    real = P._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        calls.append((sigma, granularity, out[2]))
-        return out
-    monkeypatch.setattr(P, "_release", spy)
+    calls = spy_releases(monkeypatch)
     X, groups = _with_heavy(*_corpus())
     sched = (("presence", 0.3), ("presence", 0.2), ("counts", 0.5))
     m = _fit(X, groups=groups, schedule=sched)
     assert len(calls) == len(sched) + 1
-    drawn = []
-    for s, g, _ in calls:
-        p, q = discrete_gaussian_parameters(s / g)[:2]
-        x = math.sqrt(p / q)
-        while Fraction(x) ** 2 > Fraction(p, q):
-            x = math.nextafter(x, 0.0)
-        while Fraction(math.nextafter(x, math.inf)) ** 2 <= Fraction(p, q):
-            x = math.nextafter(x, math.inf)
-        drawn.append(g * x)
+    drawn = [drawn_sigma(s, g) for s, g, _ in calls]
     assert [eff for *_, eff in calls] == drawn
     assert m.release_sigmas_ == drawn[1:]
-    leaves = []
-    for ev in getattr(m.privacy_.event, "events", (m.privacy_.event,)):
-        leaves += [ev.event] * ev.count if hasattr(ev, "count") else [ev]
+    leaves = event_leaves(m.privacy_.event)
     assert [leaf.sigma for leaf in leaves] == drawn
     assert leaves[0].sensitivity == 1.0 and calls[0][1] == 1.0
     assert all(leaf.sensitivity == m.clip_norm_ for leaf in leaves[1:])
@@ -300,14 +281,7 @@ def test_neighbours_fits_differ_only_in_the_released_values(tmp_path, monkeypatc
     # forced to one value (the bound, noise scales and noisy user count are its
     # post-processing): the same attributes, report, warnings, fold-in seed, pickle size
     # and release.json; by value only the topics differ
-    real = P._release
-
-    def forced(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        if stat.shape[0] == 1:
-            return np.full(stat.shape, 10.0 * (np.arange(stat.size) < 12)), *out[1:]
-        return out
-    monkeypatch.setattr(P, "_release", forced)
+    force_norm_histogram(monkeypatch)
     X, groups = _corpus(4)
     keep = groups != 5
     data = [(X, groups), (X[keep], groups[keep]), _with_heavy(X, groups)]
@@ -317,15 +291,8 @@ def test_neighbours_fits_differ_only_in_the_released_values(tmp_path, monkeypatc
             with warnings.catch_warnings(record=True) as wl:
                 warnings.simplefilter("always")
                 m = PrivateBatchLDA(3, target_epsilon=eps, random_state=11).fit(Xd, groups=gd)
-            attrs = {k: (type(v).__name__, np.shape(v), str(getattr(v, "dtype", "")))
-                     for k, v in vars(m).items()}
-            path = m.release(vocabulary=[f"w{j}" for j in range(V)]).save(
-                str(tmp_path / f"{eps}-{i}"))
-            with open(f"{path}/release.json", encoding="utf-8") as f:
-                meta = json.load(f)
-            seen.append((attrs, str(m.privacy_), m.release_sigmas_, m.transform_seed_,
-                         m.n_users_estimate_, m.clip_norm_, len(pickle.dumps(m)),
-                         sorted(f"{type(x.message).__name__}: {x.message}" for x in wl), meta))
+            seen.append(observed(m, wl, tmp_path / f"{eps}-{i}", V)
+                        + (m.n_users_estimate_, m.clip_norm_))
             models.append(m)
         for other in seen[1:]:
             assert other == seen[0]

@@ -391,7 +391,7 @@ FRESH2_MUTANTS = [
          tests=DIST + GAPS,
          what="the 'public' transfer log counts every partition (the number of partitions "
               "follows the data)"),
-    dict(id="B75", file="dptm/local.py",
+    dict(id="B75", file="dptm/noise/local_randomizers.py",
          old="    flips = _bernoulli_positions(M * V, f / 2.0, rng)",
          new="    flips = _bernoulli_positions(M * V, f, rng)",
          tests=LOCAL + GAPS,

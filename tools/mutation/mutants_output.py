@@ -52,10 +52,10 @@ MUTANTS = [
          old="random_state=int(gen.integers(2**31 - 1)) if seeded else None",
          new="random_state=int(gen.integers(2**31 - 1))", tests=PIPE,
          what="FDPTM stores a seed derived from the secret stream on its stages"),
-    dict(id="O13", file="dptm/local.py", old="flips = _bernoulli_positions(M * V, f / 2.0, rng)",
+    dict(id="O13", file="dptm/noise/local_randomizers.py", old="flips = _bernoulli_positions(M * V, f / 2.0, rng)",
          new="flips = _bernoulli_positions(M * V, f / 4.0, rng)", tests=LOCAL,
          what="randomize_matrix flips half as often as its RandomizedResponseEvent says"),
-    dict(id="O14", file="dptm/local.py", old="n_flips = int(rng.binomial(V, f / 2.0))",
+    dict(id="O14", file="dptm/noise/local_randomizers.py", old="n_flips = int(rng.binomial(V, f / 2.0))",
          new="n_flips = int(rng.binomial(V, f / 4.0))", tests=LOCAL,
          what="randomize flips half as often as its event says"),
 ]
