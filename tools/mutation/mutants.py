@@ -184,8 +184,8 @@ MUTANTS = [
          new="                        x += random_standard_normal(rng)", tests=GIBBS,
          what="Gaussian snapshot noise drawn unscaled"),
     dict(id="G04", file="dptm/models/private_gibbs.py",
-         old="        self._set_topics(np.maximum(self.snapshot_, 0.0).T + beta)",
-         new="        self._set_topics(np.maximum(self.snapshot_, 0.0).T + alpha)", tests=GIBBS,
+         old="                  **topic_attributes(np.maximum(snapshot, 0.0).T + beta)}",
+         new="                  **topic_attributes(np.maximum(snapshot, 0.0).T + alpha)}", tests=GIBBS,
          what="components_ built with the document-topic prior instead of the topic-word prior"),
     dict(id="G05", file="dptm/models/private_gibbs.py", old="        corpus = _visiting_order(corpus, order_rng)",
          new="        corpus = corpus", tests=GIBBS,
@@ -203,8 +203,9 @@ MUTANTS = [
          new="    return math.log1p(clip / beta)", tests=GIBBS + ACC,
          what="inherent epsilon of the sampling step halved"),
     dict(id="G08", file="dptm/models/private_gibbs.py", edits=[
-        ("                             default_delta=delta, seeded=self._seeded,\n                             assumed_public=self._assumed_public(clipped))\n\n    # ---",
-         "                             default_delta=delta, seeded=False,\n                             assumed_public=self._assumed_public(clipped))\n\n    # ---")],
+        ('        return fit.report(self._event(noise.event, eps_i, eps_plain, T), "word",',
+         "        from ..accounting import PrivacyReport\n"
+         '        return PrivacyReport(self._event(noise.event, eps_i, eps_plain, T), "word",')],
          tests=GIBBS, what="a seeded NoisyGibbsLDA's report not marked TEST MODE"),
     # -- session 12: the branch-free true-count updates of private sweeps (review s12)
     dict(id="G09", file="dptm/_kernels/cgs_private_sweep.pxi",
@@ -508,16 +509,20 @@ MUTANTS += [
          what="the snapshot's recounted row not cleared: each row holds the counts of every "
               "earlier row of its thread too (sensitivity unbounded)"),
     dict(id="C02", file="dptm/models/private_gibbs.py",
-         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 34 + "recount=sweep.recount(state))",
-         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf)",
+         old=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=sweep.recount(state))",
+         new=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=None if type(self).__name__ == 'NoisyGibbsLDA' "
+             "else sweep.recount(state))",
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="NoisyGibbsLDA's snapshots from the counts the recounting sweeps leave stale "
               "(the initial topics' counts)"),
-    dict(id="C03", file="dptm/models/subsampled_gibbs.py",
-         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 34 + "recount=sweep.recount(state))",
-         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf)",
+    dict(id="C03", file="dptm/models/private_gibbs.py",
+         old=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=sweep.recount(state))",
+         new=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=None if type(self).__name__ == 'SubsampledGibbsLDA' "
+             "else sweep.recount(state))",
          tests=GIBBS + ["tests/test_parallel_gibbs.py"],
          what="SubsampledGibbsLDA's snapshots from the counts the recounting sweeps leave "
               "stale"),
@@ -528,25 +533,27 @@ MUTANTS += [
          what="the recounting snapshot draws its noise around n_wk (stale in a recounting "
               "fit) instead of the row it counted from the topics"),
     dict(id="Q02", file="dptm/models/private_gibbs.py",
-         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 34 + "recount=sweep.recount(state))",
-         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 34 + "recount=sweep.recount(state) if self.trace_ is None else None)",
+         old=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=sweep.recount(state))",
+         new=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=sweep.recount(state) if trace is None or "
+             "type(self).__name__ != 'NoisyGibbsLDA' else None)",
          tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="NoisyGibbsLDA's traced fits (double snapshots) read the stale counts"),
-    dict(id="Q03", file="dptm/models/subsampled_gibbs.py",
-         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 34 + "recount=sweep.recount(state))",
-         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 34 + "recount=sweep.recount(state) if self.trace_ is None else None)",
+    dict(id="Q03", file="dptm/models/private_gibbs.py",
+         old=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=sweep.recount(state))",
+         new=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=sweep.recount(state) if trace is None or "
+             "type(self).__name__ != 'SubsampledGibbsLDA' else None)",
          tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="SubsampledGibbsLDA's traced fits (double snapshots) read the stale counts"),
-    dict(id="Q04", file="dptm/models/subsampled_gibbs.py",
-         old=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 34 + "recount=sweep.recount(state))",
-         new=" " * 34 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
-             + " " * 34 + "recount=sweep.recount(state) if self.convergence_tol is None "
-             "else None)",
+    dict(id="Q04", file="dptm/models/private_gibbs.py",
+         old=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=sweep.recount(state))",
+         new=" " * 39 + "word_blocks=sweep.word_blocks, clipped=clip_buf,\n"
+             + " " * 39 + "recount=sweep.recount(state) if getattr(self, 'convergence_tol', "
+             "None) is None else None)",
          tests=GIBBS + ["tests/test_parallel_gibbs.py", "tests/test_private_gibbs_recount.py"],
          what="SubsampledGibbsLDA's fits with the stopping rule read the stale counts"),
     dict(id="Q05", file="dptm/models/private_vb.py",
@@ -615,15 +622,15 @@ MUTANTS += [
          new="        if not np.all(np.isfinite(tw)) or np.any(tw.sum(axis=1) <= 0):",
          tests=BOUNDARY, what="negative topic-word entries accepted (on load too)"),
     dict(id="R2-08", file="dptm/models/private_gibbs.py",
-         old="            return noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,",
-         new="            return noise.snapshot(state.n_wk, self.clip_ if clip_buf is None "
+         old="            return plan.noise.snapshot(state.n_wk, clip, beta, noise_gens,",
+         new="            return plan.noise.snapshot(state.n_wk, clip if clip_buf is None "
              "else 2.0 ** 30, beta, noise_gens,",
          tests=STREAMS, what="the unreleased snapshots (int32 clipped buffer) not clipped at C"),
     dict(id="R2-09", file="dptm/models/private_gibbs.py",
-         old="        eps_i = inherent_epsilon(self.clip_, beta)\n"
-             "        eps_plain = plain_sweep_epsilon(corpus.n_tokens, beta)",
-         new="        eps_i = inherent_epsilon(self.clip_, alpha)\n"
-             "        eps_plain = plain_sweep_epsilon(corpus.n_tokens, beta)",
+         old="        eps_i = inherent_epsilon(clip, beta)\n"
+             "        eps_plain = plain_sweep_epsilon(shape[2], beta)",
+         new="        eps_i = inherent_epsilon(clip, self.doc_topic_prior_)\n"
+             "        eps_plain = plain_sweep_epsilon(shape[2], beta)",
          tests=CROSS, what="eps_I computed with alpha instead of beta (equal at the 1/K defaults)"),
     dict(id="R2-10", file="dptm/models/topicdp.py", old="        perm = noise_gen.permutation(m)\n",
          new="        perm = np.arange(m)\n        noise_gen.permutation(m)\n", tests=TOPICDP_ORDER,
@@ -638,8 +645,8 @@ MUTANTS += [
          what="the delta >= 1/n guardrail skipped for replace-one adjacency"),
     # finding 3: secrets in the estimator (PrivateBatchLDA)
     dict(id="R2-13", file="dptm/models/private_vb.py",
-         old='        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")\n',
-         new='        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")\n'
+         old='        gen = fit.generator\n',
+         new='        gen = fit.generator\n'
              '        self._aes = (gen.bit_generator.state["s"]["seed"].copy(),\n'
              '                     gen.bit_generator.state["s"]["counter"].copy())\n',
          tests=SECRETS, what="the AES generator's key and counter kept on the estimator as "
@@ -650,8 +657,9 @@ MUTANTS += [
              "        self._n_docs = X.shape[0]\n",
          tests=SECRETS, what="the document count kept as _n_docs"),
     dict(id="R2-15", file="dptm/models/private_vb.py",
-         old="            default_delta=float(self.target_delta), seeded=seeded,",
-         new="            default_delta=float(self.target_delta), seeded=False,", tests=SECRETS,
+         old="        privacy = fit.report(\n",
+         new="        from ..accounting import PrivacyReport\n        privacy = PrivacyReport(\n",
+         tests=SECRETS,
          what="a seeded report without its TEST MODE line"),
     dict(id="R2-16", file="dptm/models/private_vb.py",
          old="        threads = effective_n_jobs(self.n_jobs)\n        if groups is not None:",
@@ -676,8 +684,8 @@ MUTANTS += [
                              "documents (schedule, sigmas and report then depend on D)"),
     # variants
     dict(id="R2-18", file="dptm/models/private_vb.py",
-         old='        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")\n',
-         new='        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")\n'
+         old='        gen = fit.generator\n',
+         new='        gen = fit.generator\n'
              "        self._state = gen.bit_generator.state\n",
          tests=SECRETS, what="the generator's state dict kept on the estimator"),
     dict(id="R2-19", file="dptm/models/private_gibbs.py",
@@ -693,8 +701,8 @@ MUTANTS += [
          new="            return ev.LaplaceDpEvent(event.scale)", tests=CROSS,
          what="the PLD route of Laplace ignores the L1 sensitivity"),
     dict(id="R2-22", file="dptm/models/private_gibbs.py",
-         old="        self._corpus_shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)\n",
-         new="        self._corpus_shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)\n"
+         old="        order_rng, init_rng, noise_rng, sweep_rng = _child_generators(fit.generator, 4)\n",
+         new="        order_rng, init_rng, noise_rng, sweep_rng = _child_generators(fit.generator, 4)\n"
              "        self._noise_key = noise_rng.bit_generator.state['s']['seed'][:2].astype(np.int64)\n",
          tests=SECRETS, what="a Gibbs model keeps its noise stream's key (as an int64 array)"),
     # beyond the review's list: the same class in PrivateOnlineLDA

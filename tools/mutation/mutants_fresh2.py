@@ -374,8 +374,8 @@ FRESH2_MUTANTS = [
          tests=GIBBS + GAPS,
          what="CDP-LDA (schedule 'first'): the T sampling steps accounted once"),
     dict(id="B72", file="dptm/models/subsampled_gibbs.py",
-         old='        return PrivacyReport(self._events(noise, eps_i, gamma, T, v), "word",',
-         new='        return PrivacyReport(self._events(noise, eps_i, gamma, self.n_iter_, v), "word",',
+         old='        return fit.report(self._events(noise, eps_i, gamma, T, v), "word",',
+         new='        return fit.report(self._events(noise, eps_i, gamma, fitted["n_iter_"], v), "word",',
          tests=GIBBS + GAPS,
          what="SubsampledGibbsLDA stopped early accounts only the sweeps run (a data-dependent "
               "stopping time)"),
