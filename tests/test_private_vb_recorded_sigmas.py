@@ -7,24 +7,19 @@ from fractions import Fraction
 import numpy as np
 
 from dptm.mechanisms import discrete_gaussian_parameters
-from dptm.models import private_vb
 from dptm.models.private_vb import PrivateBatchLDA
+from dptm.noise.releases import recording
 
 
-def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
-    calls = []
-    real = private_vb._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        calls.append((sigma, granularity, out[2]))
-        return out
-    monkeypatch.setattr(private_vb, "_release", spy)
+def test_recorded_sigmas_are_exactly_the_drawn_ones():
     X = np.random.default_rng(0).poisson(1.0, (60, 12))
     sched = (("presence", 0.2), ("presence", 0.2), ("presence", 0.1), ("counts", 0.5))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), recording() as draws:
         warnings.simplefilter("ignore")
         m = PrivateBatchLDA(3, target_epsilon=2.0, schedule=sched, random_state=0).fit(X)
+    # (nominal sigma, lattice, effective sigma) of every release, as its object drew it
+    calls = [(d.release.sigma, d.release.granularity_, d.release.sigma_) for d in draws]
+    assert all(d.event.sigma == d.release.sigma_ for d in draws)
     assert len(calls) == len(sched) + 1          # the norm histogram first
     # what was drawn: g times the discrete Gaussian of variance p/q for sigma / g, stated
     # as the largest float whose square is at most p/q (never more noise than drawn)

@@ -11,6 +11,8 @@ import scipy.sparse as sp
 from dptm.models import private_vb as P
 from dptm.models.private_vb import PrivateBatchLDA
 
+from _releases import force_lattice_releases
+
 
 def _corpus(seed=0, D=60, V=12):
     r = np.random.default_rng(seed)
@@ -69,14 +71,11 @@ def test_neighbours_fits_differ_only_in_the_released_values(tmp_path, monkeypatc
     # bound from the norm histogram, that release is forced to one value (the bound, the
     # noise scales and the noisy count are its post-processing).
     if clip == "histogram":
-        real = P._release
-
-        def forced(stat, sigma, gen, granularity):
-            out = real(stat, sigma, gen, granularity)
+        def forced(release, stat, noisy):
             if stat.shape[0] == 1:                    # the (1, bins) norm histogram
-                return np.full(stat.shape, 10.0 * (np.arange(stat.size) < 12)), *out[1:]
-            return out
-        monkeypatch.setattr(P, "_release", forced)
+                return np.full(stat.shape, 10.0 * (np.arange(stat.size) < 12))
+            return None
+        force_lattice_releases(monkeypatch, forced)
     kw = {"clip_norm": 0.5} if clip == "public" else {}
     import json
     X = _corpus(4, D=80)

@@ -52,15 +52,14 @@ from randomgen import AESCounter
 
 from .. import _cgs
 from .._utils import check_positive, check_probability
-from ..accounting import (ComposedEvent, GaussianEvent, LaplaceEvent, PaperClaim, PureDPEvent,
-                          SelfComposedEvent, epsilon as _epsilon, log_bisect,
-                          recipes)
+from ..accounting import (ComposedEvent, PaperClaim, PureDPEvent, SelfComposedEvent,
+                          epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
 from ..exceptions import NotHardenedWarning, user_stacklevel
-from ..noise import laplace_table as _laplace_table
-from ..noise.laplace_table import MAX_DYADIC_SCALE as _DYADIC_MAX_SCALE, dyadic_laplace_parameter
-from ..noise.mechanisms import (discrete_gaussian_parameters, discrete_gaussian_table,
-                                discrete_laplace_parameters)
+from ..noise.laplace_table import dyadic_laplace_parameter  # noqa: F401  (tests)
+# the snapshot's noise: a release object of the noise package (old names kept)
+from ..noise.releases import (SNAPSHOT_LABEL as _SNAPSHOT_LABEL,  # noqa: F401  (tests)
+                              SNAPSHOT_MECHANISMS as _KIND, SnapshotRelease as _Noise)
 from ..noise.secret import shuffle_within_segments
 from ._base import TopicModelMixin, store_params
 from ._private_base import PrivateModelMixin, topic_attributes
@@ -71,8 +70,6 @@ from .gibbs import GibbsState, token_blocks
 __all__ = ["NoisyGibbsLDA", "SubsampledGibbsLDA",  # noqa: F822
            "inherent_epsilon", "plain_sweep_epsilon"]
 
-_SQRT2 = math.sqrt(2.0)
-_KIND = {"laplace": 1, "gaussian": 2, "discrete_laplace": 3, "discrete_gaussian": 4}
 _NO_TABLE = np.zeros((0, 0), dtype=np.float64)
 # Documents are swept in blocks of about this many tokens, each with its own secret stream:
 # the blocks depend only on the (public) document lengths, never on n_jobs, so a fit is
@@ -97,7 +94,6 @@ _THREAD_COUNTS_MAX_BYTES = 1 << 28
 # balance 2 threads better at K = 50 on KOS, 6 blocks: at most 0.05 ms of a 2.4 ms
 # snapshot, the factor pass being split evenly; not worth changing every seeded fit.)
 _SNAPSHOT_BLOCK_ENTRIES = 1 << 16
-_SNAPSHOT_LABEL = "noisy snapshot of the topic-word counts"
 _SAMPLING_LABEL = "topic sampling step (inherent privacy of the clipped snapshot sampler)"
 
 
@@ -114,73 +110,6 @@ def plain_sweep_epsilon(n_tokens, beta):
     'last' that precede its single noisy iteration."""
     n = float(n_tokens)
     return 2.0 * math.log1p(n / beta) + 2.0 * (n - 1.0) * math.log1p(1.0 / beta)
-
-
-class _Noise:
-    """The snapshot noise actually drawn: kernel code, parameters and its privacy event."""
-
-    def __init__(self, mechanism, *, epsilon=None, noise_multiplier=None):
-        self.mechanism = mechanism
-        self.kind = _KIND[mechanism]
-        self.discrete = mechanism.startswith("discrete")
-        self.a = self.b = self.c = 0
-        self.table = None
-        if mechanism.endswith("laplace"):
-            scale = 2.0 / epsilon          # L1 sensitivity 2 under word replacement
-            if self.discrete and scale <= _DYADIC_MAX_SCALE:
-                self.kind = 5
-                self.a, scale = dyadic_laplace_parameter(scale)   # table: on first use
-            elif self.discrete:
-                self.a, self.b, scale = discrete_laplace_parameters(scale)
-            self.scale = scale
-            self.event = LaplaceEvent(scale=scale, sensitivity=2.0, discrete=self.discrete,
-                                      label=_SNAPSHOT_LABEL)
-        else:
-            sigma = noise_multiplier * _SQRT2  # L2 sensitivity sqrt(2)
-            if self.discrete:
-                self.a, self.b, self.c, sigma = discrete_gaussian_parameters(sigma)
-            self.scale = sigma
-            self.event = GaussianEvent(sigma=sigma, sensitivity=_SQRT2, discrete=self.discrete,
-                                       label=_SNAPSHOT_LABEL)
-
-    @property
-    def sigma(self):
-        return self.scale
-
-    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, *,
-                 word_blocks=None, clipped=None, recount=None):
-        """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
-        ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
-        or a list (one per block of rows, see ``_snapshot_generators``). ``word_blocks``
-        (optional, V x ceil(K / 16)): filled in the same pass with the word factor's
-        running sums at the end of each block of 16 topics (the sweep's two-level search
-        table). ``clipped`` (optional, from ``clipped_buffer``): the snapshot is then not
-        written (``out[0]`` keeps its old contents); the kernel keeps the clamped, clipped
-        noisy counts there instead, for a snapshot that is not released (same draws, same
-        factor). ``recount`` (optional, ``(z, word_ptr, word_tokens)``): the counts are
-        those of the topics ``z`` (``n_wk`` is not read), counted row by row as the noise
-        is drawn (``_cgs.noisy_snapshot``'s ``topics``)."""
-        if out is None:
-            out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
-                   np.empty(n_wk.shape[0]))
-        if self.table is None and self.kind in (4, 5):
-            # built here, not in __init__: calibration creates many _Noise objects
-            self.table = (_laplace_table.dyadic_table(self.a) if self.kind == 5
-                          else discrete_gaussian_table(self.a, self.b))
-        gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
-        topics, word_ptr, word_tokens = recount if recount is not None else (None,) * 3
-        _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator, n_threads, gauss, laplace,
-                            word_blocks=word_blocks, clipped=clipped, topics=topics,
-                            word_ptr=word_ptr, word_tokens=word_tokens)
-        return out
-
-    def clipped_buffer(self, shape, clip):
-        """A V x K int32 buffer for ``snapshot(..., clipped=)``, or None where it would not
-        be exact (float noise, or a clip of 2^31 or more)."""
-        if self.discrete and math.ceil(clip) < 2 ** 31:
-            return np.empty(shape, dtype=np.int32)
-        return None
 
 
 def _snapshot_generators(noise_rng, n_words, n_topics):
@@ -261,10 +190,12 @@ class _SnapshotPlan:
     attribute), ``fitted`` (its own fitted attributes), ``rate (resampling probability of the sweep), ``recount`` (every sweep
     follows a snapshot), ``keep_clipped`` (unreleased snapshots may keep int32 clipped
     counts), ``plain_until`` (iterations up to it sweep on the true counts: schedule
-    'last'), and the ``noisy_at`` / ``table`` / ``stop`` of ``_iterate``."""
+    'last'), and the ``noisy_at`` / ``table`` / ``stop`` of ``_iterate``; ``ledger`` (the
+    fit's) records every snapshot drawn."""
 
-    def __init__(self, noise, report, fitted, *, rate=1.0, recount=True, keep_clipped=True,
-                 plain_until=0, noisy_at=None, table=None, stop=None):
+    def __init__(self, noise, report, fitted, *, ledger, rate=1.0, recount=True,
+                 keep_clipped=True, plain_until=0, noisy_at=None, table=None, stop=None):
+        noise.ledger = ledger               # every snapshot drawn is recorded there
         self.noise, self.report, self.fitted = noise, report, fitted
         self.rate, self.recount, self.keep_clipped = rate, recount, keep_clipped
         self.plain_until, self.noisy_at, self.table, self.stop = (plain_until, noisy_at,
@@ -365,6 +296,8 @@ class _SnapshotGibbsBase(PrivateModelMixin, TopicModelMixin):
             theta = n_dk + alpha
             fitted["doc_topic_"] = theta / theta.sum(axis=1, keepdims=True)
         fitted["n_features_in_"] = shape[1]
+        # the report accounts max_iter snapshots of this noise: no other noise was drawn
+        fit.ledger.check_within(plan.noise.event, self.max_iter)
         fitted["privacy_"] = plan.report(fitted)
         return fitted
 
@@ -752,7 +685,8 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                                    else None)},
             # every sweep follows a snapshot (schedule 'every'): the snapshot counts n_wk
             recount=schedule == "every", keep_clipped=schedule == "every",
-            plain_until=T - 1 if schedule == "last" else 0, noisy_at=self._noisy_at)
+            plain_until=T - 1 if schedule == "last" else 0, noisy_at=self._noisy_at,
+            ledger=fit.ledger)
 
 
 def __getattr__(name):

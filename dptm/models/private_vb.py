@@ -31,6 +31,7 @@ from .._utils import check_count_matrix, check_int, check_positive, check_real
 # the lattice of the noise: sigma / g in [2^13, 2^14) (rounding DOWN loses <= g per entry)
 from ..noise.mechanisms import finest_lattice_granularity as _granularity, lattice_gaussian
 from ._base import TopicModelMixin
+from ..noise.releases import LatticeGaussianRelease
 from ._private_base import UNSET, PrivateModelMixin, topic_attributes
 from .user_contributions import (USER_ASSUMED_PUBLIC, USER_DESCRIPTION, group_documents,
                                  user_expected_counts)
@@ -752,23 +753,22 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         gen = fit.generator
         beta = (1.0 + 0.1 * gen.random((K, V)) if init is None    # data-independent start
                 else eta + init * (1e3 / init.sum(axis=1, keepdims=True)))
-        drawn, sens, n_docs, releases = [], [], None, []
+        n_docs, releases = None, []
         for r in plan:
-            if r.statistic == "norm-histogram":
+            if r.statistic == "norm-histogram":     # integer counts: sensitivity 1, unit lattice
                 hist = statistic(np.zeros((1, _BINS_PER_OCTAVE * _OCTAVES)), None, None,
                                  1.0, "norm-histogram", None)
-                noisy, _, sd = _release(hist, r.z, gen, 1.0)
-                drawn.append(sd)
-                sens.append(1.0)
-                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)
+                release = LatticeGaussianRelease(r.z, 1.0, 1.0, ledger=fit.ledger)
+                noisy = release.draw(hist, gen)
+                C, n_docs = clip_bound(noisy, release.sigma_, [m.z for m in model], K, V)
                 _check_noise_range(model, C)
                 continue
             sigma = r.z * C
             g = _granularity(sigma)
             stat = statistic(beta, alpha, C, g, r.statistic == "presence", None)
-            noisy, _, sd = _release(stat, sigma, gen, g)
-            drawn.append(sd)
-            sens.append(C)
+            release = LatticeGaussianRelease(sigma, C, g, ledger=fit.ledger)
+            noisy = release.draw(stat, gen)
+            sd = release.sigma_
             releases.append((noisy, sd))
             est, est_sd = noisy, sd
             if len(releases) >= 2 and (r.post == "final" or (init is None and len(releases) >= 3)):
@@ -778,8 +778,9 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
             beta = _post_process(r.post, est, est_sd, eta,
                                  None if self.threshold is None else float(self.threshold))
             self._progress(len(releases), total=len(model), unit="release")
+        drawn = [ev.sigma for ev in fit.ledger.events]
         privacy = fit.report(
-            _schedule_event(drawn, sens), unit,
+            fit.ledger.composed(), unit,
             description=(USER_DESCRIPTION if unit == "user" else
                          "batch VB LDA: a noisy histogram of document norms sets the clip "
                          "bound; per-document clipped expected counts, lattice (exact "

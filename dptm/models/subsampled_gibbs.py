@@ -278,7 +278,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
             fitted, rate=gamma, recount=True,   # a snapshot each sweep
             keep_clipped=self.convergence_tol is None and not self.adaptive,
             table=(lambda s: self._adaptive_table(s, gamma, v, q)) if self.adaptive else None,
-            stop=rule)
+            stop=rule, ledger=fit.ledger)
 
     def _report(self, fit, fitted, noise, eps_i, gamma, clipped, delta, v, q):
         T, beta, alpha_r = self.max_iter, self.topic_word_prior_, int(self.rdp_order)

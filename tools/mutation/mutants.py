@@ -165,7 +165,7 @@ MUTANTS = [
          new="        vocab = np.asarray(X.sum(axis=0)).ravel() > 0", tests=AUDIT,
          what="audit() restricts the vocabulary with all documents instead of the target's"),
     # -- word-level private Gibbs sampling ----------------------------------------------------
-    dict(id="G01", file="dptm/models/private_gibbs.py", edits=[
+    dict(id="G01", file="dptm/noise/releases.py", edits=[
         ("scale = 2.0 / epsilon          # L1", "scale = 1.0 / epsilon          # L1"),
         ("LaplaceEvent(scale=scale, sensitivity=2.0", "LaplaceEvent(scale=scale, sensitivity=1.0")],
          tests=GIBBS, what="snapshot Laplace at half the scale, the event's sensitivity taken as 1 to match"),
@@ -246,12 +246,14 @@ MUTANTS = [
               "pair lost)"),
     # -- PrivateOnlineLDA (VIPS): noise against the ledger, secrets, release -------------
     dict(id="V01", file="dptm/models/svi.py",
-         old="lattice_gaussian(stat, self._sigma_draw_, rng,",
-         new="lattice_gaussian(stat, self._sigma_draw_ / self.sensitivity_, rng,", tests=SVI,
+         old="release = LatticeGaussianRelease(self._sigma_draw_, self.sensitivity_,",
+         new="release = LatticeGaussianRelease(self._sigma_draw_ / self.sensitivity_, "
+             "self.sensitivity_,", tests=SVI,
          what="VIPS lattice noise drawn with sigma / sensitivity (the multiplier) as sigma"),
     dict(id="V02", file="dptm/models/svi.py",
-         old="return stat + gaussian_noise(stat.shape, self.sigma_, rng)",
-         new="return stat + gaussian_noise(stat.shape, self.noise_multiplier_, rng)", tests=SVI,
+         old="release = GaussianRelease(self.sigma_, self.sensitivity_, label=_STAT_LABEL)",
+         new="release = GaussianRelease(self.noise_multiplier_, self.sensitivity_, "
+             "label=_STAT_LABEL)", tests=SVI,
          what="VIPS floating-point noise drawn with the noise multiplier instead of sigma"),
     dict(id="V03", file="dptm/models/svi.py",
          old="        sigma_c = z * ref                      #",
@@ -299,8 +301,8 @@ MUTANTS = [
          what="every release calibrated to the whole budget (sequential composition ignored), "
               "the accountant check skipped"),
     dict(id="B08", file="dptm/models/private_vb.py",
-         old="            noisy, _, sd = _release(stat, sigma, gen, g)",
-         new="            noisy, _, sd = _release(stat, sigma / 2, gen, g)",
+         old="            release = LatticeGaussianRelease(sigma, C, g, ledger=fit.ledger)",
+         new="            release = LatticeGaussianRelease(sigma / 2, C, g, ledger=fit.ledger)",
          tests=BATCH, what="a release drawn with half its calibrated noise"),
     dict(id="B02", file="dptm/models/private_vb.py",
          edits=[("        contrib = np.floor(contrib / granularity)\n",
@@ -426,16 +428,16 @@ MUTANTS += [
          tests=_VB_ALL, what="the norm histogram counts a document twice (sensitivity 2, "
                              "accounted as 1)"),
     dict(id="B35", file="dptm/models/private_vb.py",
-         old="                sens.append(1.0)\n",
-         new="                sens.append(1e-3)\n",
+         old="                release = LatticeGaussianRelease(r.z, 1.0, 1.0, ledger=fit.ledger)",
+         new="                release = LatticeGaussianRelease(r.z, 1e-3, 1.0, ledger=fit.ledger)",
          tests=_VB_ALL, what="the histogram release accounted at a sensitivity below its 1"),
     dict(id="B36", file="dptm/models/private_vb.py",
-         old="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)",
-         new="                C, n_docs = clip_bound(hist, sd, [m.z for m in model], K, V)",
+         old="                C, n_docs = clip_bound(noisy, release.sigma_, [m.z for m in model], K, V)",
+         new="                C, n_docs = clip_bound(hist, release.sigma_, [m.z for m in model], K, V)",
          tests=_VB_ALL, what="the clip bound from the un-noised norm histogram"),
     dict(id="B37", file="dptm/models/private_vb.py",
-         old="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)\n",
-         new="                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)\n"
+         old="                C, n_docs = clip_bound(noisy, release.sigma_, [m.z for m in model], K, V)\n",
+         new="                C, n_docs = clip_bound(noisy, release.sigma_, [m.z for m in model], K, V)\n"
              "                n_docs = float(hist.sum())\n",
          tests=_VB_ALL, what="the fit's warning reads the true document count"),
     dict(id="B38", file="dptm/models/private_vb.py",
@@ -561,9 +563,21 @@ MUTANTS += [
          new="        parts.append(SelfComposedEvent(ev, j - i) if j > i else ev)",
          tests=_VB_ALL + ["tests/test_private_vb_privacy.py"],
          what="a run of equal releases accounted one short (calibration and report alike)"),
+    # -- the release objects and their ledger (dptm/noise/releases.py)
+    dict(id="L01", file="dptm/noise/releases.py",
+         old="            parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)",
+         new="            parts.append(SelfComposedEvent(ev, j - i) if j > i else ev)",
+         tests=["tests/test_releases.py", "tests/test_private_vb_recorded_sigmas.py"],
+         what="the ledger composes a run of equal releases one short (the report understates)"),
+    dict(id="L02", file="dptm/noise/releases.py",
+         old="        if len(self.events) > count or any(ev != planned for ev in self.events):",
+         new="        if len(self.events) > count + 1:",
+         tests=["tests/test_releases.py"] + GIBBS,
+         what="a planned report accepted although it covers neither the noise nor the "
+              "number of releases drawn"),
     dict(id="Q06", file="dptm/models/private_vb.py",
-         old="            _schedule_event(drawn, sens), unit,",
-         new="            _schedule_event(drawn, [1.0] * len(drawn)), unit,",
+         old="            release = LatticeGaussianRelease(sigma, C, g, ledger=fit.ledger)",
+         new="            release = LatticeGaussianRelease(sigma, 1.0, g, ledger=fit.ledger)",
          tests=_VB_ALL + ["tests/test_private_vb_privacy.py"],
          what="the report's releases at sensitivity 1 whatever clip_norm (understated for "
               "clip_norm > 1)"),
