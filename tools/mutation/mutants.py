@@ -572,6 +572,11 @@ MUTANTS += [
          tests=["tests/test_releases.py"] + GIBBS,
          what="a planned report accepted although it covers neither the noise nor the "
               "number of releases drawn"),
+    dict(id="K02", file="dptm/models/_private_base.py",
+         old="            wrapped = private_fit(fit)\n", new="            wrapped = fit\n",
+         tests=["tests/test_failed_fit_forgets_secrets.py"],
+         what="the private-model base does not wrap fit: a failed fit keeps its secrets in "
+              "the traceback and stays fitted"),
     dict(id="Q06", file="dptm/models/private_vb.py",
          old="            release = LatticeGaussianRelease(sigma, C, g, ledger=fit.ledger)",
          new="            release = LatticeGaussianRelease(sigma, 1.0, g, ledger=fit.ledger)",
