@@ -1,5 +1,5 @@
-"""Helpers shared by the PrivateBatchLDA tests (document and user level): spies on the
-releases the fit draws, the exact noise a discrete Gaussian release draws, the leaves of a
+"""Helpers shared by the PrivateBatchLDA tests (document and user level): the norm
+histogram held fixed, the exact noise a discrete Gaussian release draws, the leaves of a
 fit's privacy event and what an observer sees of a fit."""
 import json
 import math
@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dptm.mechanisms import discrete_gaussian_parameters
+from _releases import force_lattice_releases
 from dptm.models import private_vb
 
 
@@ -29,32 +30,15 @@ def fit_quietly(X, **kw):
         return private_vb.PrivateBatchLDA(**kw).fit(X)
 
 
-def spy_releases(monkeypatch):
-    """Record ``(sigma, granularity, drawn sd)`` of every release of the following fits (the
-    norm histogram first), in order; the releases themselves are unchanged."""
-    calls = []
-    real = private_vb._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        calls.append((sigma, granularity, out[2]))
-        return out
-    monkeypatch.setattr(private_vb, "_release", spy)
-    return calls
-
-
 def force_norm_histogram(monkeypatch, value=10.0):
     """The norm-histogram release (the only (1, bins) one) forced to ``value`` in its first
     12 bins and 0 elsewhere, its noise still drawn: the clip bound, the noise scales and the
     noisy count are then the same for every corpus."""
-    real = private_vb._release
-
-    def forced(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
+    def forced(release, stat, noisy):
         if stat.shape[0] == 1:
-            return np.full(stat.shape, value * (np.arange(stat.size) < 12)), *out[1:]
-        return out
-    monkeypatch.setattr(private_vb, "_release", forced)
+            return np.full(stat.shape, value * (np.arange(stat.size) < 12))
+        return None
+    force_lattice_releases(monkeypatch, forced)
 
 
 def drawn_sigma(sigma, granularity):

@@ -48,17 +48,13 @@ def _neighbours(X):
 def _spy(monkeypatch):
     """Record the E-step prior of every model statistic and the post-processing step of
     every release (by its model-release index)."""
-    log = {"alpha": [], "eb": [], "posts": [], "released": 0}
-    real_stat, real_release, real_post = P._expected_counts, P._release, P._post_process
+    log = {"alpha": [], "eb": [], "posts": []}
+    real_stat, real_post = P._expected_counts, P._post_process
 
     def stat(X, beta, alpha, *a, **kw):
         if alpha is not None:                  # None: the norm histogram (no E-step)
             log["alpha"].append(alpha)
         return real_stat(X, beta, alpha, *a, **kw)
-
-    def release(*a, **kw):
-        log["released"] += 1
-        return real_release(*a, **kw)
 
     def post(step, est, sd, eta, threshold=None):
         log["posts"].append(step)
@@ -66,14 +62,12 @@ def _spy(monkeypatch):
             log["eb"].append(len(log["posts"]) - 1)
         return real_post(step, est, sd, eta, threshold)
     monkeypatch.setattr(P, "_expected_counts", stat)
-    monkeypatch.setattr(P, "_release", release)
     monkeypatch.setattr(P, "_post_process", post)
     return log
 
 
 def _clear(log):
     log["alpha"].clear(), log["eb"].clear(), log["posts"].clear()
-    log["released"] = 0
 
 
 # ------------------------------------------------------------ (a) public decisions only

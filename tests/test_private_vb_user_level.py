@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from _private_vb import drawn_sigma, event_leaves, force_norm_histogram, observed, spy_releases
+from _private_vb import drawn_sigma, event_leaves, force_norm_histogram, observed
 from _secrets import differing_paths, released
 from dptm.models import private_vb as P
 from dptm.models import user_contributions as U
 from dptm.models.private_vb import PrivateBatchLDA
+from dptm.noise.releases import LatticeGaussianRelease, recording
 from dptm.testing import epsilon_lower_bound
 
 pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
@@ -217,11 +218,12 @@ def test_the_report_says_user_level_and_what_is_assumed_public():
                         for s in msgs)
 
 
-def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
-    calls = spy_releases(monkeypatch)
+def test_recorded_sigmas_are_exactly_the_drawn_ones():
     X, groups = _with_heavy(*_corpus())
     sched = (("presence", 0.3), ("presence", 0.2), ("counts", 0.5))
-    m = _fit(X, groups=groups, schedule=sched)
+    with recording() as draws:
+        m = _fit(X, groups=groups, schedule=sched)
+    calls = [(d.release.sigma, d.release.granularity, d.release.sigma_) for d in draws]
     assert len(calls) == len(sched) + 1
     drawn = [drawn_sigma(s, g) for s, g, _ in calls]
     assert [eff for *_, eff in calls] == drawn
@@ -317,22 +319,12 @@ def test_one_release_empirical_epsilon_on_a_worst_case_user(broken):
     user = sp.csr_matrix(np.array([[0, LENGTH]] * N_DOCS))
     with_user = sp.vstack([base, user]).tocsr()
     g_with = np.r_[np.arange(4), [9] * N_DOCS]
-    calls = []
-    real = P._release
-
-    def spy(stat, sigma, gen, granularity):
-        calls.append((sigma, granularity))
-        return real(stat, sigma, gen, granularity)
     m = PrivateBatchLDA(1, target_epsilon=1.0, target_delta=DELTA, clip_norm=5.0,
                         schedule=(("counts", 1.0),), random_state=0)
-    P._release, saved = spy, P._release
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m.fit(with_user, groups=g_with)
-    finally:
-        P._release = saved
-    (sigma, g), = calls
+    with warnings.catch_warnings(), recording() as draws:
+        warnings.simplefilter("ignore")
+        m.fit(with_user, groups=g_with)
+    (sigma, g), = [(d.release.sigma, d.release.granularity) for d in draws]
     beta = np.ones((1, 2))
     s1 = U.user_expected_counts(*U.group_documents(with_user, g_with), beta, 1.0, 5.0, g)
     s0 = U.user_expected_counts(*U.group_documents(base, np.arange(4)), beta, 1.0, 5.0, g)
@@ -343,7 +335,7 @@ def test_one_release_empirical_epsilon_on_a_worst_case_user(broken):
     def release(s):
         stat = np.full((1, RUNS), s[0, 1])
         noise_sigma = sigma / 2 if broken == "halved" else sigma
-        return P._release(stat, noise_sigma, rng, g)[0][0]
+        return LatticeGaussianRelease(noise_sigma, 5.0, g).draw(stat, rng)[0]
     bound = epsilon_lower_bound(release(s1), release(s0), delta=DELTA, confidence=0.999)
     if broken:
         assert bound > claimed, (bound, claimed)

@@ -26,12 +26,13 @@ import scipy.sparse as sp
 from scipy.special import psi
 
 from .. import _svi
-from .._random import private_fit, private_generator, public_seed
 from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_int, check_positive, check_real
 # the lattice of the noise: sigma / g in [2^13, 2^14) (rounding DOWN loses <= g per entry)
 from ..noise.mechanisms import finest_lattice_granularity as _granularity, lattice_gaussian
 from ._base import TopicModelMixin
+from ..noise.releases import LatticeGaussianRelease
+from ._private_base import UNSET, PrivateModelMixin, topic_attributes
 from .user_contributions import (USER_ASSUMED_PUBLIC, USER_DESCRIPTION, group_documents,
                                  user_expected_counts)
 # post-processing of the releases (free in privacy); re-exported: tests and mutants read them here
@@ -429,7 +430,7 @@ def expected_ratio(n_documents, epsilon, n_components, n_features, delta=1e-5):
     return 1.0 + _RATIO_SCALE * (z * math.sqrt(n_components * n_features) / n) ** _RATIO_POWER
 
 
-class PrivateBatchLDA(TopicModelMixin):
+class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
     """Document-level (or, with ``groups``, user-level) private LDA by batch VB.
 
     The fit runs the public plan of :func:`fit_plan`: a noisy histogram of the documents'
@@ -511,6 +512,8 @@ class PrivateBatchLDA(TopicModelMixin):
     under two ids is two users) and neither the number of users nor of documents is public.
     """
 
+    _TRANSFORM_SEED = "last"         # after every release
+
     def __init__(self, n_components=10, *, target_epsilon=1.0, target_delta=1e-5,
                  schedule=None, clip_norm=None, threshold=None, init_topics=None,
                  doc_topic_prior=None, topic_word_prior=None, transform_max_iter=50,
@@ -551,7 +554,6 @@ class PrivateBatchLDA(TopicModelMixin):
             raise ValueError("init_topics must be finite, non-negative, with positive rows")
         return init
 
-    @private_fit
     def fit(self, X, y=None, groups=None):
         """Fit to the count matrix ``X`` (documents x words); ``groups`` (one hashable
         user id per document, optional): user level (see the class's Privacy contract)."""
@@ -572,8 +574,7 @@ class PrivateBatchLDA(TopicModelMixin):
         granularity, presence, word_weight)`` is the lattice sum of ``_expected_counts`` over
         every document (one process: ``fit``; a cluster: ``dptm.distributed``), or with
         ``unit="user"`` of ``user_contributions.user_expected_counts`` over every user.
-        Fitted attributes are set only once every release is done."""
-        from ..accounting import PrivacyReport
+        Validates and plans (public inputs only), then runs the releases."""
         self._check_common_params()
         K = self.n_components
         init = self._check_init(V)
@@ -582,33 +583,37 @@ class PrivateBatchLDA(TopicModelMixin):
             raise ValueError(f"threshold must be >= 0, got {self.threshold!r}")
         plan = fit_plan(self.target_epsilon, self.target_delta, K, V, self.schedule, C,
                         init is not None)
-        eps = float(self.target_epsilon)
-        alpha, eta = self.doc_topic_prior_, self.topic_word_prior_
+        eps, alpha = float(self.target_epsilon), self.doc_topic_prior_
         if self.doc_topic_prior is None and init is None and eps >= _FIT_PRIOR_MIN_EPSILON:
             alpha = _FIT_DOC_TOPIC_PRIOR        # the fit's E-step only (public: eps)
-        model = [r for r in plan if r.statistic != "norm-histogram"]
         if C is not None:
-            _check_noise_range(model, C)
-        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")
+            _check_noise_range([r for r in plan if r.statistic != "norm-histogram"], C)
+        return self._run_private(self._releases, V, statistic, unit, plan, init, C, alpha)
+
+    def _releases(self, fit, V, statistic, unit, plan, init, C, alpha):
+        """The releases of ``plan`` in order, from ``fit.generator``; the fitted attributes."""
+        K, eta = self.n_components, self.topic_word_prior_
+        eps = float(self.target_epsilon)
+        model = [r for r in plan if r.statistic != "norm-histogram"]
+        gen = fit.generator
         beta = (1.0 + 0.1 * gen.random((K, V)) if init is None    # data-independent start
                 else eta + init * (1e3 / init.sum(axis=1, keepdims=True)))
-        drawn, sens, n_docs, releases = [], [], None, []
+        n_docs, releases = None, []
         for r in plan:
-            if r.statistic == "norm-histogram":
+            if r.statistic == "norm-histogram":     # integer counts: sensitivity 1, unit lattice
                 hist = statistic(np.zeros((1, _BINS_PER_OCTAVE * _OCTAVES)), None, None,
                                  1.0, "norm-histogram", None)
-                noisy, _, sd = _release(hist, r.z, gen, 1.0)
-                drawn.append(sd)
-                sens.append(1.0)
-                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)
+                release = LatticeGaussianRelease(r.z, 1.0, 1.0, ledger=fit.ledger)
+                noisy = release.draw(hist, gen)
+                C, n_docs = clip_bound(noisy, release.sigma_, [m.z for m in model], K, V)
                 _check_noise_range(model, C)
                 continue
             sigma = r.z * C
             g = _granularity(sigma)
             stat = statistic(beta, alpha, C, g, r.statistic == "presence", None)
-            noisy, _, sd = _release(stat, sigma, gen, g)
-            drawn.append(sd)
-            sens.append(C)
+            release = LatticeGaussianRelease(sigma, C, g, ledger=fit.ledger)
+            noisy = release.draw(stat, gen)
+            sd = release.sigma_
             releases.append((noisy, sd))
             est, est_sd = noisy, sd
             if len(releases) >= 2 and (r.post == "final" or (init is None and len(releases) >= 3)):
@@ -618,39 +623,32 @@ class PrivateBatchLDA(TopicModelMixin):
             beta = _post_process(r.post, est, est_sd, eta,
                                  None if self.threshold is None else float(self.threshold))
             self._progress(len(releases), total=len(model), unit="release")
-        privacy = PrivacyReport(
-            _schedule_event(drawn, sens), unit,
+        drawn = [ev.sigma for ev in fit.ledger.events]
+        privacy = fit.report(
+            fit.ledger.composed(), unit,
             description=(USER_DESCRIPTION if unit == "user" else
                          "batch VB LDA: a noisy histogram of document norms sets the clip "
                          "bound; per-document clipped expected counts, lattice (exact "
                          "discrete) Gaussian releases on every document, the budget split "
                          "across them (sequential composition)"),
-            default_delta=float(self.target_delta), seeded=seeded,
+            default_delta=float(self.target_delta),
             assumed_public=[f"vocabulary (V = {V} words)"]
             + ([USER_ASSUMED_PUBLIC] if unit == "user" else [])
             + (["init_topics (given as public)"] if init is not None else [])
             + ([f"clip_norm = {C:g} (given as public)"] if self.clip_norm is not None else []))
-        transform_seed = public_seed(gen, seeded)
-        self.plan_ = plan
-        self.clip_norm_ = float(C)
-        self.n_documents_estimate_ = None if unit == "user" else n_docs
-        if unit == "user":
-            self.n_users_estimate_ = n_docs       # the histogram counts users
-        else:
-            vars(self).pop("n_users_estimate_", None)     # of an earlier user-level fit
-        self.release_sigmas_ = [float(x) for x, r in zip(drawn, plan)
-                                if r.statistic != "norm-histogram"]
-        self.sigma_, self.sensitivity_ = float(drawn[-1]), float(C)
-        self.privacy_ = privacy
-        self._set_topics(beta)
-        self.transform_seed_ = transform_seed
-        self.n_iter_ = len(model)
         if n_docs is not None:
             # the noisy count (post-processing of the histogram release), never the true one;
             # its noise sd is the bins' sd times sqrt(number of bins)
             _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V,
                                    unit + "s", drawn[0] * math.sqrt(_BINS_PER_OCTAVE * _OCTAVES))
-        return self
+        return {"plan_": plan, "clip_norm_": float(C),
+                "n_documents_estimate_": None if unit == "user" else n_docs,
+                # the histogram counts users; none is left from an earlier user-level fit
+                "n_users_estimate_": n_docs if unit == "user" else UNSET,
+                "release_sigmas_": [float(x) for x, r in zip(drawn, plan)
+                                    if r.statistic != "norm-histogram"],
+                "sigma_": float(drawn[-1]), "sensitivity_": float(C), "privacy_": privacy,
+                **topic_attributes(beta), "n_iter_": len(model)}
 
 
 def _warn_if_uninformative(n, eps, delta, K, V, units="documents", count_sd=None):

@@ -127,7 +127,7 @@ FRESH_MUTANTS = [
          new='            "seeded": False,', tests=ACC2 + ["tests/test_release.py"],
          what="saved report drops the test-mode flag"),
     # -- private Gibbs ---------------------------------------------------------------------
-    dict(id="F24", file="dptm/models/private_gibbs.py",
+    dict(id="F24", file="dptm/noise/releases.py",
          old="            sigma = noise_multiplier * _SQRT2  # L2 sensitivity sqrt(2)",
          new="            sigma = noise_multiplier  # L2 sensitivity sqrt(2)", tests=GIBBS,
          what="Gaussian snapshot sigma not scaled by the L2 sensitivity sqrt 2"),

@@ -245,7 +245,7 @@ FRESH3_MUTANTS = [
                         "tests/test_parallel_gibbs.py"],
          what="the last snapshot is drawn into the int32 clipped buffer too: the released "
               "snapshot_ is never written (an uninitialised / stale array is published)"),
-    dict(id="C31", file="dptm/models/private_gibbs.py",
+    dict(id="C31", file="dptm/noise/releases.py",
          old="self.event = GaussianEvent(sigma=sigma, sensitivity=_SQRT2, discrete=self.discrete,",
          new="self.event = GaussianEvent(sigma=sigma, sensitivity=1.0, discrete=self.discrete,",
          tests=GIBBS + DPLD,
@@ -264,10 +264,10 @@ FRESH3_MUTANTS = [
          tests=GIBBS,
          what="SUB-LDA's report accounts the iterations the stopping rule ran, not max_iter "
               "(the stopping time depends on the data)"),
-    dict(id="C34", file="dptm/models/subsampled_gibbs.py",
-         old="table = (lambda s: self._adaptive_table(s, gamma, v, q)) if self.adaptive else None",
-         new="table = (lambda s: self._adaptive_table(state.n_wk.astype(np.float64), gamma, v, "
-             "q)) if self.adaptive else None",
+    dict(id="C34", file="dptm/models/private_gibbs.py",
+         old="        snap, it = self._iterate(draw, step, noisy_at=plan.noisy_at, table=plan.table,",
+         new="        snap, it = self._iterate(draw, step, noisy_at=plan.noisy_at, table=plan.table and ("
+             "lambda s: plan.table(state.n_wk.astype(np.float64))),",
          tests=GIBBS + ["tests/test_output_privacy.py"],
          what="adaptive subsampling's frequent-word sets from the TRUE counts instead of the "
               "noisy snapshot"),
@@ -435,7 +435,7 @@ FRESH3_MUTANTS = [
          tests=["tests/test_datasets.py", "tests/test_cli.py", "tests/test_robustness.py",
                 "tests/test_fuzz.py"],
          what="load_uci_bow silently sums repeated (docID, wordID) pairs of a hostile file"),
-    dict(id="C62", file="dptm/local.py",
+    dict(id="C62", file="dptm/noise/local_randomizers.py",
          old="n_flips = int(rng.binomial(V, f / 2.0))",
          new="n_flips = int(rng.binomial(V, f))",
          tests=LOCAL + ["tests/test_empirical_dp.py"],

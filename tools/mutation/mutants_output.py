@@ -9,18 +9,23 @@ PIPE = ["tests/test_fdptm.py", "tests/test_output_privacy.py"]
 LOCAL = ["tests/test_output_privacy.py", "tests/test_local.py"]
 
 MUTANTS = [
-    dict(id="O01", file="dptm/models/topicdp.py",
-         old="noisy, g, scale = lattice_gaussian(x, scale, noise_gen, granularity=g)",
-         new="noisy, g, _ = lattice_gaussian(x, scale / 2, noise_gen, granularity=g)",
-         tests=TOPICDP, what="TopicDP draws half the Gaussian noise its event records"),
+    # the lattice releases TopicDP draws through (dptm/noise/releases.py)
+    dict(id="O01", file="dptm/noise/releases.py",
+         old="            statistic, self.sigma, generator, granularity=self.granularity)",
+         new="            statistic, self.sigma / 2, generator, granularity=self.granularity)\n"
+             "        self.sigma_ *= 2",
+         tests=TOPICDP, what="a lattice Gaussian release draws half the noise its event records"),
     dict(id="O02", file="dptm/models/topicdp.py",
-         old="noisy, g, scale = lattice_gaussian(x, scale, noise_gen, granularity=g)",
-         new="noisy, g, scale = lattice_gaussian(x, scale / 2, noise_gen, granularity=g / 2)",
+         old="            release = (LatticeGaussianRelease(scale, total, g, label=label) if exact",
+         new="            release = (LatticeGaussianRelease(scale / 2, total, g / 2, label=label) "
+             "if exact",
          tests=TOPICDP, what="TopicDP half noise with the event changed to match"),
-    dict(id="O03", file="dptm/models/topicdp.py",
-         old="noisy, g, scale = lattice_laplace(x, scale, noise_gen, granularity=g)",
-         new="noisy, g, _ = lattice_laplace(x, scale / 2, noise_gen, granularity=g)",
-         tests=TOPICDP, what="TopicDP Laplace baseline draws half its recorded scale"),
+    dict(id="O03", file="dptm/noise/releases.py",
+         old="            statistic, self.scale, generator, granularity=self.granularity)",
+         new="            statistic, self.scale / 2, generator, granularity=self.granularity)\n"
+             "        self.scale_ *= 2",
+         tests=TOPICDP, what="a lattice Laplace release (TopicDP's baseline) draws half its "
+                             "recorded scale"),
     dict(id="O04", file="dptm/models/topicdp.py", old="                S_X, S_g = ref, ref_gidx\n",
          new="                S_X, S_g = X, gidx\n", tests=TOPICDP,
          what="sensitivity sampled on the private data although reference_X was given"),
