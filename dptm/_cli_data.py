@@ -67,8 +67,7 @@ def load_grouped_texts(path, key="text", group_key="user"):
     """
     import csv
     import io
-    import json
-    from .datasets import _base_suffix, _check_file, _lines, _read_text, _text_of_record
+    from .datasets import _base_suffix, _check_file, _jsonl_records, _read_text, _text_of_record
     suffix = _base_suffix(path)
     if suffix not in _GROUPED_FORMATS:
         raise ValueError(f"--group-key reads the user id from a field of JSONL records or a CSV "
@@ -76,14 +75,7 @@ def load_grouped_texts(path, key="text", group_key="user"):
     path = _check_file(path, "path")
     docs, groups = [], []
     if suffix in (".jsonl", ".ndjson"):
-        for n, line in enumerate(_lines(_read_text(path)), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {n} column {exc.colno}: invalid JSON "
-                                 f"({exc.msg})") from None
+        for n, rec in _jsonl_records(path):
             if not isinstance(rec, dict):
                 raise ValueError(f"{path}: line {n}: expected an object with the fields {key!r} "
                                  f"and {group_key!r} (--group-key), got {type(rec).__name__}")

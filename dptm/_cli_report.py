@@ -7,7 +7,7 @@ and public held-out data."""
 import re
 
 __all__ = ["group_key_hint", "public_utility", "clip_line", "prior_guide",
-           "publication_concerns", "saved_line"]
+           "publication_concerns", "saved_line", "words"]
 
 # Field-name words that usually hold a document's author or owner.
 _USER_WORDS = frozenset({
@@ -119,26 +119,35 @@ def clip_line(model, unit):
             f"({how}; post-processing of the release)")
 
 
-def prior_guide(caught):
+def prior_guide(caught, ratio):
     """The fit's expectation (a PrivateBatchLDA UninformativeModelWarning, computed from
-    public inputs and the noisy count) recast as a note that a measurement supersedes."""
+    public inputs and the noisy count) recast as a note after the measured private /
+    unigram ``ratio`` on public held-out data, which supersedes it."""
     text = " ".join(str(w.message) for w in caught)
     m = re.search(r"expected at ([0-9.]+)x the perplexity of non-private LDA", text)
     expected = (f"about {m.group(1)}x the perplexity of non-private LDA, no better than a "
                 "unigram model" if m else "topics no better than a unigram model")
+    verdict = ("better than word frequencies: the guide was pessimistic here" if ratio < 1
+               else "no better than word frequencies, as the guide expected")
     return ("note: the fit's rough prior guide (from public inputs and its noisy document "
-            f"count: epsilon, K and V; corpora differ) expected {expected}; the measurement "
-            "above, on public held-out data, is the one to go by")
+            f"count: epsilon, K and V; corpora differ) expected {expected}. The measurement "
+            f"above, on public held-out data, is the one to go by: {ratio:.2f}x the unigram "
+            f"model's perplexity, {verdict}")
+
+
+def words(n):
+    return f"{n} word" if n == 1 else f"{n} words"
 
 
 def publication_concerns(n_words, n_topics, metrics, predicted):
     """Why a release is not worth publishing as it is, from public facts only: the released
-    vocabulary's size, the measurement on public held-out data (when there is one), else
-    the fit's expectation from public inputs."""
+    vocabulary's size (public or DP-selected, released either way), the measurement on
+    public held-out data (when there is one), else the fit's expectation from public
+    inputs."""
     concerns = []
-    if n_words is not None and n_words < 10 * n_topics:
-        concerns.append(f"its DP vocabulary has only {n_words} words for K = {n_topics} "
-                        "topics (under 10 words per topic)")
+    if n_words < 10 * n_topics:
+        concerns.append(f"its vocabulary has only {words(n_words)} for K = {n_topics} topics "
+                        "(under 10 words per topic: fewer topics -k, or more words)")
     ratio = metrics.get("unigram_ratio")
     if ratio is not None:
         if ratio >= 1.0:
@@ -156,5 +165,5 @@ def saved_line(path, concerns):
         return (f"release written to {path} (topics.npz + release.json): publish this, not "
                 "the fitted estimator")
     return (f"release written to {path} (topics.npz + release.json), but it is NOT worth "
-            f"publishing as it is: {'; '.join(concerns)}. See the warnings above for what to "
-            "change; if you publish topics, publish a release, never the fitted estimator")
+            f"publishing as it is: {'; '.join(concerns)}. If you publish topics, publish a "
+            "release, never the fitted estimator")

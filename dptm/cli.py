@@ -157,7 +157,7 @@ def _fit_model(model, name, X_train, a, X_prior=None):
     if groups is not None:
         return model.fit(X_train, groups=groups)
     if name in LOCAL:
-        from .local import randomize_matrix
+        from .noise.local_randomizers import randomize_matrix
         from .accounting import flip_from_epsilon
         from .models.local import flip_for_target_epsilon
         f = (flip_from_epsilon(a.epsilon_per_word) if a.epsilon_per_word is not None
@@ -186,7 +186,7 @@ def _with_dp_vocabulary(model, a, eps_v, delta_v):
         random_state=a.seed, verbose=a.verbose)
 
 
-def _release(model, vocab, provenance):
+def _publishable_release(model, vocab, provenance):
     """The publishable release of a fitted model, its vocabulary's provenance stated."""
     if hasattr(model, "vocabulary_stage_"):              # a vocabulary pipeline
         return model.release()
@@ -275,16 +275,15 @@ def cmd_fit(a, out):
     if not private:
         print(f"trained in {time.perf_counter() - start:.2f} s", file=out)
     print(file=out)
-    release = _release(model, data.vocab, data.provenance)
+    release = _publishable_release(model, data.vocab, data.provenance)
     top_n = min(a.top_words, release.topic_word.shape[1])
     words = release.top_words(top_n, as_frame=False)
     result["top_words"] = words
-    n_words = None
+    n_words = len(release.vocabulary)
     if hasattr(model, "vocabulary_stage_"):
-        n_words = len(release.vocabulary)
-        print(f"private vocabulary: {n_words} words released (DP set union)", file=out)
+        print(f"private vocabulary: {report.words(n_words)} released (DP set union)", file=out)
         if n_words < 10 * a.topics:
-            msg = (f"the DP vocabulary has only {n_words} words, fewer than 10 x K = "
+            msg = (f"the DP vocabulary has only {report.words(n_words)}, fewer than 10 x K = "
                    f"{10 * a.topics}: topics over so few words are of little use. Give more "
                    "documents, a larger --epsilon or --vocab-share, fewer topics (-k), or a "
                    "public --vocabulary FILE")
@@ -314,7 +313,8 @@ def cmd_fit(a, out):
         result["metrics"] = report.public_utility(a, data, release, out, _gibbs,
                                                   _perplexity)
         if predicted and "unigram_ratio" in result["metrics"]:
-            result["prior_guide"] = report.prior_guide(predicted)
+            result["prior_guide"] = report.prior_guide(predicted,
+                                                       result["metrics"]["unigram_ratio"])
             print(result["prior_guide"], file=out)
         elif predicted:
             with warnings.catch_warnings():

@@ -235,7 +235,13 @@ def load_jsonl_texts(path, key="text"):
     value per line, a string or an object whose ``key`` field is the text; blank lines are
     skipped. Errors name the file and the line."""
     path = _check_file(path, "path")
-    docs = []
+    return [_text_of_record(path, f"line {n}", rec, key) for n, rec in _jsonl_records(path)]
+
+
+def _jsonl_records(path):
+    """(line number, decoded value) of every non-blank line of the (checked) JSON Lines file
+    ``path``, lazily; invalid JSON is a ValueError naming the file, the line and the column.
+    The one JSONL reader of the text loaders and the CLI's grouped loader."""
     for n, line in enumerate(_lines(_read_text(path)), start=1):
         if not line.strip():
             continue
@@ -243,8 +249,7 @@ def load_jsonl_texts(path, key="text"):
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: line {n} column {exc.colno}: invalid JSON ({exc.msg})") from None
-        docs.append(_text_of_record(path, f"line {n}", rec, key))
-    return docs
+        yield n, rec
 
 
 def load_csv_texts(path, key="text", delimiter=None):

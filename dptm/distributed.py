@@ -61,7 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 from randomgen import AESCounter
 
-from ._random import private_fit, private_generator, public_seed
+from ._random import private_fit
 from ._utils import check_count_matrix, check_int
 
 __all__ = ["fit_distributed"]
@@ -486,22 +486,16 @@ def _sum_counts(counts, V, K):
 
 
 def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
-    from ._threads import effective_n_jobs
-    from .models.private_gibbs import (NoisyGibbsLDA, _snapshot_generators, inherent_epsilon,
-                                       plain_sweep_epsilon)
-    from .models.subsampled_gibbs import _StoppingRule
-    from .accounting import recipes
-    noisy_model = isinstance(est, NoisyGibbsLDA)
-    if noisy_model:
-        delta = est._check_params()
+    from .models.private_gibbs import NoisyGibbsLDA
+    if isinstance(est, NoisyGibbsLDA):
+        checked = est._check_params()
         if eval_X is not None:
             raise ValueError("eval_X is only used by SubsampledGibbsLDA's stopping rule")
         if est.noise_schedule == "last":
             raise ValueError("noise_schedule='last' sweeps on the live true counts, which do not "
                              "distribute exactly: use 'every' or 'first' with fit_distributed")
-        gamma = 1.0
     else:
-        gamma, delta, v, q = est._check_params(eval_X)
+        checked = est._check_params(eval_X)
     est._check_common_params()
     if not isinstance(est.record_trace, (bool, np.bool_)):
         raise TypeError(f"record_trace must be a bool, got {type(est.record_trace).__name__}")
@@ -509,13 +503,20 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
         raise ValueError("record_trace=True is not supported by fit_distributed (the traced "
                          "tokens live on the workers); use the estimator's own fit")
     est._warn_mechanism()
-    K, T = est.n_components, est.max_iter
+    return est._run_private(_sample_gibbs, est, ex, parts, V, checked, eval_X, return_doc_topic)
+
+
+def _sample_gibbs(fit, est, ex, parts, V, checked, eval_X, return_doc_topic):
+    """``_SnapshotGibbsBase._sample`` with the sweeps on the workers: the same draws, plan,
+    loop and fitted attributes (``fit``: the estimator's ``PrivateFit``)."""
+    from ._threads import effective_n_jobs
+    from .models.private_gibbs import _snapshot_generators
+    K = est.n_components
     alpha, beta = est.doc_topic_prior_, est.topic_word_prior_
     P = len(parts)
-    gen, seeded = private_generator(est.random_state, type(est).__name__)
-    # the draws of _SnapshotGibbsBase._start: transform seed, then the order / init / noise /
-    # sweep keys; partition 0 uses them, further partitions draw their own in order
-    transform_seed = public_seed(gen, seeded)
+    gen = fit.generator
+    # the draws of _SnapshotGibbsBase._sample after the transform seed: the order / init /
+    # noise / sweep keys; partition 0 uses them, further partitions draw their own in order
     k_order, k_init, k_noise, k_sweep = (_key(gen) for _ in range(4))
     keys = [(k_order, k_init, k_sweep)] + [(_key(gen), _key(gen), _key(gen)) for _ in range(P - 1)]
     noise_gens = _snapshot_generators(np.random.Generator(AESCounter(key=k_noise)), V, K)
@@ -525,32 +526,15 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
     D, N = sum(s[0] for s in shapes), sum(s[1] for s in shapes)
     if N == 0:
         raise ValueError("data has no token: every document is empty")
-    corpus = SimpleNamespace(n_docs=D, n_words=V, n_tokens=N)
-    clip, clipped = est._effective_clip(corpus)
-    eps_i = inherent_epsilon(clip, beta)
-    if noisy_model:
-        eps_plain = plain_sweep_epsilon(N, beta)
-        noise = est._make_noise(eps_i, eps_plain, T, delta)
-    else:
-        paper_rate = v * gamma if est.adaptive else gamma
-        noise = est._make_noise(eps_i, gamma, T, delta, v)
-        alpha_r = int(est.rdp_order)
-        eps_sub = recipes.huang2022_eps_subsample(alpha_r, gamma, noise.sigma)
-        try:
-            eff = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
-        except OverflowError:
-            eff = math.inf
-        probe = copy.copy(est)          # perplexity of the stopping rule, off the estimator
-        probe.transform_seed_ = transform_seed
-        rule = (_StoppingRule(est, probe, eval_X) if est.convergence_tol is not None
-                else None)
+    clip, clipped = est._effective_clip(SimpleNamespace(n_tokens=N))
+    plan = est._plan_fit(fit, (D, V, N), clip, clipped, checked, eval_X)
 
     # the estimator's own loop (_SnapshotGibbsBase._iterate), the sweeps on the workers
     def draw(it, snap):
         # every partition's counts are in before the noise is drawn
         n_wk = _sum_counts(ex.gather([ex.submit(_gibbs_counts, s) for s in states],
                                      public=True), V, K)
-        return noise.snapshot(n_wk, clip, beta, noise_gens, None, n_threads)
+        return plan.noise.snapshot(n_wk, clip, beta, noise_gens, None, n_threads)
 
     broadcast = []
 
@@ -560,48 +544,20 @@ def _fit_gibbs(est, ex, parts, V, eval_X, return_doc_topic):
             broadcast[:] = (ex.scatter(snap[1]), ex.scatter(snap[2]),
                             ex.scatter(rates) if rates.size else rates)
         factor, mass, table_f = broadcast
-        states = [ex.submit(_gibbs_sweep, s, factor, mass, alpha, gamma, table_f) for s in states]
+        states = [ex.submit(_gibbs_sweep, s, factor, mass, alpha, plan.rate, table_f)
+                  for s in states]
 
-    if noisy_model:
-        snap, it = est._iterate(draw, step, noisy_at=est._noisy_at)
-    else:
-        table = (lambda s: est._adaptive_table(s, gamma, v, q)) if est.adaptive else None
-        snap, it = est._iterate(draw, step, table=table, stop=rule)
-        history = [] if rule is None else rule.history
+    snap, it = est._iterate(draw, step, noisy_at=plan.noisy_at, table=plan.table,
+                            stop=plan.stop)
     # the last sweep's topic assignments are released (doc_topic_); wait for every
     # partition even when they are not gathered, so a failure raises before anything is set
+    n_dk = None
     if return_doc_topic:
         n_dk = np.concatenate(ex.gather([ex.submit(_gibbs_doc_counts, s) for s in states]) or
                               [np.zeros((0, K), np.int32)])
     else:
         ex.gather([ex.submit(_gibbs_shape, s) for s in states], what="metadata")
-    # ---- nothing is set on the estimator before this point
-    est._seeded = seeded
-    est._corpus_shape = (D, V, N)
-    est.transform_seed_ = transform_seed
-    est.clip_ = clip
-    est.epsilon_inherent_ = eps_i
-    est.trace_ = None
-    est.n_iter_ = it
-    if noisy_model:
-        est.noise_scale_ = noise.scale
-        est.epsilon_per_iter_ = 2.0 / noise.scale if est.mechanism.endswith("laplace") else None
-        privacy = est._report(noise, eps_i, eps_plain, T, clipped, corpus, delta)
-    else:
-        est._paper_rate = paper_rate
-        est.noise_scale_ = noise.sigma
-        est.eps_subsample_, est.efficiency_privacy_ = eps_sub, eff
-        est.perplexity_history_ = history
-        privacy = est._report(noise, eps_i, gamma, clipped, delta, v, q)
-    if return_doc_topic:
-        est._release(corpus, SimpleNamespace(n_dk=n_dk), snap[0])
-    else:
-        est.snapshot_ = np.array(snap[0], dtype=np.float64, copy=True)
-        est._set_topics(np.maximum(est.snapshot_, 0.0).T + beta)
-        est.doc_topic_ = None
-        est.n_features_in_ = V
-    est.privacy_ = privacy
-    return est
+    return est._fitted(fit, plan, (D, V, N), clip, it, snap[0], n_dk, None)
 
 
 # --------------------------------------------------------------------------- entry point

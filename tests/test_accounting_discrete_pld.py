@@ -119,6 +119,24 @@ def test_refusals():
     assert DiscretePLDAccountant({SNAP: (1,)}).get_epsilon(1e-5) == 0.0
 
 
+def test_a_shift_smaller_than_the_sensitivity_is_refused():
+    # Catches the norm check relaxed to "not above the sensitivity": a caller declaring a
+    # smaller integer shift than the event's sensitivity would be accounted a smaller loss
+    # than the release has (here one count instead of two, or a shift of 1 for 2).
+    with pytest.raises(ValueError, match="L2 norm"):
+        DiscretePLDAccountant({SNAP: (1,)}).compose(
+            GaussianEvent(2.0, math.sqrt(2), discrete=True, label=SNAP))
+    with pytest.raises(ValueError, match="L2 norm"):
+        DiscretePLDAccountant({SNAP: (1,)}).compose(
+            GaussianEvent(2.0, 2.0, discrete=True, label=SNAP))
+    # the honest declaration is accepted and costs more than the under-declared one would
+    honest = DiscretePLDAccountant({SNAP: (1, 1)}).compose(
+        GaussianEvent(2.0, math.sqrt(2), discrete=True, label=SNAP)).get_epsilon(1e-5)
+    under = DiscretePLDAccountant({SNAP: (1,)}).compose(
+        GaussianEvent(2.0, 1.0, discrete=True, label=SNAP)).get_epsilon(1e-5)
+    assert honest > under
+
+
 def test_the_gibbs_models_snapshot_label_is_the_documented_one():
     from dptm.models.private_gibbs import _SNAPSHOT_LABEL
     assert _SNAPSHOT_LABEL == SNAP

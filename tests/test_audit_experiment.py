@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from _planted import Memorizer
 from dptm.attacks import audit, auc
 
 
@@ -19,18 +20,6 @@ class _Recorder(BaseEstimator):
         self.X_fit_ = sp.csr_matrix(X, copy=True)
         rng = np.random.default_rng(self.random_state)
         self.topic_word_ = rng.dirichlet(np.ones(X.shape[1]), size=self.n_components)
-        return self
-
-
-class _Memorizer(BaseEstimator):
-    """A planted leak: one topic per training document."""
-
-    def __init__(self, random_state=None):
-        self.random_state = random_state
-
-    def fit(self, X, y=None):
-        counts = np.asarray(sp.csr_matrix(X).todense(), dtype=float) + 1e-3
-        self.topic_word_ = counts / counts.sum(axis=1, keepdims=True)
         return self
 
 
@@ -70,7 +59,7 @@ def test_vocabulary_is_that_of_the_members_documents(corpus, recorded):
 
 
 def test_planted_leak_is_detected_and_a_blind_model_is_not(corpus):
-    leak = audit(_Memorizer(), corpus, n_shadows=8, baselines=False, random_state=2)
+    leak = audit(Memorizer(), corpus, n_shadows=8, baselines=False, random_state=2)
     blind = audit(_Recorder(), corpus, n_shadows=8, baselines=False, random_state=2)
     members = leak.labels.astype(bool)
     for name, s in leak.scores.items():

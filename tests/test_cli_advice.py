@@ -46,10 +46,24 @@ def test_a_tiny_dp_vocabulary_withholds_the_advice_to_publish(tmp_path):
         # K = 30: 10 x K = 300 exceeds the demo's 232 words, so any DP vocabulary is small
         code, out = run("fit", "--data", notes, "-k", "30", "--save", tmp_path / "rel")
     assert code == 0, out
-    n = int(re.search(r"private vocabulary: (\d+) words", out).group(1))
+    n = int(re.search(r"private vocabulary: (\d+) words?", out).group(1))
     assert "publish this" not in out
-    assert (f"NOT worth publishing as it is: its DP vocabulary has only {n} words for K = 30 "
-            "topics") in out
+    assert f"NOT worth publishing as it is: its vocabulary has only {n} word" in out
+    assert "for K = 30 topics (under 10 words per topic" in out
+
+
+def test_a_tiny_public_vocabulary_withholds_the_advice_to_publish(tmp_path):
+    # a public word list is released too: 10 words for 8 topics are no use either
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(DEMO.vocabulary[:10]) + "\n")
+    notes = _jsonl(tmp_path / "notes.jsonl", [{"text": t} for t in DEMO.texts])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code, out = run("fit", "--data", notes, "--vocabulary", words, "-k", "8",
+                        "--save", tmp_path / "rel")
+    assert code == 0, out
+    assert "publish this" not in out
+    assert "its vocabulary has only 10 words for K = 8 topics" in out
 
 
 def test_a_good_measurement_on_public_data_keeps_the_advice_to_publish(always_predicts_poor,
@@ -72,7 +86,9 @@ def test_a_good_measurement_on_public_data_keeps_the_advice_to_publish(always_pr
     lines = out.splitlines()
     utility = next(i for i, ln in enumerate(lines) if ln.startswith("utility on"))
     assert lines[utility + 1].startswith("note: the fit's rough prior guide")
-    assert "the measurement above, on public held-out data, is the one to go by" in out
+    ratio = re.search(r"private / unigram = (\d+\.\d\d)x", out).group(1)
+    assert (f"The measurement above, on public held-out data, is the one to go by: {ratio}x "
+            "the unigram model's perplexity, better than word frequencies") in out
     assert "publish this" in out and "NOT worth publishing" not in out
 
 

@@ -145,6 +145,27 @@ def test_refusals_name_what_to_do(inputs, tmp_path, capsys, tweets):
         "fit", "--data", *folder, "--vocab-epsilon", "4")
 
 
+def test_word_level_models_are_refused_on_raw_text_before_anything_is_printed(tmp_path,
+                                                                              capsys):
+    # The data-free twin of the word-level part of test_refusals_name_what_to_do (which
+    # needs the tweet corpus, absent from most checkouts). Catches a word-level model
+    # dropped from WORD_LEVEL: the vocabulary pipeline would still refuse it, but only
+    # after the header and the budget split were printed, with a message naming no flag.
+    from dptm._cli_data import WORD_LEVEL
+    word_level = {m for m, (desc, _) in MODELS.items() if desc.startswith("word-level")}
+    assert set(WORD_LEVEL) == word_level == {"hdp-lda", "cdp-lda+", "zhu-lda", "sub-lda"}
+    rng = np.random.default_rng(3)
+    words = ["storm", "flood", "rain", "river", "vote", "poll", "senate", "candidate"]
+    path = tmp_path / "private.jsonl"
+    path.write_text("".join(json.dumps({"body": " ".join(rng.choice(words, size=8))}) + "\n"
+                            for _ in range(50)))
+    for model in sorted(word_level):
+        code, out = run("fit", "--model", model, "--data", str(path), "--text-key", "body")
+        err = capsys.readouterr().err
+        assert code == 2 and out == "", (model, out)
+        assert f"--model {model} is word-level DP" in err and "--vocabulary FILE" in err
+
+
 def test_too_small_a_dp_vocabulary_is_flagged_loudly(tweets, tmp_path, capsys):
     from dptm.exceptions import UtilityWarning
     few = tmp_path / "few.jsonl"
@@ -154,8 +175,8 @@ def test_too_small_a_dp_vocabulary_is_flagged_loudly(tweets, tmp_path, capsys):
     if code == 2:        # no word at all passed: refused, with the flags that help
         assert "a larger --epsilon or --vocab-share, or a public --vocabulary" in capsys.readouterr().err
         return
-    n = int(re.search(r"private vocabulary: (\d+) words", out).group(1))
-    assert n < 100 and f"WARNING: the DP vocabulary has only {n} words" in out
+    n = int(re.search(r"private vocabulary: (\d+) words?", out).group(1))
+    assert n < 100 and f"WARNING: the DP vocabulary has only {n} word" in out
 
 
 def test_an_empty_dp_vocabulary_says_which_flags_help(tweets, tmp_path, capsys):

@@ -24,6 +24,7 @@ from dptm.distributed import fit_distributed
 from dptm.exceptions import SeededPrivacyWarning
 from dptm.models import private_vb as pvb
 from dptm.models.private_vb import PrivateBatchLDA
+from dptm.noise.releases import recording
 
 pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
               pytest.mark.filterwarnings("ignore::dptm.exceptions.VacuousGuaranteeWarning")]
@@ -306,31 +307,14 @@ def _FLAKY_SWEEP(*args):
     return _REAL_SWEEP(*args)
 
 
-def _count_noise_draws(monkeypatch):
-    from dptm.models import private_gibbs, private_vb
-    draws = []
-    real_lattice, real_snapshot = private_vb._release, private_gibbs._Noise.snapshot
-
-    def lattice(*args, **kw):
-        draws.append("vb")
-        return real_lattice(*args, **kw)
-
-    def snapshot(self, *args, **kw):
-        draws.append("gibbs")
-        return real_snapshot(self, *args, **kw)
-    monkeypatch.setattr(private_vb, "_release", lattice)
-    monkeypatch.setattr(private_gibbs._Noise, "snapshot", snapshot)
-    return draws
-
-
 @pytest.mark.parametrize("case", ["vb", "noisy_every"])
 def test_retried_task_does_not_redraw(X, client, monkeypatch, case):
     ref = fit_distributed(make(case), X, client, n_partitions=2)
     monkeypatch.setattr(ddist, "_vb_stat", _FLAKY_VB)
     monkeypatch.setattr(ddist, "_gibbs_sweep", _FLAKY_SWEEP)
-    draws = _count_noise_draws(monkeypatch)
     _FAIL["n"] = 1
-    dist = fit_distributed(make(case), X, client, n_partitions=2, retries=1)
+    with recording() as draws:          # every noise drawn: lattice releases, snapshots
+        dist = fit_distributed(make(case), X, client, n_partitions=2, retries=1)
     assert _FAIL["n"] == 0, "the failure was not injected"
     # one noise draw per step (vb: per release of the plan, the norm histogram included;
     # the first, failed and retried task is the histogram's)
@@ -344,11 +328,10 @@ def test_retried_task_does_not_redraw(X, client, monkeypatch, case):
 def test_failed_fit_releases_nothing(X, client, monkeypatch, case):
     monkeypatch.setattr(ddist, "_vb_stat", _FLAKY_VB)
     monkeypatch.setattr(ddist, "_gibbs_sweep", _FLAKY_SWEEP)
-    draws = _count_noise_draws(monkeypatch)
     _FAIL["n"] = 10**6
     est = make(case)
     try:
-        with pytest.raises(RuntimeError, match="injected worker failure"):
+        with recording() as draws, pytest.raises(RuntimeError, match="injected worker failure"):
             fit_distributed(est, X, client, n_partitions=2, retries=1)
     finally:
         _FAIL["n"] = 0
@@ -381,10 +364,10 @@ def test_killed_worker_releases_nothing_or_the_same(X, monkeypatch):
     try:
         ref = fit_distributed(NoisyGibbsLDA(K, clip=20, max_iter=4, random_state=0), X, c,
                               n_partitions=4)
-        draws = _count_noise_draws(monkeypatch)
         est = NoisyGibbsLDA(K, clip=20, max_iter=4, random_state=0, callback=kill_one)
         try:
-            fit_distributed(est, X, c, n_partitions=4)
+            with recording() as draws:      # the snapshots drawn on the driver
+                fit_distributed(est, X, c, n_partitions=4)
             failed = None
         except Exception as exc:            # noqa: BLE001 - which one is Dask's business
             failed = exc

@@ -11,8 +11,8 @@ from randomgen import AESCounter
 from dptm import NoisyGibbsLDA, SubsampledGibbsLDA
 from dptm._random import private_fit
 from dptm.datasets import make_lda_corpus
-from dptm.models import private_vb
 from dptm.models.topicdp import TopicDP
+from dptm.noise.releases import LatticeGaussianRelease
 from dptm.models.private_vb import PrivateBatchLDA
 from dptm.models.svi import PrivateOnlineLDA
 from dptm.pipeline import FullyPrivateTopicModel
@@ -140,14 +140,14 @@ def test_estimator_failing_midway_keeps_no_secret(X, make, seed):
 
 @pytest.mark.parametrize("seed", [None, 3])
 def test_batch_vb_failing_after_its_first_release_keeps_no_secret(X, monkeypatch, seed):
-    real, calls = private_vb._release, []
+    real, calls = LatticeGaussianRelease.draw, []
 
     def second_fails(*args, **kwargs):
         calls.append(1)
         if len(calls) == 2:
             raise Midway("provoked")
         return real(*args, **kwargs)
-    monkeypatch.setattr(private_vb, "_release", second_fails)
+    monkeypatch.setattr(LatticeGaussianRelease, "draw", second_fails)
     est = PrivateBatchLDA(K, target_epsilon=2.0, random_state=seed)
     exc, est = _run(lambda: est.fit(X), est)
     assert len(calls) == 2
@@ -159,12 +159,12 @@ def test_a_chained_failure_keeps_no_secret_in_its_cause(X, monkeypatch, chain):
     # the exception that leaves the fit was raised while handling another one, raised in
     # a frame of its own (not on the final exception's traceback) holding the generator and
     # the statistic: that frame must be cleared too
-    real, calls = private_vb._release, []
+    real, calls = LatticeGaussianRelease.draw, []
 
-    def second_fails(stat, sigma, gen, granularity):
+    def second_fails(release, stat, gen):
         calls.append(1)
         if len(calls) < 2:
-            return real(stat, sigma, gen, granularity)
+            return real(release, stat, gen)
 
         def draw(gen=gen, stat=stat):
             raise KeyError("inner failure")
@@ -174,7 +174,7 @@ def test_a_chained_failure_keeps_no_secret_in_its_cause(X, monkeypatch, chain):
             if chain == "cause":
                 raise Midway("provoked") from inner
             raise Midway("provoked")
-    monkeypatch.setattr(private_vb, "_release", second_fails)
+    monkeypatch.setattr(LatticeGaussianRelease, "draw", second_fails)
     est = PrivateBatchLDA(K, target_epsilon=2.0)
     exc, est = _run(lambda: est.fit(X), est)
     inner = exc.__cause__ if chain == "cause" else exc.__context__

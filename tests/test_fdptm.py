@@ -55,6 +55,23 @@ def test_composition_is_basic_composition_of_both_stages():
     assert "stage 1" in text and "stage 2" in text and "Theorem 4.1" in text
 
 
+@pytest.mark.filterwarnings("ignore::dptm.exceptions.UtilityWarning")
+def test_each_stage_is_stated_at_its_own_delta():
+    # The test above uses one delta for both stages, which hides a model epsilon taken at
+    # the vocabulary's delta. With delta1 = 1e-4 > delta2 = 1e-6 that epsilon would be
+    # smaller than the model's own at delta2: the composed guarantee understated.
+    model = PrivateOnlineLDA(n_components=2, max_doc_length=10, target_epsilon=3.0,
+                             target_delta=1e-6, max_iter=5, total_samples=len(DOCS))
+    f = FullyPrivateTopicModel(DPVocabulary(2.0, 1e-4, max_contribution=10), model,
+                               random_state=0).fit(DOCS)
+    vrep, mrep = f.vocabulary_stage_.privacy_, f.model_.privacy_
+    assert vrep.default_delta == pytest.approx(1e-4)
+    eps1, eps2 = vrep.epsilon(1e-4), mrep.epsilon(1e-6)
+    assert eps2 > mrep.epsilon(1e-4) * 1.01            # the two deltas give different epsilons
+    assert f.privacy_.default_delta == pytest.approx(1e-4 + 1e-6, rel=1e-12)
+    assert f.privacy_.epsilon(1e-4 + 1e-6) == pytest.approx(eps1 + eps2, rel=1e-12)
+
+
 def test_users_with_a_document_level_model_are_refused():
     # groups ask for user-level privacy; VIPS protects one document (a user with n documents
     # would get n times its epsilon): refused, naming groups and the user-level models

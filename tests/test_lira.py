@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from scipy import stats
 from sklearn.base import BaseEstimator
 
+from _planted import Memorizer
 from dptm import GibbsLDA
 from dptm.attacks import LiRA, audit, auc, global_threshold_scores, shadow_splits, tpr_at_fpr
 from dptm.datasets import make_lda_corpus
@@ -136,19 +137,7 @@ class _DataIndependent(BaseEstimator):
         return self
 
 
-class _Memorizer(BaseEstimator):
-    """Overfits completely: one topic per training document (its smoothed word frequencies)."""
-
-    def __init__(self, random_state=None):
-        self.random_state = random_state
-
-    def fit(self, X, y=None):
-        counts = np.asarray(sp.csr_matrix(X).todense(), dtype=float) + 1e-3
-        self.topic_word_ = counts / counts.sum(axis=1, keepdims=True)
-        return self
-
-
-@pytest.mark.parametrize("trainer, leaks", [(_DataIndependent, False), (_Memorizer, True)])
+@pytest.mark.parametrize("trainer, leaks", [(_DataIndependent, False), (Memorizer, True)])
 def test_attack_is_at_chance_without_leak_and_detects_a_memorizer(corpus, trainer, leaks):
     """A data-independent (0-DP) trainer makes members' and non-members' scores
     exchangeable: a Mann-Whitney test of the two groups rejects with probability 1e-3 at

@@ -14,6 +14,7 @@ OLD_NAMES = {
     "dptm._gauss_table": "dptm.noise.gauss_table",
     "dptm._gauss_inversion": "dptm.noise.gauss_inversion",
     "dptm._exact": "dptm.noise.exact",
+    "dptm.local": "dptm.noise.local_randomizers",
 }
 
 
@@ -33,7 +34,8 @@ def test_old_from_imports_give_the_same_objects():
 
 
 def test_importing_the_mechanisms_loads_no_kernel():
-    code = ("import sys, dptm.mechanisms, dptm._random, dptm.noise.gauss_inversion; "
+    code = ("import sys, dptm.mechanisms, dptm._random, dptm.noise.gauss_inversion, "
+            "dptm.noise.releases; "
             "print(sorted(m for m in sys.modules if m in ('dptm._cgs', 'dptm._svi')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
@@ -51,11 +53,10 @@ def test_models_use_the_one_lattice_rule():
 
 
 def test_the_one_gaussian_sampler_choice():
-    from dptm.models import private_gibbs
-    from dptm.noise import gauss_inversion, gauss_table
+    from dptm.noise import gauss_inversion, gauss_table, releases
     p, q = 9, 1                                    # sigma = 3: inversion
     assert mech.discrete_gaussian_table(p, q) is not None
     assert "prob" not in mech.discrete_gaussian_table(p, q)
     assert mech.discrete_gaussian_table(p, q) == gauss_inversion.table_for(p, q)
     assert mech.discrete_gaussian_table(p, q, inversion=False) == gauss_table.table_for(p, q)
-    assert private_gibbs.discrete_gaussian_table is mech.discrete_gaussian_table
+    assert releases.discrete_gaussian_table is mech.discrete_gaussian_table   # the snapshots

@@ -11,6 +11,7 @@ from scipy import stats
 from sklearn.base import BaseEstimator
 from sklearn.decomposition import NMF
 
+from _planted import FixedTopics
 from dptm.exceptions import NotHardenedWarning, SeededPrivacyWarning
 from dptm.local import randomize, randomize_matrix
 from dptm.mechanisms import round_to_lattice
@@ -60,16 +61,6 @@ class ColumnTopics(BaseEstimator):
     def fit(self, X, y=None):
         X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
         self.components_ = (X.sum(axis=0) + 1.0).reshape(1, -1)
-        return self
-
-
-class FixedTopics(BaseEstimator):
-    def __init__(self, topics=None, random_state=None):
-        self.topics = topics
-        self.random_state = random_state
-
-    def fit(self, X, y=None):
-        self.components_ = np.asarray(self.topics)
         return self
 
 

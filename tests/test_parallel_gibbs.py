@@ -20,6 +20,7 @@ from dptm.datasets import make_lda_corpus
 from dptm.models import private_gibbs
 from dptm._threads import effective_n_jobs
 from dptm.models.gibbs import GibbsState, token_blocks
+from dptm.noise.releases import SnapshotRelease, recording
 
 from test_private_gibbs import reference_noisy_sweep, word_mass
 
@@ -504,20 +505,13 @@ def test_fit_clipped_snapshots_give_the_same_model(model, n_jobs, monkeypatch):
     snapshot: the model (released snapshot, topics, doc-topic means) is the one of a fit
     that writes every double snapshot, and the int32 path was taken."""
     X, _, _ = make_lda_corpus(40, 30, 5, random_state=1)
-    calls = []
-    real = private_gibbs._Noise.snapshot
-
-    def spy(self, *args, **kw):
-        clipped = args[8] if len(args) > 8 else kw.get("clipped")
-        calls.append(clipped is not None)
-        return real(self, *args, **kw)
-    monkeypatch.setattr(private_gibbs._Noise, "snapshot", spy)
-    ref = model(n_jobs).fit(X)
-    assert calls == [True] * (ref.n_iter_ - 1) + [False]
-    monkeypatch.setattr(private_gibbs._Noise, "clipped_buffer", lambda self, shape, clip: None)
-    calls.clear()
-    got = model(n_jobs).fit(X)
-    assert not any(calls)
+    with recording() as draws:         # a clipped snapshot writes no double snapshot
+        ref = model(n_jobs).fit(X)
+    assert [d.noisy is None for d in draws] == [True] * (ref.n_iter_ - 1) + [False]
+    monkeypatch.setattr(SnapshotRelease, "clipped_buffer", lambda self, shape, clip: None)
+    with recording() as draws:
+        got = model(n_jobs).fit(X)
+    assert len(draws) == got.n_iter_ and not any(d.noisy is None for d in draws)
     for a, b in ((got.snapshot_, ref.snapshot_), (got.components_, ref.components_),
                  (got.doc_topic_, ref.doc_topic_)):
         np.testing.assert_array_equal(a, b)

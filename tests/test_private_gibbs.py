@@ -15,6 +15,7 @@ from dptm.accounting import (ComposedEvent, GatedEvent, GaussianEvent, SelfCompo
 from dptm.corpus import Corpus
 from dptm.datasets import make_lda_corpus
 from dptm.metrics import aligned_l1
+from dptm.noise.releases import recording
 from dptm.models.gibbs import GibbsState
 from dptm.models.private_gibbs import (NoisyGibbsLDA, SubsampledGibbsLDA, inherent_epsilon,
                                        plain_sweep_epsilon)
@@ -614,6 +615,25 @@ def test_sublda_adaptive_table_from_noisy_snapshot():
     # topic 1: mass 10, top words 3 (4), 1/2 (3) -> need 6 -> {3, 1}
     expected = np.array([[0.4, 0.0], [0.0, 0.4], [0.0, 0.0], [0.0, 0.4]])
     np.testing.assert_allclose(table, expected)
+
+
+def test_sublda_adaptive_table_is_computed_from_each_released_snapshot(small):
+    # the frequent-word sets of adaptive subsampling come from the noisy snapshot the
+    # sweep reads (post-processing), never from the true counts: every table's input is
+    # the snapshot its release object wrote
+    X, _ = small
+    seen = []
+
+    class Spy(SubsampledGibbsLDA):
+        def _adaptive_table(self, s, *args):
+            seen.append(np.array(s))
+            return super()._adaptive_table(s, *args)
+    with recording() as draws:
+        Spy(3, sample_rate=0.3, adaptive=True, adaptive_v=2.0, adaptive_q=0.5,
+            accounting="paper", clip=20, max_iter=4, random_state=0).fit(X)
+    assert len(seen) == len(draws) == 4
+    for s, d in zip(seen, draws):
+        np.testing.assert_array_equal(s, d.noisy)
 
 
 def test_sublda_adaptive_and_convergence(small):

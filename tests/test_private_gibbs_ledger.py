@@ -20,6 +20,7 @@ from dptm import NoisyGibbsLDA, SubsampledGibbsLDA, _cgs, mechanisms
 from dptm.accounting import GaussianEvent, LaplaceEvent
 from dptm.corpus import Corpus
 from dptm.models.private_gibbs import dyadic_laplace_parameter
+from dptm.noise.releases import recording
 
 pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
               pytest.mark.filterwarnings("ignore::dptm.exceptions.NotHardenedWarning")]
@@ -66,8 +67,14 @@ def drawn_noise(model_cls, **kw):
     noise of every recorded snapshot)."""
     counts = np.arange(V) % 6
     X = counts[None, :]
-    m = model_cls(1, clip=1e6, max_iter=3, record_trace=True, random_state=11, **kw).fit(X)
+    with recording() as draws:
+        m = model_cls(1, clip=1e6, max_iter=3, record_trace=True, random_state=11, **kw).fit(X)
     noise = np.concatenate([s[:, 0] - counts for s in m.trace_["snapshots"]])
+    # each snapshot as its release object drew it: the counts it read, what it wrote, the
+    # event it recorded (the report's, every time)
+    assert len(draws) == 3 and all(d.event == snapshot_event(m) for d in draws)
+    np.testing.assert_array_equal(np.concatenate([(d.noisy - d.statistic)[:, 0] for d in draws]),
+                                  noise)
     return m, noise
 
 

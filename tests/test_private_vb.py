@@ -10,6 +10,9 @@ from dptm.accounting import ComposedEvent, SelfComposedEvent, calibrate_gaussian
 from dptm.datasets import make_lda_corpus
 from dptm.models import private_vb
 from dptm.models.private_vb import PrivateBatchLDA, _expected_counts
+from dptm.noise.releases import recording
+
+from _releases import force_lattice_releases
 
 
 def _corpus(seed=0, D=60, V=12):
@@ -152,28 +155,22 @@ def test_a_clip_norm_that_would_overflow_is_refused_before_any_release():
     assert np.all(np.isfinite(m.components_))
 
 
-def test_noise_drawn_matches_the_recorded_events(monkeypatch):
-    # Capture every release: the statistic (already on the lattice) and the noisy output.
+def test_noise_drawn_matches_the_recorded_events():
+    # Every release as drawn: the statistic (already on the lattice) and the noisy output.
     # The noise is g times an integer and its spread matches the stage's recorded sigma:
     # tolerance 6 standard errors of the sample std (false-alarm rate < 1e-8).
-    seen = []
-    real = private_vb._release
-
-    def spy(stat, sigma, gen, granularity):
-        noisy, g, eff = real(stat, sigma, gen, granularity)
-        assert np.array_equal(stat / g, np.rint(stat / g))     # no rounding slack needed
-        seen.append((len(seen), (noisy - stat) / g, g))
-        return noisy, g, eff
-    monkeypatch.setattr(private_vb, "_release", spy)
     noise = {0: [], 1: []}
     sched = (("presence", 0.25), ("presence", 0.25), ("counts", 0.5))
     for seed in range(12):
-        m = _fit(3, target_epsilon=2.0, schedule=sched, clip_norm=1.0,
-                 random_state=seed).fit(_corpus())
-        for i, k, g in seen:
+        with recording() as draws:
+            m = _fit(3, target_epsilon=2.0, schedule=sched, clip_norm=1.0,
+                     random_state=seed).fit(_corpus())
+        for i, d in enumerate(draws):
+            g = d.release.granularity_
+            assert np.array_equal(d.statistic / g, np.rint(d.statistic / g))   # no slack
+            k = (d.noisy - d.statistic) / g
             assert np.array_equal(k, np.rint(k))
             noise[0 if i < 2 else 1].append(k.ravel() * g)
-        seen.clear()
     first, last = m.privacy_.event.events
     for s, leaf in ((0, first.event), (1, last)):
         x = np.concatenate(noise[s])
@@ -247,13 +244,10 @@ def test_topics_are_a_function_of_the_releases_only(monkeypatch):
     # post-processing may use only the noisy releases and public parameters: with every
     # release forced to the same values, X and X[:-1] (and a different corpus) give
     # identical topics
-    real = private_vb._release
-
-    def forced(stat, sigma, gen, granularity):
-        _, g, eff = real(stat, sigma, gen, granularity)
-        fixed = np.random.default_rng(7).normal(0, 3 * eff, size=stat.shape)
-        return np.abs(fixed) * (np.arange(stat.size).reshape(stat.shape) % 3), g, eff
-    monkeypatch.setattr(private_vb, "_release", forced)
+    def forced(release, stat, noisy):
+        fixed = np.random.default_rng(7).normal(0, 3 * release.sigma_, size=stat.shape)
+        return np.abs(fixed) * (np.arange(stat.size).reshape(stat.shape) % 3)
+    force_lattice_releases(monkeypatch, forced)
     X = _corpus()
     fits = [_fit(3, random_state=5).fit(data) for data in (X, X[:-1], _corpus(seed=1))]
     for m in fits[1:]:
@@ -283,19 +277,13 @@ def test_combine_releases_golden_values():
     assert np.array_equal(a, a0)                                   # inputs not mutated
 
 
-def test_released_topics_combine_the_last_two_releases(monkeypatch):
+def test_released_topics_combine_the_last_two_releases():
     # the last two releases both reach the topics, as _combine_releases prescribes (a
     # regression to "final release only" fails this); the first one does not
-    seen = []
-    real = private_vb._release
-
-    def record(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        seen.append((out[0].copy(), out[2]))
-        return out
-    monkeypatch.setattr(private_vb, "_release", record)
     sched = (("presence", 1), ("presence", 1), ("counts", 2))
-    m = _fit(3, random_state=2, schedule=sched, threshold=0.0).fit(_corpus())
+    with recording() as draws:
+        m = _fit(3, random_state=2, schedule=sched, threshold=0.0).fit(_corpus())
+    seen = [(d.noisy, d.event.sigma) for d in draws]
     assert len(seen) == 4                   # the norm histogram, then the three releases
     est, sd = private_vb._combine_releases(seen[2:], private_vb._COMBINE_THRESHOLD)
     eta = m.topic_word_prior_
@@ -342,19 +330,13 @@ def test_default_plan_is_a_function_of_the_public_inputs():
 
 
 @pytest.mark.parametrize("eps", [1.0, 2.0, 4.0])
-def test_default_plan_draws_the_recorded_sigmas(monkeypatch, eps):
+def test_default_plan_draws_the_recorded_sigmas(eps):
     # every release of the default plan is drawn at the sigma the plan and the clip bound
     # set (z_i times the sensitivity: 1 for the histogram, C for the others), recorded in
     # release_sigmas_ / privacy_
-    seen = []
-    real = private_vb._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        seen.append(out[2])
-        return out
-    monkeypatch.setattr(private_vb, "_release", spy)
-    m = _fit(3, target_epsilon=eps, random_state=0).fit(_corpus())
+    with recording() as draws:
+        m = _fit(3, target_epsilon=eps, random_state=0).fit(_corpus())
+    seen = [d.event.sigma for d in draws]
     plan = private_vb.fit_plan(eps, 1e-5, 3, 12)
     assert m.plan_ == plan
     np.testing.assert_allclose(seen, [plan[0].z] + [r.z * m.clip_norm_ for r in plan[1:]],

@@ -7,24 +7,19 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from dptm.models import private_vb as P
+from _private_vb import fit_quietly as _fit, poisson_corpus
+from dptm.models import private_vb as P, vb_denoise
 from dptm.models.private_vb import PrivateBatchLDA
+from dptm.noise.releases import recording
+
+from _releases import force_lattice_releases
 
 
 def _corpus(seed=0, D=60, V=12):
-    r = np.random.default_rng(seed)
-    return sp.csr_matrix(r.poisson(0.8, size=(D, V)).astype(np.int64))
-
-
-def _fit(X, **kw):
-    kw.setdefault("random_state", 0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # seeded test mode
-        return PrivateBatchLDA(**kw).fit(X)
+    return poisson_corpus(seed, D, V)
 
 
 # ------------------------------------------------------------- lattice check
@@ -77,16 +72,11 @@ def test_fit_warnings_do_not_depend_on_the_private_document_count():
     # a fit warns tells D < K apart from D >= K: neighbours with 3 and 2 documents, K = 3.
     # The fit's expectation warning reads the noisy count of the histogram release only:
     # with every release forced to the same values, the warnings are the same.
-    real = P._release
-
-    def forced(stat, sigma, gen, granularity):
-        _, g, eff = real(stat, sigma, gen, granularity)
-        return np.full(stat.shape, 3.0), g, eff
     X = _corpus(D=3)
     got = []
     import pytest as _pt
     with _pt.MonkeyPatch.context() as mp:
-        mp.setattr(P, "_release", forced)
+        force_lattice_releases(mp, lambda release, stat, noisy: np.full(stat.shape, 3.0))
         for data in (X, X[:2]):
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")
@@ -104,8 +94,8 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
     # model release on averaged with the one before first - never the un-noised statistic.
     # The E-step's document-topic prior: _FIT_DOC_TOPIC_PRIOR from _FIT_PRIOR_MIN_EPSILON
     # (random start, doc_topic_prior not given), else the model's.
-    betas, outs, alphas = [], [], []
-    real_stat, real_release = P._expected_counts, P._release
+    betas, alphas = [], []
+    real_stat = P._expected_counts
 
     def stat_spy(X, beta, alpha, norm, granularity=None, presence=False, n_threads=1,
                  word_weight=None):
@@ -115,17 +105,14 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
             assert word_weight is None
         return real_stat(X, beta, alpha, norm, granularity, presence, n_threads, word_weight)
 
-    def release_spy(stat, sigma, gen, granularity):
-        out = real_release(stat, sigma, gen, granularity)
-        outs.append((out[0].copy(), out[2]))
-        return out
     monkeypatch.setattr(P, "_expected_counts", stat_spy)
-    monkeypatch.setattr(P, "_release", release_spy)
     X = _corpus()
     firsts = []
     for data in (X, X[:-1]):
-        betas.clear(), outs.clear(), alphas.clear()
-        m = _fit(data, n_components=3, target_epsilon=eps)
+        betas.clear(), alphas.clear()
+        with recording() as draws:
+            m = _fit(data, n_components=3, target_epsilon=eps)
+        outs = [(d.noisy, d.event.sigma) for d in draws]
         plan = [r for r in m.plan_ if r.statistic != "norm-histogram"]
         model_outs = outs[1:]                       # outs[0]: the histogram
         assert len(betas) == len(model_outs) == m.n_iter_ == len(plan)
@@ -145,9 +132,11 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
                     plan[i - 1].post, *model_outs[i - 1], eta))
     np.testing.assert_array_equal(firsts[0], firsts[1])   # the start ignores the data
     # from public init_topics every release between is hard-thresholded, not combined
-    betas.clear(), outs.clear(), alphas.clear()
+    betas.clear(), alphas.clear()
     init = np.random.default_rng(0).random((3, X.shape[1])) + 0.5
-    m = _fit(X, n_components=3, target_epsilon=eps, init_topics=init)
+    with recording() as draws:
+        m = _fit(X, n_components=3, target_epsilon=eps, init_topics=init)
+    outs = [(d.noisy, d.event.sigma) for d in draws]
     eta = m.topic_word_prior_
     assert alphas == [m.doc_topic_prior_] * len(betas)    # not measured from public topics
     for i in range(1, len(betas)):
@@ -164,23 +153,18 @@ def _analytic_gaussian_epsilon(z, delta):
 
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 4.0, 8.0])
-def test_drawn_sigmas_compose_to_the_target_by_independent_bounds(monkeypatch, eps):
+def test_drawn_sigmas_compose_to_the_target_by_independent_bounds(eps):
     # The releases compose (sequentially, each on every document, L2 sensitivity C) to
     # one Gaussian of multiplier z_eff, 1/z_eff^2 = sum C^2 / sigma_i^2 over the sigmas
     # ACTUALLY drawn. Independently of dptm's accountant: the exact epsilon of that
     # Gaussian (a lower bound on what any sound accountant reports) must not exceed the
     # target, and the classical zCDP conversion (rho + 2 sqrt(rho log 1/delta), looser than
     # the RDP one used to calibrate) must not fall below it (the noise is not wasted).
-    drawn = []
-    real = P._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        drawn.append(out[2])
-        return out
-    monkeypatch.setattr(P, "_release", spy)
     C, delta = 0.5, 1e-5
-    m = _fit(_corpus(), n_components=3, target_epsilon=eps, target_delta=delta, clip_norm=C)
+    with recording() as draws:
+        m = _fit(_corpus(), n_components=3, target_epsilon=eps, target_delta=delta,
+                 clip_norm=C)
+    drawn = [d.event.sigma for d in draws]
     assert drawn == m.release_sigmas_ and len(drawn) == m.n_iter_ == len(m.plan_)
     z_eff = 1.0 / math.sqrt(sum((C / s) ** 2 for s in drawn))
     exact = _analytic_gaussian_epsilon(z_eff, delta)
@@ -208,7 +192,8 @@ def test_eb_fail_safe_reads_only_the_release(monkeypatch):
             out = out.copy()
             out[5] = np.nan
         return out
-    monkeypatch.setattr(P, "_eb_posterior_mean", broken)
+    # _eb_denoise reads the name in its own module (vb_denoise), re-exported by private_vb
+    monkeypatch.setattr(vb_denoise, "_eb_posterior_mean", broken)
     got = P._eb_denoise(y, 4.0, 0.1)
     np.testing.assert_array_equal(y, y0)
     np.testing.assert_array_equal(got[[0, 2]], good[[0, 2]])
@@ -220,21 +205,17 @@ def test_released_topics_are_post_processing_of_the_last_two_releases(monkeypatc
     # The released topics are the "final" post-processing of _combine_releases(the last
     # two releases as drawn, with their drawn sds) - the combined estimate AND its sd (not
     # the last release's sd, nor anything computed from the un-noised statistic).
-    outs, finals = [], []
-    real_release, real_post = P._release, P._post_process
-
-    def release_spy(stat, sigma, gen, granularity):
-        out = real_release(stat, sigma, gen, granularity)
-        outs.append((out[0].copy(), out[2]))
-        return out
+    finals = []
+    real_post = P._post_process
 
     def post_spy(post, est, sd, eta, thr=None):
         if post == "final":
             finals.append((est.copy(), sd, eta, thr))
         return real_post(post, est, sd, eta, thr)
-    monkeypatch.setattr(P, "_release", release_spy)
     monkeypatch.setattr(P, "_post_process", post_spy)
-    m = _fit(_corpus(), n_components=3, target_epsilon=4.0, threshold=threshold)
+    with recording() as draws:
+        m = _fit(_corpus(), n_components=3, target_epsilon=4.0, threshold=threshold)
+    outs = [(d.noisy, d.event.sigma) for d in draws]
     (est, sd, eta, thr), = finals
     want_est, want_sd = P._combine_releases(outs[-2:], P._COMBINE_THRESHOLD)
     np.testing.assert_array_equal(est, want_est)
@@ -260,20 +241,14 @@ def test_a_default_fit_pickles_without_any_generator_or_document_sized_state():
         assert 50 not in np.shape(value), key
 
 
-def test_a_tiny_clip_norm_is_refused_before_any_release(monkeypatch):
+def test_a_tiny_clip_norm_is_refused_before_any_release():
     # Before the fix clip_norm 1e-310 drew every release, then the EB fit raised
     # OverflowError (math range error): the budget spent, no model, no parameter named.
-    drawn = []
-    real = P._release
-
-    def spy(stat, sigma, gen, granularity):
-        drawn.append(sigma)
-        return real(stat, sigma, gen, granularity)
-    monkeypatch.setattr(P, "_release", spy)
-    with pytest.raises(ValueError, match="clip_norm"):
+    with recording() as drawn, pytest.raises(ValueError, match="clip_norm"):
         _fit(_corpus(), n_components=3, clip_norm=1e-310)
     assert drawn == []
-    m = _fit(_corpus(), n_components=3, clip_norm=2.0 ** -850)
+    with recording() as drawn:
+        m = _fit(_corpus(), n_components=3, clip_norm=2.0 ** -850)
     assert np.all(np.isfinite(m.components_)) and len(drawn) == m.n_iter_
 
 

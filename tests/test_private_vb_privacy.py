@@ -14,6 +14,8 @@ from scipy.optimize import minimize_scalar
 from dptm.models import private_vb as P
 from dptm.models.private_vb import PrivateBatchLDA, _expected_counts, _within_norm
 
+from _releases import force_lattice_releases
+
 
 def _zcdp_epsilon(rho, delta):
     """(epsilon, delta) of rho-zCDP, computed here (not by dptm.accounting): the RDP
@@ -85,16 +87,14 @@ def test_default_schedule_epsilon_is_the_closed_form_of_its_sigmas(eps, clip_nor
 def _force_the_norm_histogram(monkeypatch):
     """The norm-histogram release forced to one value (its noise still drawn): the clip
     bound, the sigmas, the noisy count and the report are its post-processing."""
-    real = P._release
     n = P._BINS_PER_OCTAVE * P._OCTAVES
     value = np.full((1, n), 1000.0 * (np.arange(n) < 12))
 
-    def forced(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        if stat.shape == (1, n) and granularity == 1.0:
-            return value.copy(), *out[1:]
-        return out
-    monkeypatch.setattr(P, "_release", forced)
+    def forced(release, stat, noisy):
+        if stat.shape == (1, n) and release.granularity == 1.0:
+            return value.copy()
+        return None
+    force_lattice_releases(monkeypatch, forced)
 
 
 def test_default_schedule_does_not_depend_on_the_corpus_size(monkeypatch):

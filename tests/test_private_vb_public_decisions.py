@@ -19,20 +19,13 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
+from _private_vb import fit_quietly as _fit, poisson_corpus
 from dptm.models import private_vb as P
 from dptm.models.private_vb import PrivateBatchLDA
 
 
 def _corpus(seed=0, D=40, V=12):
-    r = np.random.default_rng(seed)
-    return sp.csr_matrix(r.poisson(0.8, size=(D, V)).astype(np.int64))
-
-
-def _fit(X, **kw):
-    kw.setdefault("random_state", 0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # seeded test mode, guardrails
-        return PrivateBatchLDA(**kw).fit(X)
+    return poisson_corpus(seed, D, V)
 
 
 def _with(X, row):
@@ -55,17 +48,13 @@ def _neighbours(X):
 def _spy(monkeypatch):
     """Record the E-step prior of every model statistic and the post-processing step of
     every release (by its model-release index)."""
-    log = {"alpha": [], "eb": [], "posts": [], "released": 0}
-    real_stat, real_release, real_post = P._expected_counts, P._release, P._post_process
+    log = {"alpha": [], "eb": [], "posts": []}
+    real_stat, real_post = P._expected_counts, P._post_process
 
     def stat(X, beta, alpha, *a, **kw):
         if alpha is not None:                  # None: the norm histogram (no E-step)
             log["alpha"].append(alpha)
         return real_stat(X, beta, alpha, *a, **kw)
-
-    def release(*a, **kw):
-        log["released"] += 1
-        return real_release(*a, **kw)
 
     def post(step, est, sd, eta, threshold=None):
         log["posts"].append(step)
@@ -73,14 +62,12 @@ def _spy(monkeypatch):
             log["eb"].append(len(log["posts"]) - 1)
         return real_post(step, est, sd, eta, threshold)
     monkeypatch.setattr(P, "_expected_counts", stat)
-    monkeypatch.setattr(P, "_release", release)
     monkeypatch.setattr(P, "_post_process", post)
     return log
 
 
 def _clear(log):
     log["alpha"].clear(), log["eb"].clear(), log["posts"].clear()
-    log["released"] = 0
 
 
 # ------------------------------------------------------------ (a) public decisions only

@@ -6,43 +6,32 @@ from fractions import Fraction
 
 import numpy as np
 
+from _private_vb import drawn_sigma, event_leaves
 from dptm.mechanisms import discrete_gaussian_parameters
-from dptm.models import private_vb
 from dptm.models.private_vb import PrivateBatchLDA
+from dptm.noise.releases import recording
 
 
-def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
-    calls = []
-    real = private_vb._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        calls.append((sigma, granularity, out[2]))
-        return out
-    monkeypatch.setattr(private_vb, "_release", spy)
+def test_recorded_sigmas_are_exactly_the_drawn_ones():
     X = np.random.default_rng(0).poisson(1.0, (60, 12))
     sched = (("presence", 0.2), ("presence", 0.2), ("presence", 0.1), ("counts", 0.5))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), recording() as draws:
         warnings.simplefilter("ignore")
         m = PrivateBatchLDA(3, target_epsilon=2.0, schedule=sched, random_state=0).fit(X)
+    # (nominal sigma, lattice, effective sigma) of every release, as its object drew it
+    calls = [(d.release.sigma, d.release.granularity_, d.release.sigma_) for d in draws]
+    assert all(d.event.sigma == d.release.sigma_ for d in draws)
     assert len(calls) == len(sched) + 1          # the norm histogram first
     # what was drawn: g times the discrete Gaussian of variance p/q for sigma / g, stated
     # as the largest float whose square is at most p/q (never more noise than drawn)
-    drawn = []
-    for s, g, _ in calls:
+    drawn = [drawn_sigma(s, g) for s, g, _ in calls]
+    for (s, g, _), d in zip(calls, drawn):
         p, q = discrete_gaussian_parameters(s / g)[:2]
-        x = (Fraction(p, q).numerator / Fraction(p, q).denominator) ** 0.5
-        while Fraction(x) ** 2 > Fraction(p, q):
-            x = math.nextafter(x, 0.0)
-        while Fraction(math.nextafter(x, math.inf)) ** 2 <= Fraction(p, q):
-            x = math.nextafter(x, math.inf)
-        assert abs(x - math.sqrt(p / q)) <= 2 * math.ulp(x)
-        drawn.append(g * x)                  # g: a power of two, the product exact
+        assert Fraction(d / g) ** 2 <= Fraction(p, q)
+        assert abs(d / g - math.sqrt(p / q)) <= 2 * math.ulp(d / g)
     assert [eff for *_, eff in calls] == drawn
     assert m.release_sigmas_ == drawn[1:]
-    leaves = []
-    for ev in getattr(m.privacy_.event, "events", (m.privacy_.event,)):
-        leaves += [ev.event] * ev.count if hasattr(ev, "count") else [ev]
+    leaves = event_leaves(m.privacy_.event)
     assert [leaf.sigma for leaf in leaves] == drawn
     assert all(leaf.discrete for leaf in leaves) and leaves[0].sensitivity == 1.0
     assert all(leaf.sensitivity == m.clip_norm_ for leaf in leaves[1:])
@@ -57,3 +46,17 @@ def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
     assert all(2 ** 13 <= s / g < 2 ** 14 for s, g, _ in calls[1:])
     # the histogram holds integer counts (sensitivity 1): on the unit lattice
     assert calls[0][1] == 1.0
+
+
+def test_a_schedule_of_equal_releases_meets_its_target():
+    # equal shares make a run of equal releases (one SelfComposedEvent in the report):
+    # the calibration must count every release of the run, or the noise it picks is too
+    # small and the report (the composition of what was drawn) exceeds the target
+    X = np.random.default_rng(1).poisson(1.0, (60, 12))
+    for sched in ((("presence", 1),) * 3 + (("counts", 1),), (("counts", 1),) * 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = PrivateBatchLDA(3, target_epsilon=2.0, schedule=sched, clip_norm=1.0,
+                                random_state=0).fit(X)
+        eps = m.privacy_.epsilon(1e-5, method="rdp")
+        assert 2.0 - 0.05 < eps <= 2.0, (sched, eps)

@@ -1,12 +1,12 @@
 """PrivateBatchLDA's sensitivity: every contribution within the clip bound on the lattice,
 neighbouring fits alike but for the released values, non-finite contributions dropped."""
 import math
-import pickle
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _private_vb import force_norm_histogram, observed
 
 from dptm.models import private_vb as P
 from dptm.models import vb_statistic as S
@@ -94,16 +94,8 @@ def test_neighbours_fits_differ_only_in_the_released_values(tmp_path, monkeypatc
     # bound from the norm histogram, that release is forced to one value (the bound, the
     # noise scales and the noisy count are its post-processing).
     if clip == "histogram":
-        real = P._release
-
-        def forced(stat, sigma, gen, granularity):
-            out = real(stat, sigma, gen, granularity)
-            if stat.shape[0] == 1:                    # the (1, bins) norm histogram
-                return np.full(stat.shape, 10.0 * (np.arange(stat.size) < 12)), *out[1:]
-            return out
-        monkeypatch.setattr(P, "_release", forced)
+        force_norm_histogram(monkeypatch)
     kw = {"clip_norm": 0.5} if clip == "public" else {}
-    import json
     X = _corpus(4, D=80)
     V = X.shape[1]
     data = [X, sp.vstack([X[:7], X[8:]]).tocsr(),
@@ -114,15 +106,7 @@ def test_neighbours_fits_differ_only_in_the_released_values(tmp_path, monkeypatc
             with warnings.catch_warnings(record=True) as wl:
                 warnings.simplefilter("always")
                 m = PrivateBatchLDA(3, target_epsilon=eps, random_state=11, **kw).fit(Xd)
-            attrs = {k: (type(v).__name__, np.shape(v), str(getattr(v, "dtype", "")))
-                     for k, v in vars(m).items()}
-            path = m.release(vocabulary=[f"w{j}" for j in range(V)]).save(
-                str(tmp_path / f"{eps}-{i}"))
-            with open(f"{path}/release.json", encoding="utf-8") as f:
-                meta = json.load(f)
-            seen.append((attrs, str(m.privacy_), m.release_sigmas_, m.transform_seed_,
-                         len(pickle.dumps(m)),
-                         sorted(f"{type(x.message).__name__}: {x.message}" for x in wl), meta))
+            seen.append(observed(m, wl, tmp_path / f"{eps}-{i}", V))
         for other in seen[1:]:
             assert other == seen[0]
 

@@ -4,9 +4,7 @@ statistic of a neighbour (one user, all their documents, added or removed) diffe
 user's lattice contribution alone, of norm <= C exactly; the noise drawn is the recorded
 one; an empirical DP check of one release on a worst-case user; partitions of whole users
 on a cluster give the single-process fit bit for bit."""
-import json
 import math
-import pickle
 import warnings
 from fractions import Fraction
 
@@ -14,12 +12,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from _private_vb import drawn_sigma, event_leaves, force_norm_histogram, observed
 from _secrets import differing_paths, released
-from dptm.mechanisms import discrete_gaussian_parameters
 from dptm.models import private_vb as P
 from dptm.models import vb_statistic as S
 from dptm.models import user_contributions as U
 from dptm.models.private_vb import PrivateBatchLDA
+from dptm.noise.releases import LatticeGaussianRelease, recording
 from dptm.testing import epsilon_lower_bound
 
 pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
@@ -241,33 +240,17 @@ def test_the_report_says_user_level_and_what_is_assumed_public():
                         for s in msgs)
 
 
-def test_recorded_sigmas_are_exactly_the_drawn_ones(monkeypatch):
-    calls = []
-    real = P._release
-
-    def spy(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        calls.append((sigma, granularity, out[2]))
-        return out
-    monkeypatch.setattr(P, "_release", spy)
+def test_recorded_sigmas_are_exactly_the_drawn_ones():
     X, groups = _with_heavy(*_corpus())
     sched = (("presence", 0.3), ("presence", 0.2), ("counts", 0.5))
-    m = _fit(X, groups=groups, schedule=sched)
+    with recording() as draws:
+        m = _fit(X, groups=groups, schedule=sched)
+    calls = [(d.release.sigma, d.release.granularity, d.release.sigma_) for d in draws]
     assert len(calls) == len(sched) + 1
-    drawn = []
-    for s, g, _ in calls:
-        p, q = discrete_gaussian_parameters(s / g)[:2]
-        x = math.sqrt(p / q)
-        while Fraction(x) ** 2 > Fraction(p, q):
-            x = math.nextafter(x, 0.0)
-        while Fraction(math.nextafter(x, math.inf)) ** 2 <= Fraction(p, q):
-            x = math.nextafter(x, math.inf)
-        drawn.append(g * x)
+    drawn = [drawn_sigma(s, g) for s, g, _ in calls]
     assert [eff for *_, eff in calls] == drawn
     assert m.release_sigmas_ == drawn[1:]
-    leaves = []
-    for ev in getattr(m.privacy_.event, "events", (m.privacy_.event,)):
-        leaves += [ev.event] * ev.count if hasattr(ev, "count") else [ev]
+    leaves = event_leaves(m.privacy_.event)
     assert [leaf.sigma for leaf in leaves] == drawn
     assert leaves[0].sensitivity == 1.0 and calls[0][1] == 1.0
     assert all(leaf.sensitivity == m.clip_norm_ for leaf in leaves[1:])
@@ -322,14 +305,7 @@ def test_neighbours_fits_differ_only_in_the_released_values(tmp_path, monkeypatc
     # forced to one value (the bound, noise scales and noisy user count are its
     # post-processing): the same attributes, report, warnings, fold-in seed, pickle size
     # and release.json; by value only the topics differ
-    real = P._release
-
-    def forced(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        if stat.shape[0] == 1:
-            return np.full(stat.shape, 10.0 * (np.arange(stat.size) < 12)), *out[1:]
-        return out
-    monkeypatch.setattr(P, "_release", forced)
+    force_norm_histogram(monkeypatch)
     X, groups = _corpus(4)
     keep = groups != 5
     data = [(X, groups), (X[keep], groups[keep]), _with_heavy(X, groups)]
@@ -339,15 +315,8 @@ def test_neighbours_fits_differ_only_in_the_released_values(tmp_path, monkeypatc
             with warnings.catch_warnings(record=True) as wl:
                 warnings.simplefilter("always")
                 m = PrivateBatchLDA(3, target_epsilon=eps, random_state=11).fit(Xd, groups=gd)
-            attrs = {k: (type(v).__name__, np.shape(v), str(getattr(v, "dtype", "")))
-                     for k, v in vars(m).items()}
-            path = m.release(vocabulary=[f"w{j}" for j in range(V)]).save(
-                str(tmp_path / f"{eps}-{i}"))
-            with open(f"{path}/release.json", encoding="utf-8") as f:
-                meta = json.load(f)
-            seen.append((attrs, str(m.privacy_), m.release_sigmas_, m.transform_seed_,
-                         m.n_users_estimate_, m.clip_norm_, len(pickle.dumps(m)),
-                         sorted(f"{type(x.message).__name__}: {x.message}" for x in wl), meta))
+            seen.append(observed(m, wl, tmp_path / f"{eps}-{i}", V)
+                        + (m.n_users_estimate_, m.clip_norm_))
             models.append(m)
         for other in seen[1:]:
             assert other == seen[0]
@@ -372,22 +341,12 @@ def test_one_release_empirical_epsilon_on_a_worst_case_user(broken):
     user = sp.csr_matrix(np.array([[0, LENGTH]] * N_DOCS))
     with_user = sp.vstack([base, user]).tocsr()
     g_with = np.r_[np.arange(4), [9] * N_DOCS]
-    calls = []
-    real = P._release
-
-    def spy(stat, sigma, gen, granularity):
-        calls.append((sigma, granularity))
-        return real(stat, sigma, gen, granularity)
     m = PrivateBatchLDA(1, target_epsilon=1.0, target_delta=DELTA, clip_norm=5.0,
                         schedule=(("counts", 1.0),), random_state=0)
-    P._release, saved = spy, P._release
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m.fit(with_user, groups=g_with)
-    finally:
-        P._release = saved
-    (sigma, g), = calls
+    with warnings.catch_warnings(), recording() as draws:
+        warnings.simplefilter("ignore")
+        m.fit(with_user, groups=g_with)
+    (sigma, g), = [(d.release.sigma, d.release.granularity) for d in draws]
     beta = np.ones((1, 2))
     s1 = U.user_expected_counts(*U.group_documents(with_user, g_with), beta, 1.0, 5.0, g)
     s0 = U.user_expected_counts(*U.group_documents(base, np.arange(4)), beta, 1.0, 5.0, g)
@@ -398,7 +357,7 @@ def test_one_release_empirical_epsilon_on_a_worst_case_user(broken):
     def release(s):
         stat = np.full((1, RUNS), s[0, 1])
         noise_sigma = sigma / 2 if broken == "halved" else sigma
-        return P._release(stat, noise_sigma, rng, g)[0][0]
+        return LatticeGaussianRelease(noise_sigma, 5.0, g).draw(stat, rng)[0]
     bound = epsilon_lower_bound(release(s1), release(s0), delta=DELTA, confidence=0.999)
     if broken:
         assert bound > claimed, (bound, claimed)

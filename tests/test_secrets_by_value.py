@@ -24,6 +24,7 @@ from dptm.pipeline import FullyPrivateTopicModel
 from dptm.vocab import DPVocabulary
 
 from _neighbours import word_replaced
+from _releases import force_lattice_releases
 from _secrets import (GeneratorRecorder, differing_paths, released, secret_bytes_in,
                       suspicious)
 
@@ -124,15 +125,13 @@ _N_BINS = P._BINS_PER_OCTAVE * P._OCTAVES
 
 
 def _force_the_norm_histogram(monkeypatch, value=None):
-    real = P._release
     value = np.full((1, _N_BINS), 1000.0 * (np.arange(_N_BINS) < 12)) if value is None else value
 
-    def forced(stat, sigma, gen, granularity):
-        out = real(stat, sigma, gen, granularity)
-        if stat.shape == (1, _N_BINS) and granularity == 1.0:   # the norm histogram
-            return value.copy(), *out[1:]
-        return out
-    monkeypatch.setattr(P, "_release", forced)
+    def forced(release, stat, noisy):
+        if stat.shape == (1, _N_BINS) and release.granularity == 1.0:   # the norm histogram
+            return value.copy()
+        return None
+    force_lattice_releases(monkeypatch, forced)
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,8 @@ from dptm.accounting import (GaussianEvent, PoissonSampledEvent, SelfComposedEve
                              calibrate_gaussian, epsilon, recipes)
 from dptm.exceptions import NotHardenedWarning, SeededPrivacyWarning
 from dptm.models.svi import truncate_documents
+from dptm.noise.mechanisms import gaussian_noise
+from dptm.noise.releases import GaussianRelease, recording
 
 
 def block_corpus(seed=5, K=4, V=40, D=600, length=60):
@@ -116,27 +118,23 @@ def test_private_step_is_noised_clamped_and_scaled(monkeypatch):
     with s~ the released lattice-noised statistic of the E-step statistic s (computed here
     from the truncated corpus the model used) and S the nominal batch size."""
     X = block_corpus(seed=1, D=30)
-    drawn, truncated = {}, {}
-    real_noise, real_trunc = svi_module.lattice_gaussian, svi_module.truncate_documents
-
-    def spy_noise(x, sigma, rng, granularity=None):
-        out, g, eff = real_noise(x, sigma, rng, granularity=granularity)
-        drawn.update(x=np.array(x), out=out.copy(), g=g, eff=eff, sigma=sigma)
-        return out, g, eff
+    truncated = {}
+    real_trunc = svi_module.truncate_documents
 
     def spy_trunc(X, n, rng):
         truncated["X"] = real_trunc(X, n, rng)
         return truncated["X"]
 
-    monkeypatch.setattr(svi_module, "lattice_gaussian", spy_noise)
     monkeypatch.setattr(svi_module, "truncate_documents", spy_trunc)
     kw = dict(n_components=3, batch_size=20, total_samples=500, max_doc_length=40,
               noise_multiplier=0.05, learning_offset=2.0, learning_decay=0.6)
     rs = np.random.RandomState(11)
     lam0 = np.random.RandomState(11).gamma(100.0, 0.01, (3, X.shape[1]))
     model = replaying(PrivateOnlineLDA, rs)(random_state=0, **kw)
-    with pytest.warns(SeededPrivacyWarning):
+    with pytest.warns(SeededPrivacyWarning), recording() as draws:
         model.partial_fit(X)
+    (d,) = draws
+    drawn = dict(x=d.statistic, out=d.noisy, g=d.release.granularity_, eff=d.release.sigma_)
     # reference: E-step on the truncated corpus with the replayed gamma
     gamma0 = np.random.RandomState(11)
     gamma0.gamma(100.0, 0.01, (3, X.shape[1]))
@@ -158,23 +156,18 @@ def test_private_step_is_noised_clamped_and_scaled(monkeypatch):
     np.testing.assert_allclose(model.components_, want, rtol=1e-8)
 
 
-def test_floating_point_gaussian_only_explicitly(monkeypatch):
+def test_floating_point_gaussian_only_explicitly():
     """mechanism="gaussian": NotHardenedWarning, continuous noise of sigma = z N (no
     rounding slack), event discrete=False, labelled not hardened in the report."""
     X = block_corpus(seed=1, D=30)
-    drawn = {}
-
-    def fake_noise(shape, sigma, rng):
-        z = rng.normal(0.0, sigma, size=shape)
-        drawn["sigma"] = sigma
-        return z
-
-    monkeypatch.setattr(svi_module, "gaussian_noise", fake_noise)
     m = PrivateOnlineLDA(3, batch_size=20, total_samples=500, max_doc_length=40,
                          noise_multiplier=0.05, mechanism="gaussian")
-    with pytest.warns(NotHardenedWarning):
+    with pytest.warns(NotHardenedWarning), recording() as draws:
         m.partial_fit(X)
-    assert drawn["sigma"] == pytest.approx(0.05 * 40) == m.sigma_
+    (d,) = draws
+    assert isinstance(d.release, GaussianRelease) and d.event == m.privacy_.event.event
+    assert d.release.sigma == pytest.approx(0.05 * 40) == m.sigma_
+    assert not np.array_equal(d.noisy, np.rint(d.noisy))       # continuous noise
     assert m.sensitivity_ == 40 and m.granularity_ is None
     assert m.privacy_.event.event.discrete is False
     assert "not hardened" in str(m.privacy_)
@@ -184,7 +177,7 @@ def test_noise_is_gaussian_with_stated_sigma():
     """The noise helper's draws are N(0, sigma^2): KS test (fixed seed, so deterministic;
     false-alarm rate 1e-4 for a fresh seed)."""
     rng = np.random.default_rng(123)
-    z = svi_module.gaussian_noise((50, 200), 3.5, rng)
+    z = gaussian_noise((50, 200), 3.5, rng)
     assert z.shape == (50, 200)
     assert stats.kstest(z.ravel() / 3.5, "norm").pvalue > 1e-4
 

@@ -19,6 +19,7 @@ from scipy import stats
 from dptm import PrivateOnlineLDA
 from dptm.accounting import PoissonSampledEvent, SelfComposedEvent
 from dptm.mechanisms import round_to_lattice
+from dptm.noise.releases import recording
 
 Z_MAX = 5.3
 K, V, N, D = 3, 60, 20, 300
@@ -34,12 +35,7 @@ def corpus(seed=3):
 
 
 class Spy(PrivateOnlineLDA):
-    """Records each statistic before and after privatization and each minibatch size."""
-
-    def _privatize(self, stat, rng):
-        out = super()._privatize(stat, rng)
-        self.log_.append((np.array(stat), np.array(out)))
-        return out
+    """Records each minibatch size (the releases: ``recording()``)."""
 
     def _step(self, indptr, indices, counts, rows, scale, rng):
         self.rows_.append(rows.size)
@@ -51,13 +47,16 @@ def run(mode, mechanism, z=0.8):
     m = Spy(K, batch_size=30, max_iter=2, max_doc_length=N, noise_multiplier=z,
             mechanism=mechanism, sampling="shuffle" if mode == "shuffle" else "poisson",
             total_samples=D, random_state=2024)
-    m.log_, m.rows_ = [], []
-    with pytest.warns(Warning):                 # test mode (and NotHardened for 'gaussian')
+    m.rows_ = []
+    # test mode (and NotHardened for 'gaussian'); each statistic before and after its release
+    with pytest.warns(Warning), recording() as draws:
         if mode == "partial":
             for b in range(10):
                 m.partial_fit(X[30 * b:30 * (b + 1)])
         else:
             m.fit(X)
+    m.log_ = [(d.statistic, d.noisy) for d in draws]
+    m.drawn_events_ = [d.event for d in draws]
     return m
 
 
@@ -75,6 +74,7 @@ def test_noise_and_sampling_match_the_recorded_event(mode, mechanism):
     leaf = step.event if q is not None else step
     releases = len(m.log_)
     assert releases == len(m.rows_)
+    assert all(ev == leaf for ev in m.drawn_events_)   # what each release drew is accounted
 
     # -- number of releases and sampling actually done
     if mode == "poisson":
@@ -121,7 +121,7 @@ def test_noise_and_sampling_match_the_recorded_event(mode, mechanism):
     assert leaf.sigma / leaf.sensitivity <= z * 1.001          # not more noise than stated
 
 
-def test_one_document_moves_the_rounded_statistic_within_the_sensitivity(monkeypatch):
+def test_one_document_moves_the_rounded_statistic_within_the_sensitivity():
     """Neighbouring corpora (one document removed), same test-mode seed so the same
     E-step draws: the L2 distance of the two rounded statistics of one full-batch step is
     at most the recorded sensitivity."""
@@ -131,9 +131,9 @@ def test_one_document_moves_the_rounded_statistic_within_the_sensitivity(monkeyp
     for data in (X, Y):
         m = Spy(K, batch_size=D, max_iter=1, max_doc_length=N, noise_multiplier=1.0,
                 total_samples=D, random_state=5)
-        m.log_, m.rows_ = [], []
-        with pytest.warns(Warning):
+        m.rows_ = []
+        with pytest.warns(Warning), recording() as draws:
             m.partial_fit(data)
-        stats_.append(round_to_lattice(m.log_[0][0], m.granularity_))
+        stats_.append(round_to_lattice(draws[0].statistic, m.granularity_))
     gap = np.linalg.norm(stats_[0] - stats_[1])
     assert 0 < gap <= m.privacy_.event.event.sensitivity

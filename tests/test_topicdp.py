@@ -12,6 +12,7 @@ from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator
 from sklearn.decomposition import NMF, LatentDirichletAllocation, TruncatedSVD
 
+from _planted import FixedTopics
 from dptm import GibbsLDA
 from dptm.accounting import calibrate_gaussian, dp_to_rdp
 from dptm.datasets import make_lda_corpus
@@ -245,18 +246,6 @@ def test_shared_seed_isolates_the_user_effect(corpus, reference):
     indep = TopicDP(est, **kw).fit(X)
     # removing one of 120 documents moves the topics much less than a new seed does
     assert np.median(shared.sensitivity_samples_) < np.median(indep.sensitivity_samples_)
-
-
-class FixedTopics(BaseEstimator):
-    """A 'model' whose topics do not depend on the data (positive entries)."""
-
-    def __init__(self, topics=None, random_state=None):
-        self.topics = topics
-        self.random_state = random_state
-
-    def fit(self, X, y=None):
-        self.components_ = np.asarray(self.topics)
-        return self
 
 
 def test_noise_has_the_stated_scale(corpus):

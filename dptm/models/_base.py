@@ -25,6 +25,14 @@ def _after_fit(estimator, args, kwargs):
     check_fitted(estimator, X, stacklevel=user_stacklevel())
 
 
+def store_params(estimator, params):
+    """Store the constructor's arguments (its ``locals()``) as attributes of the same names:
+    scikit-learn's ``__init__`` convention, written once for the estimators with many."""
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 #: What a release says of a vocabulary learned from the private data.
 PRIVATE_VOCABULARY = "vocabulary from the private data: not covered by the guarantee"
 

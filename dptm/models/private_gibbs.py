@@ -52,17 +52,17 @@ from randomgen import AESCounter
 
 from .. import _cgs
 from .._utils import check_positive, check_probability
-from ..accounting import (ComposedEvent, GaussianEvent, LaplaceEvent, PaperClaim, PrivacyReport,
-                          PureDPEvent, SelfComposedEvent, epsilon as _epsilon, log_bisect,
-                          recipes)
+from ..accounting import (ComposedEvent, PaperClaim, PureDPEvent, SelfComposedEvent,
+                          epsilon as _epsilon, log_bisect, recipes)
 from ..corpus import Corpus
 from ..exceptions import NotHardenedWarning, user_stacklevel
-from ..noise import laplace_table as _laplace_table
-from ..noise.laplace_table import MAX_DYADIC_SCALE as _DYADIC_MAX_SCALE, dyadic_laplace_parameter
-from ..noise.mechanisms import (discrete_gaussian_parameters, discrete_gaussian_table,
-                                discrete_laplace_parameters)
-from ..noise.secret import private_fit, private_generator, public_seed, shuffle_within_segments
-from ._base import TopicModelMixin
+from ..noise.laplace_table import dyadic_laplace_parameter  # noqa: F401  (tests)
+# the snapshot's noise: a release object of the noise package (old names kept)
+from ..noise.releases import (SNAPSHOT_LABEL as _SNAPSHOT_LABEL,  # noqa: F401  (tests)
+                              SNAPSHOT_MECHANISMS as _KIND, SnapshotRelease as _Noise)
+from ..noise.secret import shuffle_within_segments
+from ._base import TopicModelMixin, store_params
+from ._private_base import PrivateModelMixin, topic_attributes
 from .._threads import effective_n_jobs
 from .gibbs import GibbsState, token_blocks
 
@@ -70,8 +70,6 @@ from .gibbs import GibbsState, token_blocks
 __all__ = ["NoisyGibbsLDA", "SubsampledGibbsLDA",  # noqa: F822
            "inherent_epsilon", "plain_sweep_epsilon"]
 
-_SQRT2 = math.sqrt(2.0)
-_KIND = {"laplace": 1, "gaussian": 2, "discrete_laplace": 3, "discrete_gaussian": 4}
 _NO_TABLE = np.zeros((0, 0), dtype=np.float64)
 # Documents are swept in blocks of about this many tokens, each with its own secret stream:
 # the blocks depend only on the (public) document lengths, never on n_jobs, so a fit is
@@ -96,7 +94,6 @@ _THREAD_COUNTS_MAX_BYTES = 1 << 28
 # balance 2 threads better at K = 50 on KOS, 6 blocks: at most 0.05 ms of a 2.4 ms
 # snapshot, the factor pass being split evenly; not worth changing every seeded fit.)
 _SNAPSHOT_BLOCK_ENTRIES = 1 << 16
-_SNAPSHOT_LABEL = "noisy snapshot of the topic-word counts"
 _SAMPLING_LABEL = "topic sampling step (inherent privacy of the clipped snapshot sampler)"
 
 
@@ -113,73 +110,6 @@ def plain_sweep_epsilon(n_tokens, beta):
     'last' that precede its single noisy iteration."""
     n = float(n_tokens)
     return 2.0 * math.log1p(n / beta) + 2.0 * (n - 1.0) * math.log1p(1.0 / beta)
-
-
-class _Noise:
-    """The snapshot noise actually drawn: kernel code, parameters and its privacy event."""
-
-    def __init__(self, mechanism, *, epsilon=None, noise_multiplier=None):
-        self.mechanism = mechanism
-        self.kind = _KIND[mechanism]
-        self.discrete = mechanism.startswith("discrete")
-        self.a = self.b = self.c = 0
-        self.table = None
-        if mechanism.endswith("laplace"):
-            scale = 2.0 / epsilon          # L1 sensitivity 2 under word replacement
-            if self.discrete and scale <= _DYADIC_MAX_SCALE:
-                self.kind = 5
-                self.a, scale = dyadic_laplace_parameter(scale)   # table: on first use
-            elif self.discrete:
-                self.a, self.b, scale = discrete_laplace_parameters(scale)
-            self.scale = scale
-            self.event = LaplaceEvent(scale=scale, sensitivity=2.0, discrete=self.discrete,
-                                      label=_SNAPSHOT_LABEL)
-        else:
-            sigma = noise_multiplier * _SQRT2  # L2 sensitivity sqrt(2)
-            if self.discrete:
-                self.a, self.b, self.c, sigma = discrete_gaussian_parameters(sigma)
-            self.scale = sigma
-            self.event = GaussianEvent(sigma=sigma, sensitivity=_SQRT2, discrete=self.discrete,
-                                       label=_SNAPSHOT_LABEL)
-
-    @property
-    def sigma(self):
-        return self.scale
-
-    def snapshot(self, n_wk, clip, beta, bit_generator, out=None, n_threads=1, *,
-                 word_blocks=None, clipped=None, recount=None):
-        """(snapshot, word factor, word mass) of ``_cgs.noisy_snapshot``, written into
-        ``out`` (a previous return value) when given. ``bit_generator``: one BitGenerator,
-        or a list (one per block of rows, see ``_snapshot_generators``). ``word_blocks``
-        (optional, V x ceil(K / 16)): filled in the same pass with the word factor's
-        running sums at the end of each block of 16 topics (the sweep's two-level search
-        table). ``clipped`` (optional, from ``clipped_buffer``): the snapshot is then not
-        written (``out[0]`` keeps its old contents); the kernel keeps the clamped, clipped
-        noisy counts there instead, for a snapshot that is not released (same draws, same
-        factor). ``recount`` (optional, ``(z, word_ptr, word_tokens)``): the counts are
-        those of the topics ``z`` (``n_wk`` is not read), counted row by row as the noise
-        is drawn (``_cgs.noisy_snapshot``'s ``topics``)."""
-        if out is None:
-            out = (np.empty(n_wk.shape), np.empty(n_wk.shape, dtype=np.float32),
-                   np.empty(n_wk.shape[0]))
-        if self.table is None and self.kind in (4, 5):
-            # built here, not in __init__: calibration creates many _Noise objects
-            self.table = (_laplace_table.dyadic_table(self.a) if self.kind == 5
-                          else discrete_gaussian_table(self.a, self.b))
-        gauss, laplace = (self.table, None) if self.kind == 4 else (None, self.table)
-        topics, word_ptr, word_tokens = recount if recount is not None else (None,) * 3
-        _cgs.noisy_snapshot(n_wk, self.kind, self.scale, self.a, self.b, self.c, clip, beta,
-                            *out, bit_generator, n_threads, gauss, laplace,
-                            word_blocks=word_blocks, clipped=clipped, topics=topics,
-                            word_ptr=word_ptr, word_tokens=word_tokens)
-        return out
-
-    def clipped_buffer(self, shape, clip):
-        """A V x K int32 buffer for ``snapshot(..., clipped=)``, or None where it would not
-        be exact (float noise, or a clip of 2^31 or more)."""
-        if self.discrete and math.ceil(clip) < 2 ** 31:
-            return np.empty(shape, dtype=np.int32)
-        return None
 
 
 def _snapshot_generators(noise_rng, n_words, n_topics):
@@ -254,8 +184,27 @@ def _count_update_buffers(corpus, K, n_threads):
     return None, None, None
 
 
-class _SnapshotGibbsBase(TopicModelMixin):
-    """Shared orchestration of the snapshot samplers (validation, state, trace, release)."""
+class _SnapshotPlan:
+    """What one model's snapshot fit does besides the shared loop, from ``_plan_fit``:
+    ``noise`` (its ``_Noise``), ``report(fitted)`` (its privacy report, from every fitted
+    attribute), ``fitted`` (its own fitted attributes), ``rate (resampling probability of the sweep), ``recount`` (every sweep
+    follows a snapshot), ``keep_clipped`` (unreleased snapshots may keep int32 clipped
+    counts), ``plain_until`` (iterations up to it sweep on the true counts: schedule
+    'last'), and the ``noisy_at`` / ``table`` / ``stop`` of ``_iterate``; ``ledger`` (the
+    fit's) records every snapshot drawn."""
+
+    def __init__(self, noise, report, fitted, *, ledger, rate=1.0, recount=True,
+                 keep_clipped=True, plain_until=0, noisy_at=None, table=None, stop=None):
+        noise.ledger = ledger               # every snapshot drawn is recorded there
+        self.noise, self.report, self.fitted = noise, report, fitted
+        self.rate, self.recount, self.keep_clipped = rate, recount, keep_clipped
+        self.plain_until, self.noisy_at, self.table, self.stop = (plain_until, noisy_at,
+                                                                  table, stop)
+
+
+class _SnapshotGibbsBase(PrivateModelMixin, TopicModelMixin):
+    """The snapshot samplers' fit (validation, the secret streams, the loop, the trace, the
+    release); a subclass gives its noise and accounting in ``_plan_fit``."""
 
     # Default noise; 'laplace' / 'gaussian' are the floating-point samplers (not hardened).
     _FLOAT_MECHANISMS = ("laplace", "gaussian")
@@ -276,23 +225,81 @@ class _SnapshotGibbsBase(TopicModelMixin):
                 "publish.",
                 NotHardenedWarning, stacklevel=user_stacklevel())
 
-    def _start(self, X):
-        """Validate, then draw everything secret from one private generator (never stored):
-        the token order, the initial topics, and the noise / sweep streams (returned)."""
+    def _check_data(self, X):
+        """Validate the common parameters and ``X``: its corpus (word-id order)."""
         self._check_common_params()
         if not isinstance(self.record_trace, (bool, np.bool_)):
             raise TypeError(f"record_trace must be a bool, got {type(self.record_trace).__name__}")
         corpus = Corpus.from_matrix(X)
         self._warn_mechanism()
-        gen, self._seeded = private_generator(self.random_state, type(self).__name__)
-        # first, so that it is the same on neighbouring data sets in test mode
-        self.transform_seed_ = public_seed(gen, self._seeded)
-        order_rng, init_rng, noise_rng, sweep_rng = _child_generators(gen, 4)
-        self._corpus_shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)
+        return corpus
+
+    def _sample(self, fit, corpus, checked, eval_X=None):
+        """The fit on one process: from ``fit.generator`` (never stored) the token order,
+        the initial topics and the noise / sweep streams, then the loop of ``_iterate``.
+        ``checked``: what ``_check_params`` returned. Returns the fitted attributes."""
+        n_threads = effective_n_jobs(self.n_jobs)
+        order_rng, init_rng, noise_rng, sweep_rng = _child_generators(fit.generator, 4)
+        shape = (corpus.n_docs, corpus.n_words, corpus.n_tokens)
         corpus = _visiting_order(corpus, order_rng)
         state = GibbsState(corpus, self.n_components, init_rng)
-        trace_idx = _check_trace_tokens(self.trace_tokens, corpus.n_tokens) if self.record_trace else None
-        return corpus, state, noise_rng, sweep_rng, trace_idx
+        trace = _new_trace(corpus, self.trace_tokens) if self.record_trace else None
+        clip, clipped = self._effective_clip(corpus)
+        plan = self._plan_fit(fit, shape, clip, clipped, checked, eval_X)
+        sweep = self._sweeper(corpus, sweep_rng, n_threads, recount=plan.recount)
+        noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
+        alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
+        T = self.max_iter
+        # the snapshots read by nothing but the sweep (not traced, not the last) keep int32
+        # clipped counts instead of the double snapshot (half its traffic)
+        clip_buf = (plan.noise.clipped_buffer(state.n_wk.shape, clip)
+                    if plan.keep_clipped and trace is None and T > 1 else None)
+
+        def draw(it, snap):
+            nonlocal clip_buf
+            if it == T:
+                clip_buf = None   # freed before the released snapshot is written
+            # a fresh array per snapshot when tracing (the trace keeps them all);
+            # the snapshot kernel also fills the sweep's search table
+            return plan.noise.snapshot(state.n_wk, clip, beta, noise_gens,
+                                       snap if trace is None else None, n_threads,
+                                       word_blocks=sweep.word_blocks, clipped=clip_buf,
+                                       recount=sweep.recount(state))
+
+        def step(it, snap, noisy, rates):
+            if it <= plan.plain_until:
+                _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
+                                 state.n_dk, state.n_k, alpha, beta, sweep_rng.bit_generator)
+                _trace_add(trace, state, None, False)
+            else:
+                sweep(state, snap, alpha, plan.rate, rates)
+                _trace_add(trace, state, snap[0], noisy)
+
+        snap, it = self._iterate(draw, step, noisy_at=plan.noisy_at, table=plan.table,
+                                 stop=plan.stop)
+        return self._fitted(fit, plan, shape, clip, it, snap[0], state.n_dk,
+                            _closed_trace(trace))
+
+    def _fitted(self, fit, plan, shape, clip, n_iter, s_final, n_dk, trace):
+        """Every fitted attribute of a snapshot fit (``n_dk`` None: no ``doc_topic_``)."""
+        beta, alpha = self.topic_word_prior_, self.doc_topic_prior_
+        snapshot = np.array(s_final, dtype=np.float64, copy=True)
+        fitted = {"_seeded": fit.seeded, "_corpus_shape": shape, "clip_": clip,
+                  "trace_": trace,
+                  **plan.fitted, "n_iter_": n_iter,
+                  # released: max(s_final, 0) + beta (K x V) and the training doc-topic means
+                  "snapshot_": snapshot,
+                  **topic_attributes(np.maximum(snapshot, 0.0).T + beta)}
+        if n_dk is None:
+            fitted["doc_topic_"] = None
+        else:
+            theta = n_dk + alpha
+            fitted["doc_topic_"] = theta / theta.sum(axis=1, keepdims=True)
+        fitted["n_features_in_"] = shape[1]
+        # the report accounts max_iter snapshots of this noise: no other noise was drawn
+        fit.ledger.check_within(plan.noise.event, self.max_iter)
+        fitted["privacy_"] = plan.report(fitted)
+        return fitted
 
     def _sweeper(self, corpus, sweep_rng, n_threads, recount=False):
         """The noisy sweep of this fit: documents in fixed blocks (public document
@@ -329,8 +336,9 @@ class _SnapshotGibbsBase(TopicModelMixin):
                          else (lambda state: None))
         return sweep
 
-    def _assumed_public(self, clipped):
-        D, V, N = self._corpus_shape
+    @staticmethod
+    def _assumed_public(clipped, shape):
+        D, V, N = shape
         out = [f"vocabulary (V = {V} words): word-level privacy assumes it is not taken from "
                "the private text",
                f"number of documents D = {D} and every document's length (a word replacement "
@@ -345,36 +353,6 @@ class _SnapshotGibbsBase(TopicModelMixin):
         # replacement keeps N), so the sampler is unchanged except on noise above N, and
         # the inherent privacy stays finite.
         return (float(corpus.n_tokens), False) if clip is None else (clip, True)
-
-    def _trace_init(self, trace_idx, corpus):
-        if trace_idx is None:
-            self.trace_ = None
-            return
-        # 'words': the true words of the traced tokens, the attack's ground truth (private
-        # data: the trace is an experiment's record, never part of a release)
-        self.trace_ = {"tokens": trace_idx, "words": corpus.word_ids[trace_idx].copy(),
-                       "snapshots": [], "topics": [], "noisy": []}
-
-    def _trace_add(self, state, s, noisy):
-        if self.trace_ is None:
-            return
-        self.trace_["snapshots"].append(s)
-        self.trace_["topics"].append(state.z[self.trace_["tokens"]].copy())
-        self.trace_["noisy"].append(bool(noisy))
-
-    def _trace_close(self):
-        if self.trace_ is not None:
-            self.trace_["topics"] = np.asarray(self.trace_["topics"], dtype=np.int32)
-            self.trace_["noisy"] = np.asarray(self.trace_["noisy"], dtype=bool)
-
-    def _release(self, corpus, state, s_final):
-        """Release ``max(s_final, 0) + beta`` (K x V) and the training doc-topic means."""
-        beta, alpha = self.topic_word_prior_, self.doc_topic_prior_
-        self.snapshot_ = np.array(s_final, dtype=np.float64, copy=True)
-        self._set_topics(np.maximum(self.snapshot_, 0.0).T + beta)
-        theta = state.n_dk + alpha
-        self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
-        self.n_features_in_ = corpus.n_words
 
     def _iterate(self, draw, sweep, *, noisy_at=None, table=None, stop=None):
         """The iterations of every snapshot-Gibbs fit, in one process (``fit``) and on a
@@ -409,6 +387,30 @@ class _SnapshotGibbsBase(TopicModelMixin):
         ``(max(s, 0) + beta).T`` row-normalised."""
         comp = np.maximum(np.asarray(snapshot, dtype=np.float64), 0.0).T + topic_word_prior
         return comp / comp.sum(axis=1, keepdims=True)
+
+
+def _new_trace(corpus, trace_tokens):
+    """The trace of the tokens ``trace_tokens`` (positions in the visiting order); its
+    'words' are their true words, the attack's ground truth (private data: the trace is an
+    experiment's record, never part of a release)."""
+    idx = _check_trace_tokens(trace_tokens, corpus.n_tokens)
+    return {"tokens": idx, "words": corpus.word_ids[idx].copy(),
+            "snapshots": [], "topics": [], "noisy": []}
+
+
+def _trace_add(trace, state, s, noisy):
+    if trace is None:
+        return
+    trace["snapshots"].append(s)
+    trace["topics"].append(state.z[trace["tokens"]].copy())
+    trace["noisy"].append(bool(noisy))
+
+
+def _closed_trace(trace):
+    if trace is not None:
+        trace["topics"] = np.asarray(trace["topics"], dtype=np.int32)
+        trace["noisy"] = np.asarray(trace["noisy"], dtype=bool)
+    return trace
 
 
 class NoisyGibbsLDA(_SnapshotGibbsBase):
@@ -551,24 +553,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                  topic_word_prior=None,
                  max_iter=100, transform_max_iter=50, record_trace=False, trace_tokens=None,
                  random_state=None, n_jobs=None, verbose=0, callback=None):
-        self.n_components = n_components
-        self.epsilon_per_iter = epsilon_per_iter
-        self.noise_multiplier = noise_multiplier
-        self.target_epsilon = target_epsilon
-        self.target_delta = target_delta
-        self.clip = clip
-        self.mechanism = mechanism
-        self.noise_schedule = noise_schedule
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.max_iter = max_iter
-        self.transform_max_iter = transform_max_iter
-        self.record_trace = record_trace
-        self.trace_tokens = trace_tokens
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.callback = callback
+        store_params(self, locals())
 
     # ----------------------------------------------------------------- accounting
     def _event(self, noise_event, eps_i, eps_plain, T):
@@ -633,8 +618,8 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
             return _Noise(self.mechanism, noise_multiplier=1.0 / x)
         return _Noise(self.mechanism, epsilon=x)
 
-    def _report(self, noise, eps_i, eps_plain, T, clipped, corpus, delta):
-        beta = self.topic_word_prior_
+    def _report(self, fit, fitted, noise, eps_i, eps_plain, T, clipped, delta):
+        beta, clip = self.topic_word_prior_, fitted["clip_"]
         sched = {"every": "HDP-LDA (noise every iteration)" if clipped else
                  "CDP-LDA+ (noise every iteration, no clipping)",
                  "first": "CDP-LDA (noise in the first iteration only)",
@@ -642,7 +627,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         description = (f"NoisyGibbsLDA, {sched}: {T} iterations; released: the noisy snapshots, "
                        "the topic assignments of every sweep (doc_topic_, trace_) and the topic-word "
                        "matrix (max(s_final, 0) + beta) row-normalised")
-        notes = [f"clip C = {self.clip_:.6g}" + ("" if clipped else
+        notes = [f"clip C = {clip:.6g}" + ("" if clipped else
                  " (no clipping requested: C = number of tokens N, which no true count exceeds)")
                  + f", beta = {beta:.6g}: eps_I = 2 log(C/beta + 1) = {eps_i:.6g} per sweep "
                  "(papers/zhao2021 Theorem 3)",
@@ -654,7 +639,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
             if self.noise_schedule == "every":
                 paper = PaperClaim("papers/zhao2021 Algorithm 1 (linear total T(eps_L + eps_I))",
                                    "zhao2021_linear_epsilon",
-                                   {"iterations": T, "eps_laplace": eps_l, "clip": self.clip_,
+                                   {"iterations": T, "eps_laplace": eps_l, "clip": clip,
                                     "beta": beta})
                 if not clipped:
                     notes.append(f"papers/zhao2021 credits CDP-LDA+ with T eps_L = {T * eps_l:.6g}, "
@@ -666,10 +651,10 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
                 notes.append(f"Zhu et al. 2016 claim eps_L = {eps_l:.6g}; that ignores the {T - 1} "
                              f"plain sweeps, each bounded only by {eps_plain:.6g} (papers/zhao2021 "
                              "Theorem 1 with n_t + n_t' <= N)")
-        return PrivacyReport(self._event(noise.event, eps_i, eps_plain, T), "word",
-                             description=description, notes=notes, paper_claim=paper,
-                             default_delta=delta, seeded=self._seeded,
-                             assumed_public=self._assumed_public(clipped))
+        return fit.report(self._event(noise.event, eps_i, eps_plain, T), "word",
+                          description=description, notes=notes, paper_claim=paper,
+                          default_delta=delta,
+                          assumed_public=self._assumed_public(clipped, fitted["_corpus_shape"]))
 
     # ----------------------------------------------------------------- fit
     def _noisy_at(self, it):
@@ -678,60 +663,30 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         return schedule == "every" or (schedule == "first" and it == 1) or \
             (schedule == "last" and it == self.max_iter)
 
-    @private_fit
     def fit(self, X, y=None):
         """Fit to the doc-term count matrix ``X`` (n_docs, n_words); see the class
         docstring for what is released and how it is accounted."""
         delta = self._check_params()
-        n_threads = effective_n_jobs(self.n_jobs)
-        corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
-        # every sweep follows a snapshot (schedule 'every'): the snapshot counts n_wk
-        sweep = self._sweeper(corpus, sweep_rng, n_threads,
-                              recount=self.noise_schedule == "every")
-        noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
-        alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
-        T = self.max_iter
-        self.clip_, clipped = self._effective_clip(corpus)
-        eps_i = inherent_epsilon(self.clip_, beta)
-        eps_plain = plain_sweep_epsilon(corpus.n_tokens, beta)
+        return self._run_private(self._sample, self._check_data(X), delta)
+
+    def _plan_fit(self, fit, shape, clip, clipped, delta, eval_X=None):
+        """The noise of this fit (calibrated on the public N, clip and beta) and its
+        accounting."""
+        T, beta = self.max_iter, self.topic_word_prior_
+        eps_i = inherent_epsilon(clip, beta)
+        eps_plain = plain_sweep_epsilon(shape[2], beta)
         noise = self._make_noise(eps_i, eps_plain, T, delta)
-        self.noise_scale_ = noise.scale
-        self.epsilon_per_iter_ = 2.0 / noise.scale if self.mechanism.endswith("laplace") else None
-        self.epsilon_inherent_ = eps_i
-        self._trace_init(trace_idx, corpus)
-
         schedule = self.noise_schedule
-        # the snapshots of "every" that are neither traced nor released (all but the last)
-        # keep int32 clipped counts instead of the double snapshot (half its traffic)
-        clip_buf = (noise.clipped_buffer(state.n_wk.shape, self.clip_)
-                    if schedule == "every" and self.trace_ is None and T > 1 else None)
-
-        def draw(it, snap):
-            nonlocal clip_buf
-            if it == T:
-                clip_buf = None   # freed before the released snapshot is written
-            # a fresh array per snapshot when tracing (the trace keeps them all);
-            # the snapshot kernel also fills the sweep's search table
-            return noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
-                                  snap if self.trace_ is None else None, n_threads,
-                                  word_blocks=sweep.word_blocks, clipped=clip_buf,
-                                  recount=sweep.recount(state))
-
-        def step(it, snap, noisy, rates):
-            if schedule == "last" and it < T:
-                _cgs.gibbs_sweep(corpus.doc_ptr, corpus.word_ids, state.z, state.n_wk,
-                                 state.n_dk, state.n_k, alpha, beta, sweep_rng.bit_generator)
-                self._trace_add(state, None, False)
-            else:
-                sweep(state, snap, alpha, 1.0, rates)
-                self._trace_add(state, snap[0], noisy)
-
-        snap, _ = self._iterate(draw, step, noisy_at=self._noisy_at)
-        self._trace_close()
-        self.n_iter_ = T
-        self._release(corpus, state, snap[0])
-        self.privacy_ = self._report(noise, eps_i, eps_plain, T, clipped, corpus, delta)
-        return self
+        return _SnapshotPlan(
+            noise, lambda fitted: self._report(fit, fitted, noise, eps_i, eps_plain, T,
+                                               clipped, delta),
+            {"noise_scale_": noise.scale, "epsilon_inherent_": eps_i,
+             "epsilon_per_iter_": (2.0 / noise.scale if self.mechanism.endswith("laplace")
+                                   else None)},
+            # every sweep follows a snapshot (schedule 'every'): the snapshot counts n_wk
+            recount=schedule == "every", keep_clipped=schedule == "every",
+            plain_until=T - 1 if schedule == "last" else 0, noisy_at=self._noisy_at,
+            ledger=fit.ledger)
 
 
 def __getattr__(name):

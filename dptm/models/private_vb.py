@@ -22,17 +22,23 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._random import private_fit, private_generator, public_seed
 from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_int, check_positive, check_real
 # the lattice of the noise: sigma / g in [2^13, 2^14) (rounding DOWN loses <= g per entry)
 from ..noise.mechanisms import finest_lattice_granularity as _granularity
 from ._base import TopicModelMixin
+from ..noise.releases import LatticeGaussianRelease
+from ._private_base import UNSET, PrivateModelMixin, topic_attributes
 from .user_contributions import (USER_ASSUMED_PUBLIC, USER_DESCRIPTION, group_documents,
                                  user_expected_counts)
+# post-processing of the releases (free in privacy); re-exported: tests and mutants read them here
+from .vb_denoise import (_FIRST_MEAN_THRESHOLD, _NOISE_SMOOTHING, _SEARCH_THRESHOLD,  # noqa: F401
+                         _SHRUNK_SEARCH_THRESHOLD, _combine_releases, _denoise, _eb_denoise,
+                         _eb_fit_row, _eb_log_densities, _eb_posterior_mean, _post_process,
+                         _shrink_to_word_means, _word_shrunk)
 # the statistic of every release (tests and mutants reach these through this module)
 from .vb_statistic import (_CHUNK_NNZ, _checked_word_weight, _clipped_sum,  # noqa: F401
-                           _estep, _exp_dirichlet, _expected_counts, _release, _within_norm)
+                           _estep, _exp_dirichlet, _expected_counts, _within_norm)
 
 _STATISTICS = ("presence", "counts")
 # Share of the budget (of 1 / z^2) of the norm histogram: at eps 1 its bins have noise sd
@@ -48,18 +54,8 @@ _HISTOGRAM_THRESHOLD = 4.0
 # Share of the model budget of the final count release (the rest finds the topics): the
 # last two releases are averaged, so the final estimate carries ~0.5 of it.
 _FINAL_SHARE = 0.4
-# Between search releases, entries below this many noise sd are zeroed (topics are sparse;
-# pure noise would otherwise spread mass over every word).
-_SEARCH_THRESHOLD = 2.0
-# With per-word shrinkage (from eps 4) the kept entries are those above this many sd.
-_SHRUNK_SEARCH_THRESHOLD = 1.0
 # Entries the combination of two releases uses to measure the earlier one's bias (in sd).
 _COMBINE_THRESHOLD = 3.0
-# Words whose mean over the topics is at most this many of its noise sd are dropped after
-# the first release (it shows the topics only as a small contrast around each word's mean).
-_FIRST_MEAN_THRESHOLD = 2.0
-# Smoothing (in noise sd) of the released topics with a numeric ``threshold``.
-_NOISE_SMOOTHING = 0.05
 
 # A search release with a noise multiplier above this finds little (8 searches at eps 4).
 _SEARCH_Z = 4.25
@@ -75,11 +71,12 @@ _SHRUNK_MIN_EPSILON = 4.0
 _FIT_PRIOR_MIN_EPSILON = 2.0
 _FIT_DOC_TOPIC_PRIOR = 0.35
 
-#: One release of a fit plan: ``statistic`` ("norm-histogram", "presence" or "counts"),
-#: ``share`` of the total 1 / z^2, noise multiplier ``z`` (sigma / sensitivity) and
-#: ``post``, the post-processing of the release ("clip-bound", "shrink", "threshold",
-#: "shrunk-threshold", "posterior-mean", "final").
-Release = namedtuple("Release", "statistic share z post")
+#: One planned release of a fit plan (not a :class:`dptm.Release`): ``statistic``
+#: ("norm-histogram", "presence" or "counts"), ``share`` of the total 1 / z^2, noise
+#: multiplier ``z`` (sigma / sensitivity) and ``post``, the post-processing of the release
+#: ("clip-bound", "shrink", "threshold", "shrunk-threshold", "posterior-mean", "final").
+PlannedRelease = namedtuple("PlannedRelease", "statistic share z post")
+Release = PlannedRelease   # deprecated alias (the old name, easily confused with dptm.Release)
 
 
 def _search_posts(eps, delta, public_start):
@@ -116,7 +113,7 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
 
     Returns
     -------
-    list of Release
+    list of PlannedRelease
         In order; ``z`` is the noise standard deviation per unit of sensitivity (1 for
         the histogram, the clip bound C for the others), calibrated so that their
         sequential composition is (target_epsilon, target_delta)-DP.
@@ -153,7 +150,7 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
         raise RuntimeError("plan calibration did not converge")
     stats = [s for s, _ in hist] + [s for s, _ in model]
     post = (["clip-bound"] if hist else []) + list(posts) + ["final"]
-    return [Release(s, w, zi, p) for s, w, zi, p in zip(stats, shares, zs, post)]
+    return [PlannedRelease(s, w, zi, p) for s, w, zi, p in zip(stats, shares, zs, post)]
 
 
 def _plan_epsilon(zs, delta):
@@ -234,170 +231,6 @@ def clip_bound(histogram, sd, z, n_components, n_features):
     return float(edges[int(np.argmin(cost))]), float(max(noisy.sum(), 0.0))
 
 
-def _denoise(est, sigma, eta, threshold):
-    """Entries of a release ``est`` (noise sd ``sigma``) at or below ``threshold * sigma``
-    set to zero, plus the prior ``eta`` (post-processing)."""
-    return eta + np.where(est > threshold * sigma, est, 0.0)
-
-
-def _shrink_to_word_means(est, sd, eta):
-    """The topics after the first search release (from the near-uniform start): every
-    word's entries shrunk towards its mean over the topics (``_word_shrunk``), so a word
-    whose entries differ by no more than the noise gets no topic preference; words whose
-    mean is at most ``_FIRST_MEAN_THRESHOLD`` times its noise sd (sd / sqrt(K)) dropped."""
-    est = np.asarray(est, dtype=np.float64)
-    K = est.shape[0]
-    if K < 2:                       # one topic: no profile to shrink
-        return _denoise(est, sd, eta, _SEARCH_THRESHOLD)
-    out, mean = _word_shrunk(est, sd)
-    out[:, mean <= _FIRST_MEAN_THRESHOLD * sd / math.sqrt(K)] = 0.0
-    return eta + out
-
-
-def _post_process(post, est, sd, eta, threshold=None):
-    """The topics (pseudo-counts) from an estimate ``est`` of noise sd ``sd``, by the
-    plan's ``post`` step; a deterministic function of the releases (free in privacy)."""
-    est = np.asarray(est, dtype=np.float64)
-    if post == "shrink":
-        return _shrink_to_word_means(est, sd, eta)
-    if post == "shrunk-threshold" and est.shape[0] >= 2:
-        # the cut decides which topics use a word, the shrinkage how much of its noisy
-        # spread over them to trust
-        return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)
-    if post == "posterior-mean":
-        return np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _eb_denoise(est, sd, eta), eta)
-    if post == "final":
-        if threshold is None:
-            return _eb_denoise(est, sd, eta)
-        return _denoise(est, sd, eta, threshold) + max(0.0, _NOISE_SMOOTHING * sd - eta)
-    return _denoise(est, sd, eta, _SEARCH_THRESHOLD)
-
-
-def _combine_releases(releases, threshold):
-    """Weighted average of independent releases ``[(est, sd), ...]`` (each scaled to the
-    corpus, noise sd ``sd``), the final release last; returns (estimate, its noise sd).
-
-    Earlier releases estimate the statistic with a bias (older topics; distinct-word
-    counts), so release i gets weight 1 / (sd_i^2 + b_i^2), the final one 1 / sd_f^2, where
-    b_i^2 is the mean squared difference from the final release in excess of the noise,
-    over the entries whose mean passes ``threshold`` noise sd. A deterministic function of
-    the releases and their public noise scales (free in privacy)."""
-    est_f, sd_f = releases[-1]
-    # variances in units of sd_f^2: sd^2 itself overflows for sd > 1e154 (a clip_norm above
-    # ~1e153), which made every weight 0 and the release NaN, then all-prior
-    w = []
-    for est, sd in releases[:-1]:
-        r = sd / sd_f
-        sel = 0.5 * (est + est_f) > threshold * 0.5 * math.hypot(sd, sd_f)
-        b2 = 0.0
-        if sel.any():
-            b2 = max(0.0, float(np.mean(((est - est_f)[sel] / sd_f) ** 2)) - r * r - 1.0)
-        w.append(1.0 / (r * r + b2))
-    w.append(1.0)
-    w = np.array(w) / sum(w)
-    combined = sum(wi * est for wi, (est, _) in zip(w, releases))
-    sd = sd_f * math.sqrt(sum(wi * wi * (s / sd_f) ** 2 for wi, (_, s) in zip(w, releases)))
-    return combined, sd
-
-
-def _eb_log_densities(y, s, lam):
-    """log densities of observations y = t + N(0, s^2) under the spike (t = 0) and under
-    the slab (t ~ Exponential(rate lam)): the normal, and the exponentially modified
-    normal log(lam) + (lam s)^2 / 2 - lam y + log Phi(y / s - lam s)."""
-    from scipy.special import log_ndtr
-    z = y / s
-    l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)
-    l1 = np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_ndtr(z - lam * s)
-    return l0, l1
-
-
-def _eb_fit_row(y, s, lam_scale):
-    """Maximum-likelihood (p, lam) of the spike-and-slab prior of one topic's entries:
-    t = 0 with probability 1 - p, else t ~ Exponential(rate lam / lam_scale) (lam_scale: a
-    per-entry public or released scale, 1 for none), observed as y = t + N(0, s^2).
-
-    BFGS on the analytic gradient of the negative log-likelihood in (logit p, log of the
-    slab mean), each clipped to its range."""
-    from scipy.optimize import minimize
-    from scipy.special import log_ndtr
-    big = y > 3 * s
-    p0 = min(0.5, max(1e-3, float(big.mean())))
-    mu0 = float((y[big] / lam_scale[big]).mean()) if big.any() else s
-
-    lo = np.array([-20.0, math.log(1e-3 * s)])
-    hi = np.array([20.0, math.log(1e6 * s)])
-    z = y / s
-    l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)    # the spike's
-
-    def nll(par):
-        par = np.clip(par, lo, hi)     # p in (2e-9, 1 - 2e-9); slab mean in [1e-3, 1e6] s
-        p = 1.0 / (1.0 + math.exp(-par[0]))
-        lam = math.exp(-par[1]) / lam_scale
-        u = z - lam * s
-        log_cdf = log_ndtr(u)
-        slab = math.log(p) + np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_cdf
-        mix = np.logaddexp(math.log1p(-p) + l0, slab)
-        r1 = np.exp(slab - mix)                      # each entry's posterior slab weight
-        mills = np.exp(-0.5 * u * u - 0.5 * math.log(2 * math.pi) - log_cdf)
-        # d/d logit p, and d/d log(slab mean) = -lam d/d lam
-        grad = np.array([-float((r1 - p).sum()),
-                         float((r1 * (1.0 + (lam * s) ** 2 - lam * y - lam * s * mills)).sum())])
-        return -float(mix.sum()), grad
-
-    x0 = np.clip([math.log(p0 / (1 - p0)), math.log(max(mu0, 1e-3 * s))], lo, hi)
-    res = minimize(nll, x0, jac=True, method="BFGS", options={"gtol": 1e-3, "maxiter": 200})
-    ok = np.all(np.isfinite(res.x)) and res.fun <= nll(x0)[0]
-    par = np.clip(res.x if ok else x0, lo, hi)
-    return 1.0 / (1.0 + math.exp(-par[0])), math.exp(-par[1]) / lam_scale
-
-
-def _eb_posterior_mean(y, s, p, lam):
-    """E[t | y] under t = 0 w.p. 1 - p, t ~ Exponential(lam) w.p. p, y = t + N(0, s^2):
-    the slab's posterior is a normal of mean m = y - lam s^2 truncated to t >= 0, whose
-    mean is m + s phi(m/s) / Phi(m/s), times the posterior probability of the slab."""
-    from scipy.special import expit, log_ndtr
-    l0, l1 = _eb_log_densities(y, s, lam)
-    slab = expit(math.log(p) + l1 - math.log1p(-p) - l0)
-    u = y / s - lam * s
-    mills = np.exp(-0.5 * u * u - 0.5 * math.log(2 * math.pi) - log_ndtr(u))
-    return slab * np.maximum(s * (u + mills), 0.0)
-
-
-def _eb_denoise(est, sigma, eta, column_scale=False):
-    """Empirical-Bayes posterior mean of every entry of a release ``est`` (noise sd
-    ``sigma``), the spike-and-slab prior fitted by maximum likelihood per topic (row),
-    plus the prior ``eta``. ``column_scale``: the slab mean of entry (k, w) proportional to
-    word w's released column total (its K entries summed: noise sd sqrt(K) sigma), so
-    rare words shrink harder. A deterministic function of the release and public
-    parameters (free in privacy)."""
-    est = np.asarray(est, dtype=np.float64)
-    K, V = est.shape
-    if column_scale:
-        col = est.sum(axis=0) / K
-        scale = np.maximum(col, math.sqrt(K) * sigma / K)
-        scale = scale / scale.mean()
-    else:
-        scale = np.ones(V)
-    out = np.empty_like(est)
-    for k in range(K):
-        p, lam = _eb_fit_row(est[k], sigma, scale)
-        out[k] = _eb_posterior_mean(est[k], sigma, p, lam)
-        if not np.all(np.isfinite(out[k])):     # never seen; fail safe to the hard threshold
-            out[k] = np.where(est[k] > 3 * sigma, est[k], 0.0)
-    return eta + out
-
-
-def _word_shrunk(est, sd):
-    """Every word's deviations from its mean over the K topics (rows of ``est``, noise sd
-    ``sd``) shrunk by the positive-part James-Stein factor max(0, 1 - sd^2 / s_w^2), s_w^2
-    their sample variance over the topics; clipped at 0. Needs K >= 2."""
-    K = est.shape[0]
-    mean = est.mean(axis=0)
-    dev = est - mean
-    z = dev / sd                   # in noise sd: sd^2 itself overflows for sd > 1e154
-    ratio = np.einsum("kw,kw->w", z, z) / (K - 1)          # s_w^2 / sd^2
-    keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)
-    return np.maximum(mean + keep * dev, 0.0), mean
 
 
 # expected_ratio's fit: ratio - 1 = _RATIO_SCALE * s^_RATIO_POWER, s = z sqrt(K V) / n, by
@@ -436,7 +269,7 @@ def expected_ratio(n_documents, epsilon, n_components, n_features, delta=1e-5):
     return 1.0 + _RATIO_SCALE * (z * math.sqrt(n_components * n_features) / n) ** _RATIO_POWER
 
 
-class PrivateBatchLDA(TopicModelMixin):
+class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
     """Document-level (or, with ``groups``, user-level) private LDA by batch VB.
 
     The fit runs the public plan of :func:`fit_plan`: a noisy histogram of the documents'
@@ -491,7 +324,7 @@ class PrivateBatchLDA(TopicModelMixin):
     components_, topic_word_ : ndarray (K, V)
         Released pseudo-counts and topics.
     privacy_ : PrivacyReport
-    plan_ : list of Release
+    plan_ : list of PlannedRelease
         The releases of the fit (public: :func:`fit_plan`).
     clip_norm_ : float
         The clip bound used (post-processing of the histogram release, or the public one).
@@ -517,6 +350,8 @@ class PrivateBatchLDA(TopicModelMixin):
     replaces ``n_documents_estimate_`` (None); the ids are assumed correct (one person
     under two ids is two users) and neither the number of users nor of documents is public.
     """
+
+    _TRANSFORM_SEED = "last"         # after every release
 
     def __init__(self, n_components=10, *, target_epsilon=1.0, target_delta=1e-5,
                  schedule=None, clip_norm=None, threshold=None, init_topics=None,
@@ -558,7 +393,6 @@ class PrivateBatchLDA(TopicModelMixin):
             raise ValueError("init_topics must be finite, non-negative, with positive rows")
         return init
 
-    @private_fit
     def fit(self, X, y=None, groups=None):
         """Fit to the count matrix ``X`` (documents x words); ``groups`` (one hashable
         user id per document, optional): user level (see the class's Privacy contract)."""
@@ -579,8 +413,7 @@ class PrivateBatchLDA(TopicModelMixin):
         granularity, presence, word_weight)`` is the lattice sum of ``_expected_counts`` over
         every document (one process: ``fit``; a cluster: ``dptm.distributed``), or with
         ``unit="user"`` of ``user_contributions.user_expected_counts`` over every user.
-        Fitted attributes are set only once every release is done."""
-        from ..accounting import PrivacyReport
+        Validates and plans (public inputs only), then runs the releases."""
         self._check_common_params()
         K = self.n_components
         init = self._check_init(V)
@@ -589,33 +422,37 @@ class PrivateBatchLDA(TopicModelMixin):
             raise ValueError(f"threshold must be >= 0, got {self.threshold!r}")
         plan = fit_plan(self.target_epsilon, self.target_delta, K, V, self.schedule, C,
                         init is not None)
-        eps = float(self.target_epsilon)
-        alpha, eta = self.doc_topic_prior_, self.topic_word_prior_
+        eps, alpha = float(self.target_epsilon), self.doc_topic_prior_
         if self.doc_topic_prior is None and init is None and eps >= _FIT_PRIOR_MIN_EPSILON:
             alpha = _FIT_DOC_TOPIC_PRIOR        # the fit's E-step only (public: eps)
-        model = [r for r in plan if r.statistic != "norm-histogram"]
         if C is not None:
-            _check_noise_range(model, C)
-        gen, seeded = private_generator(self.random_state, "PrivateBatchLDA")
+            _check_noise_range([r for r in plan if r.statistic != "norm-histogram"], C)
+        return self._run_private(self._releases, V, statistic, unit, plan, init, C, alpha)
+
+    def _releases(self, fit, V, statistic, unit, plan, init, C, alpha):
+        """The releases of ``plan`` in order, from ``fit.generator``; the fitted attributes."""
+        K, eta = self.n_components, self.topic_word_prior_
+        eps = float(self.target_epsilon)
+        model = [r for r in plan if r.statistic != "norm-histogram"]
+        gen = fit.generator
         beta = (1.0 + 0.1 * gen.random((K, V)) if init is None    # data-independent start
                 else eta + init * (1e3 / init.sum(axis=1, keepdims=True)))
-        drawn, sens, n_docs, releases = [], [], None, []
+        n_docs, releases = None, []
         for r in plan:
-            if r.statistic == "norm-histogram":
+            if r.statistic == "norm-histogram":     # integer counts: sensitivity 1, unit lattice
                 hist = statistic(np.zeros((1, _BINS_PER_OCTAVE * _OCTAVES)), None, None,
                                  1.0, "norm-histogram", None)
-                noisy, _, sd = _release(hist, r.z, gen, 1.0)
-                drawn.append(sd)
-                sens.append(1.0)
-                C, n_docs = clip_bound(noisy, sd, [m.z for m in model], K, V)
+                release = LatticeGaussianRelease(r.z, 1.0, 1.0, ledger=fit.ledger)
+                noisy = release.draw(hist, gen)
+                C, n_docs = clip_bound(noisy, release.sigma_, [m.z for m in model], K, V)
                 _check_noise_range(model, C)
                 continue
             sigma = r.z * C
             g = _granularity(sigma)
             stat = statistic(beta, alpha, C, g, r.statistic == "presence", None)
-            noisy, _, sd = _release(stat, sigma, gen, g)
-            drawn.append(sd)
-            sens.append(C)
+            release = LatticeGaussianRelease(sigma, C, g, ledger=fit.ledger)
+            noisy = release.draw(stat, gen)
+            sd = release.sigma_
             releases.append((noisy, sd))
             est, est_sd = noisy, sd
             if len(releases) >= 2 and (r.post == "final" or (init is None and len(releases) >= 3)):
@@ -625,39 +462,32 @@ class PrivateBatchLDA(TopicModelMixin):
             beta = _post_process(r.post, est, est_sd, eta,
                                  None if self.threshold is None else float(self.threshold))
             self._progress(len(releases), total=len(model), unit="release")
-        privacy = PrivacyReport(
-            _schedule_event(drawn, sens), unit,
+        drawn = [ev.sigma for ev in fit.ledger.events]
+        privacy = fit.report(
+            fit.ledger.composed(), unit,
             description=(USER_DESCRIPTION if unit == "user" else
                          "batch VB LDA: a noisy histogram of document norms sets the clip "
                          "bound; per-document clipped expected counts, lattice (exact "
                          "discrete) Gaussian releases on every document, the budget split "
                          "across them (sequential composition)"),
-            default_delta=float(self.target_delta), seeded=seeded,
+            default_delta=float(self.target_delta),
             assumed_public=[f"vocabulary (V = {V} words)"]
             + ([USER_ASSUMED_PUBLIC] if unit == "user" else [])
             + (["init_topics (given as public)"] if init is not None else [])
             + ([f"clip_norm = {C:g} (given as public)"] if self.clip_norm is not None else []))
-        transform_seed = public_seed(gen, seeded)
-        self.plan_ = plan
-        self.clip_norm_ = float(C)
-        self.n_documents_estimate_ = None if unit == "user" else n_docs
-        if unit == "user":
-            self.n_users_estimate_ = n_docs       # the histogram counts users
-        else:
-            vars(self).pop("n_users_estimate_", None)     # of an earlier user-level fit
-        self.release_sigmas_ = [float(x) for x, r in zip(drawn, plan)
-                                if r.statistic != "norm-histogram"]
-        self.sigma_, self.sensitivity_ = float(drawn[-1]), float(C)
-        self.privacy_ = privacy
-        self._set_topics(beta)
-        self.transform_seed_ = transform_seed
-        self.n_iter_ = len(model)
         if n_docs is not None:
             # the noisy count (post-processing of the histogram release), never the true one;
             # its noise sd is the bins' sd times sqrt(number of bins)
             _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V,
                                    unit + "s", drawn[0] * math.sqrt(_BINS_PER_OCTAVE * _OCTAVES))
-        return self
+        return {"plan_": plan, "clip_norm_": float(C),
+                "n_documents_estimate_": None if unit == "user" else n_docs,
+                # the histogram counts users; none is left from an earlier user-level fit
+                "n_users_estimate_": n_docs if unit == "user" else UNSET,
+                "release_sigmas_": [float(x) for x, r in zip(drawn, plan)
+                                    if r.statistic != "norm-histogram"],
+                "sigma_": float(drawn[-1]), "sensitivity_": float(C), "privacy_": privacy,
+                **topic_attributes(beta), "n_iter_": len(model)}
 
 
 def _warn_if_uninformative(n, eps, delta, K, V, units="documents", count_sd=None):

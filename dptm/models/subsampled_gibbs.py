@@ -7,17 +7,17 @@ The snapshot, the sweep, the visiting order, the secret streams and the release 
 module's docstring for the release semantics and the per-sweep bound eps_I); this module holds
 only what SUB-LDA adds: the token subsampling, its accounting and the stopping rule.
 """
+import copy
 import math
 
 import numpy as np
 
-from .._threads import effective_n_jobs
 from .._utils import check_int, check_positive, check_probability
-from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, PaperClaim, PrivacyReport,
-                          PureDPEvent, SelfComposedEvent, epsilon as _epsilon, recipes)
-from ..noise.secret import private_fit
-from .private_gibbs import (_SAMPLING_LABEL, _Noise, _SnapshotGibbsBase, _bisect,
-                            _snapshot_generators, inherent_epsilon)
+from ..accounting import (ApproxDPEvent, ComposedEvent, GatedEvent, PaperClaim, PureDPEvent,
+                          SelfComposedEvent, epsilon as _epsilon, recipes)
+from ._base import store_params
+from .private_gibbs import (_SAMPLING_LABEL, _Noise, _SnapshotGibbsBase, _SnapshotPlan, _bisect,
+                            inherent_epsilon)
 
 __all__ = ["SubsampledGibbsLDA"]
 
@@ -148,30 +148,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                  doc_topic_prior=None, topic_word_prior=None, max_iter=100,
                  transform_max_iter=50, record_trace=False, trace_tokens=None,
                  random_state=None, n_jobs=None, verbose=0, callback=None):
-        self.n_components = n_components
-        self.sample_rate = sample_rate
-        self.noise_multiplier = noise_multiplier
-        self.target_epsilon = target_epsilon
-        self.target_delta = target_delta
-        self.clip = clip
-        self.mechanism = mechanism
-        self.adaptive = adaptive
-        self.adaptive_v = adaptive_v
-        self.adaptive_q = adaptive_q
-        self.convergence_tol = convergence_tol
-        self.convergence_window = convergence_window
-        self.accounting = accounting
-        self.rdp_order = rdp_order
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.max_iter = max_iter
-        self.transform_max_iter = transform_max_iter
-        self.record_trace = record_trace
-        self.trace_tokens = trace_tokens
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.callback = callback
+        store_params(self, locals())
 
     def _check_params(self, eval_X):
         gamma = check_probability(self.sample_rate, "sample_rate")
@@ -264,64 +241,49 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         table[rank < n_freq[None, :]] = v * gamma
         return table
 
-    @private_fit
     def fit(self, X, y=None, eval_X=None):
         """Fit to ``X``; ``eval_X`` (held-out, non-private documents) is only used by the
         stopping rule."""
-        gamma, delta, v, q = self._check_params(eval_X)
-        n_threads = effective_n_jobs(self.n_jobs)
-        corpus, state, noise_rng, sweep_rng, trace_idx = self._start(X)
-        sweep = self._sweeper(corpus, sweep_rng, n_threads, recount=True)   # a snapshot each
-        noise_gens = _snapshot_generators(noise_rng, corpus.n_words, self.n_components)
-        alpha, beta = self.doc_topic_prior_, self.topic_word_prior_
-        T = self.max_iter           # accounted, even if the stopping rule ends earlier
-        self.clip_, clipped = self._effective_clip(corpus)
-        eps_i = inherent_epsilon(self.clip_, beta)
+        checked = self._check_params(eval_X)
+        return self._run_private(self._sample, self._check_data(X), checked, eval_X)
+
+    def _plan_fit(self, fit, shape, clip, clipped, checked, eval_X=None):
+        """The noise of this fit (calibrated on the public N, clip and beta), the token
+        subsampling, the stopping rule and the accounting."""
+        gamma, delta, v, q = checked
+        T, beta = self.max_iter, self.topic_word_prior_   # accounted, even if stopped earlier
+        eps_i = inherent_epsilon(clip, beta)
         # the paper's accounting amplifies at the largest per-token rate: v gamma if adaptive
-        self._paper_rate = v * gamma if self.adaptive else gamma
+        paper_rate = v * gamma if self.adaptive else gamma
         noise = self._make_noise(eps_i, gamma, T, delta, v)
-        self.noise_scale_ = noise.sigma
-        self.epsilon_inherent_ = eps_i
         alpha_r = int(self.rdp_order)
-        self.eps_subsample_ = recipes.huang2022_eps_subsample(alpha_r, gamma, noise.sigma)
+        eps_sub = recipes.huang2022_eps_subsample(alpha_r, gamma, noise.sigma)
         try:
-            self.efficiency_privacy_ = recipes.huang2022_efficiency_privacy(alpha_r, gamma,
-                                                                            noise.sigma)
+            eff = recipes.huang2022_efficiency_privacy(alpha_r, gamma, noise.sigma)
         except OverflowError:          # I = gamma exp((alpha - 1) eps) past the float range
-            self.efficiency_privacy_ = math.inf
-        self._trace_init(trace_idx, corpus)
-        rule = _StoppingRule(self, self, eval_X) if self.convergence_tol is not None else None
-        self.perplexity_history_ = [] if rule is None else rule.history
+            eff = math.inf
+        rule = None
+        if self.convergence_tol is not None:
+            probe = copy.copy(self)    # the rule's perplexity, off the estimator
+            probe.transform_seed_ = fit.transform_seed
+            rule = _StoppingRule(self, probe, eval_X)
+        fitted = {"_paper_rate": paper_rate, "noise_scale_": noise.sigma, "epsilon_inherent_": eps_i,
+                  "eps_subsample_": eps_sub, "efficiency_privacy_": eff,
+                  "perplexity_history_": [] if rule is None else rule.history}
         # snapshots read by nothing but the sweep (not traced, not the stopping rule's or
-        # the adaptive table's, not the last) keep int32 clipped counts instead
-        clip_buf = (noise.clipped_buffer(state.n_wk.shape, self.clip_)
-                    if self.trace_ is None and self.convergence_tol is None
-                    and not self.adaptive and self.max_iter > 1 else None)
+        # the adaptive table's, not the last) may keep int32 clipped counts instead
+        return _SnapshotPlan(
+            noise, lambda fitted: self._report(fit, fitted, noise, eps_i, gamma, clipped, delta,
+                                               v, q),
+            fitted, rate=gamma, recount=True,   # a snapshot each sweep
+            keep_clipped=self.convergence_tol is None and not self.adaptive,
+            table=(lambda s: self._adaptive_table(s, gamma, v, q)) if self.adaptive else None,
+            stop=rule, ledger=fit.ledger)
 
-        def draw(it, snap):
-            nonlocal clip_buf
-            if it == self.max_iter:
-                clip_buf = None           # freed before the released snapshot is written
-            # a fresh array per snapshot when tracing (the trace keeps them all)
-            return noise.snapshot(state.n_wk, self.clip_, beta, noise_gens,
-                                  snap if self.trace_ is None else None, n_threads,
-                                  word_blocks=sweep.word_blocks, clipped=clip_buf,
-                                  recount=sweep.recount(state))
-
-        def step(it, snap, noisy, rates):
-            sweep(state, snap, alpha, gamma, rates)   # search table: from the snapshot
-            self._trace_add(state, snap[0], True)
-
-        table = (lambda s: self._adaptive_table(s, gamma, v, q)) if self.adaptive else None
-        snap, it = self._iterate(draw, step, table=table, stop=rule)
-        self._trace_close()
-        self.n_iter_ = it
-        self._release(corpus, state, snap[0])
-        self.privacy_ = self._report(noise, eps_i, gamma, clipped, delta, v, q)
-        return self
-
-    def _report(self, noise, eps_i, gamma, clipped, delta, v, q):
+    def _report(self, fit, fitted, noise, eps_i, gamma, clipped, delta, v, q):
         T, beta, alpha_r = self.max_iter, self.topic_word_prior_, int(self.rdp_order)
+        clip, eff, eps_sub = (fitted["clip_"], fitted["efficiency_privacy_"],
+                              fitted["eps_subsample_"])
         paper = PaperClaim("papers/huang2022 Algorithm 1 / Table 3 (Iter x eps_subsample(alpha), "
                            f"RDP at alpha={alpha_r}, converted with eps + log(1/delta)/(alpha-1)); "
                            "NOT sound: it amplifies the snapshot release by the token subsampling "
@@ -329,15 +291,15 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                            "sensitivity (a word replacement has sqrt 2) and does not charge the "
                            "sampling steps",
                            "huang2022_epsilon",
-                           {"alpha": alpha_r, "gamma": self._paper_rate, "iterations": T,
+                           {"alpha": alpha_r, "gamma": fitted["_paper_rate"], "iterations": T,
                             "sigma": noise.sigma})
         rate = (f"adaptive rate v*gamma={v * gamma:.6g} on the frequent words (q={q:.6g}) of the noisy "
                 "snapshot, 0 elsewhere" if self.adaptive else f"sampling rate gamma={gamma:.6g}")
-        notes = [f"clip C = {self.clip_:.6g}" + ("" if clipped else " (none requested: C = N)")
+        notes = [f"clip C = {clip:.6g}" + ("" if clipped else " (none requested: C = N)")
                  + f", beta = {beta:.6g}: eps_I = {eps_i:.6g} per sweep",
                  f"papers/huang2022 efficiency-privacy I = gamma exp((alpha-1) eps_subsample(alpha)) "
-                 f"= {self.efficiency_privacy_:.6g} at alpha = {alpha_r} (eps_subsample = "
-                 f"{self.eps_subsample_:.6g})"]
+                 f"= {eff:.6g} at alpha = {alpha_r} (eps_subsample = "
+                 f"{eps_sub:.6g})"]
         description = (f"SubsampledGibbsLDA ({rate}), {T} iterations; released: the noisy "
                        "snapshots, the topic assignments of every sweep and the topic-word "
                        "matrix from the last snapshot; the snapshot release is not amplified")
@@ -356,7 +318,6 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         if self.convergence_tol is not None:
             notes.append("stopped by the eq. (9) rule on eval_X (post-processing of privatized "
                          f"topics); accounted for all max_iter = {T} iterations")
-        return PrivacyReport(self._events(noise, eps_i, gamma, T, v), "word",
-                             description=description, notes=notes, paper_claim=paper,
-                             default_delta=delta, seeded=self._seeded,
-                             assumed_public=self._assumed_public(clipped))
+        return fit.report(self._events(noise, eps_i, gamma, T, v), "word",
+                          description=description, notes=notes, paper_claim=paper,
+                          default_delta=delta, assumed_public=self._assumed_public(clipped, fitted["_corpus_shape"]))

@@ -18,7 +18,8 @@ from .._utils import (check_count_matrix, check_int, check_positive, check_proba
                       check_random_state, spawn_generators)
 from ..exceptions import NotHardenedWarning, user_stacklevel
 from ..noise.mechanisms import (_granularity_with_slack, discrete_gaussian_parameters,
-                                gaussian_noise, lattice_gaussian, lattice_rounding_slack)
+                                lattice_rounding_slack)
+from ..noise.releases import GaussianRelease, LatticeGaussianRelease
 from ..noise.secret import private_fit, private_generator, public_seed
 from ._base import TopicModelMixin
 from ._truncate import truncate_documents
@@ -336,12 +337,14 @@ class PrivateOnlineLDA(TopicModelMixin):
         discrete Gaussian, every entry an exact multiple of g (``granularity_``);
         "gaussian": floating-point N(0, sigma^2) (not hardened)."""
         if self.mechanism_ == "lattice_gaussian":
-            out, g, eff = lattice_gaussian(stat, self._sigma_draw_, rng,
-                                           granularity=self.granularity_)
-            if g != self.granularity_ or eff != self.sigma_:     # pragma: no cover - a bug
-                raise RuntimeError("the noise drawn differs from the noise accounted")
-            return out
-        return stat + gaussian_noise(stat.shape, self.sigma_, rng)
+            release = LatticeGaussianRelease(self._sigma_draw_, self.sensitivity_,
+                                             self.granularity_, label=_STAT_LABEL)
+        else:
+            release = GaussianRelease(self.sigma_, self.sensitivity_, label=_STAT_LABEL)
+        out = release.draw(stat, rng)
+        if release.event != self._leaf():        # pragma: no cover - a bug
+            raise RuntimeError("the noise drawn differs from the noise accounted")
+        return out
 
     def _step(self, indptr, indices, counts, rows, scale, rng):
         """One online step on the documents ``rows``; the sum is scaled by ``scale``."""

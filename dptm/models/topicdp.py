@@ -23,8 +23,9 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _progress
 from ..noise import secret as _random
 from .._utils import check_count_matrix, check_int, check_positive, check_probability
-from ..accounting import ApproxDPEvent, GaussianEvent, LaplaceEvent, PrivacyReport
-from ..noise.mechanisms import gaussian_noise, laplace_noise, lattice_gaussian, lattice_laplace
+from ..accounting import ApproxDPEvent, PrivacyReport
+from ..noise.releases import (GaussianRelease, LaplaceRelease, LatticeGaussianRelease,
+                              LatticeLaplaceRelease)
 from ._base import FitScopeMixin
 from .topicdp_calibration import (  # noqa: F401  (public names, re-exported)
     _CALIBRATIONS, _lattice_gaussian_calibration, _lattice_laplace_granularity, gaussian_sigma,
@@ -422,27 +423,24 @@ default="gaussian"
             kind = "gaussian"
         perm = noise_gen.permutation(m)
         x = rows_ref[perm]
-        if exact and kind == "gaussian":
-            noisy, g, scale = lattice_gaussian(x, scale, noise_gen, granularity=g)
-        elif exact:
-            noisy, g, scale = lattice_laplace(x, scale, noise_gen, granularity=g)
-        elif kind == "gaussian":
-            noisy = x + gaussian_noise(x.shape, scale, noise_gen)
-        else:
-            noisy = x + laplace_noise(x.shape, scale, noise_gen)
-        del noise_gen, sample_gen
-        # The event is built from what was drawn: the effective scale of the sampler and
-        # the sensitivity including the lattice's rounding slack.
+        # The event is the release's: the effective scale of the sampler and the
+        # sensitivity including the lattice's rounding slack.
         if kind == "laplace":
-            event = LaplaceEvent(scale=scale, sensitivity=total, discrete=exact,
-                                 label="TopicDP Laplace baseline (global L1 sensitivity 2m"
-                                       + (" + lattice rounding)" if exact else ")"))
-        elif self.mechanism == "mvg":
+            label = ("TopicDP Laplace baseline (global L1 sensitivity 2m"
+                     + (" + lattice rounding)" if exact else ")"))
+            release = (LatticeLaplaceRelease(scale, total, g, label=label) if exact
+                       else LaplaceRelease(scale, total, label=label))
+        else:
+            label = "TopicDP output noise"
+            release = (LatticeGaussianRelease(scale, total, g, label=label) if exact
+                       else GaussianRelease(scale, total, label=label))
+        noisy = release.draw(x, noise_gen)
+        del noise_gen, sample_gen
+        g, event = release.granularity_, release.event
+        scale = event.scale if kind == "laplace" else event.sigma
+        if self.mechanism == "mvg":      # accounted by the MVG theorem, not as a Gaussian
             event = ApproxDPEvent(self._epsilon, self._delta,
                                   label="MVG mechanism (Chanyaswad et al. 2018, Thm. 3)")
-        else:
-            event = GaussianEvent(sigma=scale, sensitivity=total, discrete=exact,
-                                  label="TopicDP output noise")
         self.noise_scale_ = float(scale)
         self.lattice_granularity_ = g
         self._total_sensitivity = float(total)

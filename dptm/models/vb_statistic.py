@@ -16,7 +16,6 @@ import scipy.sparse as sp
 from scipy.special import psi
 
 from .. import _svi
-from ..noise.mechanisms import lattice_gaussian
 
 _CHUNK_NNZ = 1 << 20   # E-step working set: about 1M (document, word) pairs at a time
 
@@ -131,11 +130,6 @@ def _clipped_sum(Xc, et, eb_t, presence, word_weight, unit_ptr, slots, group_ptr
     ok = _svi.clipped_lattice_sum(*args, granularity, bound, _lattice_limit(bound),
                                   out_lattice=out, **kw)
     return out.T * granularity, ok
-
-
-def _release(stat, sigma, gen, granularity):
-    """Lattice Gaussian release of ``stat``; returns (noisy, granularity, effective sigma)."""
-    return lattice_gaussian(stat, sigma, gen, granularity=granularity)
 
 
 def _lattice_limit(bound):

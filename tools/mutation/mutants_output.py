@@ -9,18 +9,23 @@ PIPE = ["tests/test_fdptm.py", "tests/test_output_privacy.py"]
 LOCAL = ["tests/test_output_privacy.py", "tests/test_local.py"]
 
 MUTANTS = [
-    dict(id="O01", file="dptm/models/topicdp.py",
-         old="noisy, g, scale = lattice_gaussian(x, scale, noise_gen, granularity=g)",
-         new="noisy, g, _ = lattice_gaussian(x, scale / 2, noise_gen, granularity=g)",
-         tests=TOPICDP, what="TopicDP draws half the Gaussian noise its event records"),
+    # the lattice releases TopicDP draws through (dptm/noise/releases.py)
+    dict(id="O01", file="dptm/noise/releases.py",
+         old="            statistic, self.sigma, generator, granularity=self.granularity)",
+         new="            statistic, self.sigma / 2, generator, granularity=self.granularity)\n"
+             "        self.sigma_ *= 2",
+         tests=TOPICDP, what="a lattice Gaussian release draws half the noise its event records"),
     dict(id="O02", file="dptm/models/topicdp.py",
-         old="noisy, g, scale = lattice_gaussian(x, scale, noise_gen, granularity=g)",
-         new="noisy, g, scale = lattice_gaussian(x, scale / 2, noise_gen, granularity=g / 2)",
+         old="            release = (LatticeGaussianRelease(scale, total, g, label=label) if exact",
+         new="            release = (LatticeGaussianRelease(scale / 2, total, g / 2, label=label) "
+             "if exact",
          tests=TOPICDP, what="TopicDP half noise with the event changed to match"),
-    dict(id="O03", file="dptm/models/topicdp.py",
-         old="noisy, g, scale = lattice_laplace(x, scale, noise_gen, granularity=g)",
-         new="noisy, g, _ = lattice_laplace(x, scale / 2, noise_gen, granularity=g)",
-         tests=TOPICDP, what="TopicDP Laplace baseline draws half its recorded scale"),
+    dict(id="O03", file="dptm/noise/releases.py",
+         old="            statistic, self.scale, generator, granularity=self.granularity)",
+         new="            statistic, self.scale / 2, generator, granularity=self.granularity)\n"
+             "        self.scale_ *= 2",
+         tests=TOPICDP, what="a lattice Laplace release (TopicDP's baseline) draws half its "
+                             "recorded scale"),
     dict(id="O04", file="dptm/models/topicdp.py", old="                S_X, S_g = ref, ref_gidx\n",
          new="                S_X, S_g = X, gidx\n", tests=TOPICDP,
          what="sensitivity sampled on the private data although reference_X was given"),
@@ -52,10 +57,10 @@ MUTANTS = [
          old="random_state=int(gen.integers(2**31 - 1)) if seeded else None",
          new="random_state=int(gen.integers(2**31 - 1))", tests=PIPE,
          what="FDPTM stores a seed derived from the secret stream on its stages"),
-    dict(id="O13", file="dptm/local.py", old="flips = _bernoulli_positions(M * V, f / 2.0, rng)",
+    dict(id="O13", file="dptm/noise/local_randomizers.py", old="flips = _bernoulli_positions(M * V, f / 2.0, rng)",
          new="flips = _bernoulli_positions(M * V, f / 4.0, rng)", tests=LOCAL,
          what="randomize_matrix flips half as often as its RandomizedResponseEvent says"),
-    dict(id="O14", file="dptm/local.py", old="n_flips = int(rng.binomial(V, f / 2.0))",
+    dict(id="O14", file="dptm/noise/local_randomizers.py", old="n_flips = int(rng.binomial(V, f / 2.0))",
          new="n_flips = int(rng.binomial(V, f / 4.0))", tests=LOCAL,
          what="randomize flips half as often as its event says"),
 ]

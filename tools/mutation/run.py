@@ -85,9 +85,14 @@ def main(argv=None):
                        check=True, capture_output=True)
         # the scratch copy cannot see ../shared/data beside the checkout: point the tests
         # that need a real corpus at it, or they skip and every mutant they kill survives
-        shared = os.path.join(os.path.dirname(ROOT), "shared", "data")
-        if "DPTM_DATA" not in os.environ and os.path.isdir(shared):
-            os.environ["DPTM_DATA"] = shared
+        # (beside this checkout, or beside the main checkout when this one is a worktree)
+        common = subprocess.run(["git", "rev-parse", "--path-format=absolute",
+                                 "--git-common-dir"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip()
+        for base in (ROOT, os.path.dirname(common) if common else ROOT):
+            shared = os.path.join(os.path.dirname(base), "shared", "data")
+            if "DPTM_DATA" not in os.environ and os.path.isdir(shared):
+                os.environ["DPTM_DATA"] = shared
         # Uncommitted edits of the working tree are part of what is tested.
         diff = subprocess.run(["git", "diff", "HEAD"], cwd=ROOT, capture_output=True).stdout
         if diff:
