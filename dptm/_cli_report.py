@@ -124,7 +124,7 @@ def prior_guide(caught, ratio):
     public inputs and the noisy count) recast as a note after the measured private /
     unigram ``ratio`` on public held-out data, which supersedes it."""
     text = " ".join(str(w.message) for w in caught)
-    m = re.search(r"expected at ([0-9.]+)x the perplexity of non-private LDA", text)
+    m = re.search(r"at ([0-9.]+)x the perplexity of non-private LDA", text)
     expected = (f"about {m.group(1)}x the perplexity of non-private LDA, no better than a "
                 "unigram model" if m else "topics no better than a unigram model")
     verdict = ("better than word frequencies: the guide was pessimistic here" if ratio < 1

@@ -323,7 +323,7 @@ def cmd_fit(a, out):
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         result["concerns"] = report.publication_concerns(n_words, a.topics, result["metrics"],
                                                          predicted)
-        print("\n" + str(release.privacy), file=out)
+        print("\n" + release.privacy.format(notes=a.verbose > 0), file=out)
         result["privacy"] = release.privacy.to_dict()
         total = float(release.privacy.epsilon(release.privacy.default_delta))
         result["total_epsilon"] = total

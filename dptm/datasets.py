@@ -348,8 +348,8 @@ def load_texts(path, key="text", *, one_per_line=True):
         _check_file(path, "path")
         raise ValueError(
             f"{path}: a plain text file is read as one document per line only with "
-            "--one-per-line (one_per_line=True): each line then becomes the unit the guarantee "
-            "protects. For one document per file pass the folder; for records use .jsonl or "
+            "--one-per-line on the command line (one_per_line=True in Python): each line then "
+            "becomes the unit the guarantee protects. For one document per file pass the folder; for records use .jsonl or "
             ".csv (--text-key)")
     return load_text_lines(path)
 

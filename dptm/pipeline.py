@@ -269,8 +269,8 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
                 f"(rho={self.vocabulary_stage_.threshold_:.3g}); raise the vocabulary stage's "
                 "target_epsilon or use more data")
         # the released vocabulary's size: part of the release
-        self._log("stage 1 (%s): private vocabulary of %d words", type(vocab).__name__,
-                  words.size)
+        self._log("stage 1 (%s): private vocabulary of %d word%s", type(vocab).__name__,
+                  words.size, "" if words.size == 1 else "s")
         K = getattr(model, "n_components", None)
         if isinstance(K, int) and words.size < 10 * K:
             # the released vocabulary's size is public: the warning is post-processing
@@ -378,7 +378,8 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         seeded = bool(self._seeded or vreport.seeded or mreport.seeded)
         return PrivacyReport(
             ComposedEvent((v_event, m_event)), adjacency,
-            description=(f"FDPTM: {caveat}vocabulary of {self.vocabulary_.size} words and a "
+            description=(f"FDPTM: {caveat}vocabulary of {self.vocabulary_.size} "
+                         f"word{'' if self.vocabulary_.size == 1 else 's'} and a "
                          f"{self.topic_word_.shape[0]} x {self.topic_word_.shape[1]} topic-word "
                          "matrix"),
             notes=notes, gamma=gamma, default_delta=min(total_delta, 0.5), seeded=seeded,

@@ -76,6 +76,16 @@ def test_every_private_model_is_listed():
     assert set(PRIVATE) == set(MODELS) - {"gibbs"}
 
 
+def test_verbose_prints_the_reports_notes_in_full(tmp_path):
+    # without -v the notes are one line (the test above); -v must not lose any of them
+    save = tmp_path / "release"
+    code, out = run("fit", "--model", "vips", "--iterations", "3", "-k", "4", "--epsilon", "4", "-v",
+                    "--save", str(save))
+    assert code == 0, out
+    report = Release.load(str(save)).privacy
+    assert report.notes and str(report) in out and "  notes      :" not in out
+
+
 @pytest.mark.parametrize("model", sorted(PRIVATE))
 def test_private_model_prints_exactly_what_it_publishes(model, tmp_path):
     args, eps_max = PRIVATE[model]
@@ -85,7 +95,10 @@ def test_private_model_prints_exactly_what_it_publishes(model, tmp_path):
     assert code == 0, out
     release = Release.load(str(save))
     # the printed report and topics are those of the saved release, character for character
-    assert str(release.privacy) in out
+    # (its notes folded into one line without -v; with -v below, in full)
+    assert release.privacy.format(notes=False) in out
+    n = len(release.privacy.notes)
+    assert (f"  notes      : {n} (" in out) == (n > 0) and "  note       :" not in out
     assert _topics(out) == release.top_words(10, as_frame=False)
     # no metric of the training data, no timing, no count of the training data; the demo
     # corpus is public, so its public held-out split's utility line is the one metric shown

@@ -112,7 +112,7 @@ def test_without_a_measurement_the_expectation_is_shown_and_withholds_the_advice
     words = tmp_path / "words.txt"
     words.write_text("\n".join(DEMO.vocabulary) + "\n")
     notes = _jsonl(tmp_path / "notes.jsonl", [{"text": t} for t in DEMO.texts])
-    with pytest.warns(UninformativeModelWarning, match="expected at"):
+    with pytest.warns(UninformativeModelWarning, match="expects the topics at"):
         code, out = run("fit", "--data", notes, "--vocabulary", words, "-k", "4",
                         "--save", tmp_path / "rel")
     assert code == 0, out

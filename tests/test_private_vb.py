@@ -379,3 +379,11 @@ def test_uninformative_warning_advice_fits_the_epsilon():
         (msg,) = [str(w.message) for w in wl]
         assert "(noisy count, noise sd 28)" in msg and "use more documents" in msg
         assert ("raise epsilon" in msg) is raise_eps       # above 10 the guarantee is vacuous
+        assert "rough guide" in msg and "a smaller vocabulary" in msg   # V = 1000 > 10 K
+    # a vocabulary of under 10 words a topic is not worth shrinking; one document, singular
+    with warnings.catch_warnings(record=True) as wl:
+        warnings.simplefilter("always")
+        _warn_if_uninformative(1.0, 4.0, 1e-5, 20, 17, "documents")
+    (msg,) = [str(w.message) for w in wl]
+    assert "about 1 document (" in msg and "smaller vocabulary" not in msg
+    assert msg.endswith("raise epsilon, use more documents or fewer topics")

@@ -392,6 +392,11 @@ class PrivacyReport:
             return f"n/a ({exc})"
 
     def __str__(self):
+        return self.format()
+
+    def format(self, notes=True):
+        """The report as text (``str(report)``); ``notes=False`` replaces the notes (each
+        mechanism's parameters and caveats) by one line saying how many there are."""
         lines = []
         if self.seeded:
             lines.append("TEST MODE (seeded): the guarantee below holds only while the seed stays "
@@ -422,8 +427,11 @@ class PrivacyReport:
             lines.append(f"  vocabulary : {self.vocabulary}")
         for a in self.assumed_public:
             lines.append(f"  assumed public : {a}")
-        for n in self.notes:
-            lines.append(f"  note       : {n}")
+        if notes:
+            lines.extend(f"  note       : {n}" for n in self.notes)
+        elif self.notes:
+            lines.append(f"  notes      : {len(self.notes)} (the mechanisms' parameters and "
+                         "caveats): -v prints them; --json and a saved release.json hold them")
         return "\n".join(lines)
 
     def __repr__(self):

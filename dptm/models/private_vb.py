@@ -496,14 +496,21 @@ def _warn_if_uninformative(n, eps, delta, K, V, units="documents", count_sd=None
         import warnings
         from ..exceptions import UninformativeModelWarning, user_stacklevel
         sd = "" if count_sd is None else f", noise sd {count_sd:.0f}"
+        unit = units[:-1] if round(n) == 1 else units
         more = ("use more users (more documents of the same users do not help)"
                 if units == "users" else "use more documents")
-        advice = (f"{more}, fewer topics or a smaller vocabulary" if eps > 10 else
-                  f"raise epsilon, {more}, fewer topics or a smaller vocabulary")
-        warnings.warn(f"for about {n:.0f} {units} (noisy count{sd}) at epsilon {eps:g}, K = {K} "
-                      f"and V = {V} the topics are expected at {ratio:.2f}x the perplexity of "
-                      "non-private LDA, no better than a unigram model (one word distribution): "
-                      f"{advice}; check with dptm.guardrails.check_against_unigram",
+        # a smaller vocabulary helps only where there is one worth shrinking (10 words a topic)
+        options = [more, "fewer topics"] + (["a smaller vocabulary"] if V > 10 * K else [])
+        advice = ", ".join(options[:-1]) + " or " + options[-1]
+        if eps <= 10:
+            advice = "raise epsilon, " + advice
+        warnings.warn(f"for about {n:.0f} {unit} (noisy count{sd}) at epsilon {eps:g}, K = {K} "
+                      f"and V = {V}, a rough guide from the noisy count and public inputs "
+                      f"expects the topics at {ratio:.2f}x the perplexity of non-private LDA, "
+                      "no better than a unigram model (one word distribution); measure on "
+                      "public or held-out text with dptm.guardrails.check_against_unigram "
+                      "before concluding; "
+                      f"to do better: {advice}",
                       UninformativeModelWarning, stacklevel=user_stacklevel())
 
 
