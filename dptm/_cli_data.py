@@ -66,8 +66,8 @@ def load_grouped_texts(path, key="text", group_key="user"):
     groups : numpy.ndarray of str, one user id per document
     """
     import csv
-    import io
-    from .datasets import _base_suffix, _check_file, _jsonl_records, _read_text, _text_of_record
+    from .datasets import (_base_suffix, _check_file, _jsonl_records, _read_text,
+                           _csv_rows, _text_of_record)
     suffix = _base_suffix(path)
     if suffix not in _GROUPED_FORMATS:
         raise ValueError(f"--group-key reads the user id from a field of JSONL records or a CSV "
@@ -86,29 +86,28 @@ def load_grouped_texts(path, key="text", group_key="user"):
             groups.append(_group_id(path, f"line {n}", rec[group_key], group_key))
         return docs, _ids(groups)
     delimiter = "\t" if suffix == ".tsv" else ","
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""), delimiter=delimiter,
-                        strict=True)
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise ValueError(f"{path}: empty CSV file (a header row naming the {key!r} and "
-                             f"{group_key!r} columns is required)")
-        for name, flag in ((key, "--text-key"), (group_key, "--group-key")):
-            if name not in header:
-                raise ValueError(f"{path}: line 1: the CSV header has no column {name!r} "
-                                 f"(columns: {header[:10]}); choose it with {flag}")
-        col, gcol = header.index(key), header.index(group_key)
-        for row in reader:
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
-            where = f"line {reader.line_num}"
-            if len(row) != len(header):
-                raise ValueError(f"{path}: {where}: {len(row)} fields, the header has "
-                                 f"{len(header)}")
-            docs.append(row[col])
-            groups.append(_group_id(path, where, row[gcol].strip(), group_key))
-    except csv.Error as exc:
-        raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
+    with _csv_rows(_read_text(path), delimiter) as reader:
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise ValueError(f"{path}: empty CSV file (a header row naming the {key!r} and "
+                                 f"{group_key!r} columns is required)")
+            for name, flag in ((key, "--text-key"), (group_key, "--group-key")):
+                if name not in header:
+                    raise ValueError(f"{path}: line 1: the CSV header has no column {name!r} "
+                                     f"(columns: {header[:10]}); choose it with {flag}")
+            col, gcol = header.index(key), header.index(group_key)
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                where = f"line {reader.line_num}"
+                if len(row) != len(header):
+                    raise ValueError(f"{path}: {where}: {len(row)} fields, the header has "
+                                     f"{len(header)}")
+                docs.append(row[col])
+                groups.append(_group_id(path, where, row[gcol].strip(), group_key))
+        except csv.Error as exc:
+            raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
     return docs, _ids(groups)
 
 

@@ -8,6 +8,7 @@
   TweetRumors JSON; Reuters C50 with author labels). The data is not shipped:
   :func:`shared_data_dir` finds the shared data folder (``$DPTM_DATA``).
 """
+import contextlib
 import csv
 import gzip
 import io
@@ -252,6 +253,20 @@ def _jsonl_records(path):
         yield n, rec
 
 
+@contextlib.contextmanager
+def _csv_rows(text, delimiter):
+    """A strict ``csv.reader`` over ``text`` (already in memory) whose fields may be of any
+    length: the csv module's default limit (131,072 characters) refused a whole file for
+    one long document, an error only the data set holding that document raised. The
+    process-wide limit is restored on exit."""
+    old = csv.field_size_limit()
+    csv.field_size_limit(2 ** 31 - 1)           # the largest a C long holds everywhere
+    try:
+        yield csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    finally:
+        csv.field_size_limit(old)
+
+
 def load_csv_texts(path, key="text", delimiter=None):
     """Load documents from a CSV (or ``.tsv``) file with a header row: the ``key`` column is
     the text of each row. ``delimiter`` defaults to tab for ``.tsv`` and comma otherwise.
@@ -259,27 +274,27 @@ def load_csv_texts(path, key="text", delimiter=None):
     path = _check_file(path, "path")
     if delimiter is None:
         delimiter = "\t" if _base_suffix(path) == ".tsv" else ","
-    text = _read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise ValueError(f"{path}: empty CSV file (a header row naming the {key!r} column "
-                             "is required)")
-        if key not in header:
-            raise ValueError(f"{path}: line 1: the CSV header has no column {key!r} (columns: "
-                             f"{header[:10]}); choose the text column with --text-key / key=")
-        col = header.index(key)
-        docs = []
-        for row in reader:
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
-            if len(row) != len(header):
-                raise ValueError(f"{path}: line {reader.line_num}: {len(row)} fields, the "
-                                 f"header has {len(header)}")
-            docs.append(row[col])
-    except csv.Error as exc:
-        raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
+    with _csv_rows(_read_text(path), delimiter) as reader:
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise ValueError(f"{path}: empty CSV file (a header row naming the {key!r} "
+                                 "column is required)")
+            if key not in header:
+                raise ValueError(f"{path}: line 1: the CSV header has no column {key!r} "
+                                 f"(columns: {header[:10]}); choose the text column with "
+                                 "--text-key / key=")
+            col = header.index(key)
+            docs = []
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                if len(row) != len(header):
+                    raise ValueError(f"{path}: line {reader.line_num}: {len(row)} fields, the "
+                                     f"header has {len(header)}")
+                docs.append(row[col])
+        except csv.Error as exc:
+            raise ValueError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
     return docs
 
 

@@ -154,3 +154,25 @@ def test_console_script_exit_status_for_a_bad_flag():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "argument --iterations: must be an integer >= 1, got 0" in proc.stderr
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_document_longer_than_the_csv_modules_field_limit_is_read(tmp_path, suffix, grouped):
+    # the csv module refuses fields over 131,072 characters by default: one long (valid)
+    # document made dptm fit refuse the whole file ("malformed CSV", naming its line),
+    # an error only the data set holding that document raised. The limit is restored.
+    import csv
+    from dptm._cli_data import load_grouped_texts
+    sep = "\t" if suffix == ".tsv" else ","
+    long_doc = " ".join(["storm"] * 40000)                 # 240,000 characters
+    path = tmp_path / f"notes{suffix}"
+    path.write_text(f"text{sep}user\nrain flood{sep}a\n{long_doc}{sep}b\n")
+    limit = csv.field_size_limit()
+    if grouped:
+        docs, groups = load_grouped_texts(path, "text", "user")
+        assert list(groups) == ["a", "b"]
+    else:
+        docs = datasets.load_csv_texts(path)
+    assert docs == ["rain flood", long_doc]
+    assert csv.field_size_limit() == limit

@@ -18,6 +18,8 @@ from dptm.models.svi import PrivateOnlineLDA
 from dptm.pipeline import FullyPrivateTopicModel
 from dptm.vocab import DPVocabulary
 
+from _secrets import GeneratorRecorder
+
 pytestmark = [pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning"),
               pytest.mark.filterwarnings("ignore::dptm.exceptions.VacuousGuaranteeWarning"),
               pytest.mark.filterwarnings("ignore::UserWarning")]
@@ -305,3 +307,36 @@ def test_local_randomizers_keep_their_signature_and_draws(X):
     assert (a != b).nnz == 0
     m = local.randomize_matrix(X=X, f=0.5, random_state=4)
     assert (m != local.randomize_matrix(X, 0.5, 4)).nnz == 0 and m.shape == X.shape
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_a_keyboard_interrupt_after_releases_keeps_no_secret_and_the_refit_is_fresh(
+        X, monkeypatch, seed):
+    # Ctrl-C is not an Exception: the decorator must clear the frames and unfit the
+    # estimator for any BaseException, here raised inside the third release's draw (after
+    # the norm histogram and a search release were drawn). The refit on the same object
+    # draws from a new secret key (unseeded: another start, other noise) or, seeded,
+    # reproduces a clean fit.
+    real, calls = LatticeGaussianRelease.draw, []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(LatticeGaussianRelease, "draw", interrupted)
+    est = PrivateBatchLDA(K, target_epsilon=2.0, random_state=seed)
+    with pytest.raises(KeyboardInterrupt) as info:
+        est.fit(X)
+    assert len(calls) == 3
+    assert_forgotten(info.value, est)
+    monkeypatch.setattr(LatticeGaussianRelease, "draw", real)
+    recorder = GeneratorRecorder(monkeypatch)
+    first = est.fit(X).components_.copy()
+    second = PrivateBatchLDA(K, target_epsilon=2.0, random_state=seed).fit(X).components_
+    if seed is None:
+        keys = [start["s"]["seed"].tobytes() for _, start in recorder.generators]
+        assert len(keys) == 2 and keys[0] != keys[1]
+        assert not np.array_equal(first, second)
+    else:
+        np.testing.assert_array_equal(first, second)

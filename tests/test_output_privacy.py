@@ -322,3 +322,28 @@ def test_topicdp_release_round_trip_with_vocabulary(counts, tmp_path):
     assert loaded == rel
     np.testing.assert_array_equal(loaded.transform(counts[:3]), rel.transform(counts[:3]))
     assert any(a.startswith("vocabulary (V = 12") for a in loaded.privacy.assumed_public)
+
+
+def test_topicdp_warnings_do_not_follow_the_private_base_fit():
+    # NMF does not converge in 30 iterations on X, but does on X plus one document holding
+    # a count of 1e6: before the fix its ConvergenceWarning told the two apart
+    # (dptm fit and any log show it). With a public sensitivity bound nothing else reads
+    # the data, so the warnings must be the same.
+    X = np.random.default_rng(0).poisson(0.8, (40, 12)).astype(np.int64)
+    doc = np.zeros((1, 12), dtype=np.int64)
+    doc[0, 5] = 10 ** 6
+    seen = []
+    for data in (X, np.vstack([X, doc])):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            TopicDP(NMF(2, max_iter=30), sensitivity=0.05).fit(sp.csr_matrix(data))
+        seen.append(sorted(f"{x.category.__name__}: {x.message}" for x in w))
+    assert seen[0] == seen[1]
+    # the base fit itself warns on one neighbour only (else the test sees nothing)
+    warned = []
+    for data in (X, np.vstack([X, doc])):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            NMF(2, max_iter=30).fit(sp.csr_matrix(data))
+        warned.append(any("Convergence" in x.category.__name__ for x in w))
+    assert warned == [True, False]

@@ -119,3 +119,63 @@ def test_a_unit_holding_a_word_twice_is_refused():
     ok = _svi.clipped_lattice_sum(*_kernel_args([0, 1, 2], [0, 1, 2], [0, 1], [1, 1]),
                                   out_sum=np.zeros((4, 2)))
     assert ok.tolist() == [1.0, 1.0]
+
+
+def _extreme_documents():
+    """One document per row: one token, every word once, counts of 2^62 and 2^61 (the int64
+    edge), 2^50 beside a single token, seven counts up to 1e9, an empty document."""
+    r = np.random.default_rng(5)
+    docs = np.zeros((8, V), dtype=np.int64)
+    docs[0, 0] = 1
+    docs[1] = 1
+    docs[2, 0] = 2 ** 62
+    docs[3, :3] = 2 ** 61
+    docs[4, :2] = (2 ** 50, 1)
+    docs[5, r.choice(V, 7, replace=False)] = r.integers(1, 10 ** 9, 7)
+    docs[6] = r.poisson(1.0, V)
+    return sp.csr_matrix(docs)
+
+
+_EXTREME_TOPICS = {
+    "ordinary": lambda r: 1.0 + r.random((4, V)),
+    "1e-300/1e3": lambda r: np.where(r.random((4, V)) < 0.5, 1e-300, 1e3),
+    "subnormal/1e300": lambda r: np.full((4, V), 5e-324) + (np.arange(V) == 0) * 1e300,
+}
+
+
+@pytest.mark.parametrize("topics", list(_EXTREME_TOPICS))
+@pytest.mark.parametrize("presence", [False, True])
+def test_extreme_units_stay_within_the_clip_norm_exactly_on_every_thread_count(topics,
+                                                                               presence):
+    # the sensitivity C in exact arithmetic: every unit's lattice contribution (a document,
+    # or a user of three) has integer sum of squares <= (C / g)^2, the statistic is the
+    # exact sum of the units' (removing one moves it by that unit only) and the same for 1
+    # and 2 threads, for counts up to 2^62, subnormal and 1e300 topics and word weights of
+    # 1e-300 .. 1e300 (the kernel's scaling by the peak, its NaN/inf drops, its cache)
+    r = np.random.default_rng(1)
+    X = _extreme_documents()
+    beta = _EXTREME_TOPICS[topics](r)
+    weights = [None, 10.0 ** r.uniform(-300, 300, V), np.full(V, 1e300)]
+    groups = np.arange(X.shape[0]) % 3
+    for C in (1e-6, 3.7, 1e6):
+        g = 2.0 ** (math.floor(math.log2(C)) - 13)
+        for ww in weights:
+            with np.errstate(all="ignore"):
+                docs = [S._expected_counts(X[d:d + 1], beta, 0.3, C, g, presence, 1, ww)
+                        for d in range(X.shape[0])]
+                users = []
+                for u in range(3):
+                    Xs, ptr = U.group_documents(X[groups == u], np.zeros((groups == u).sum()))
+                    users.append(U.user_expected_counts(Xs, ptr, beta, 0.3, C, g, presence,
+                                                        1, ww))
+                Xs, ptr = U.group_documents(X, groups)
+                for t in (1, 2):
+                    assert np.array_equal(
+                        S._expected_counts(X, beta, 0.3, C, g, presence, t, ww), sum(docs))
+                    assert np.array_equal(U.user_expected_counts(
+                        Xs, ptr, beta, 0.3, C, g, presence, t, ww), sum(users))
+            for one in docs + users:
+                m = one / g
+                assert np.array_equal(m, np.round(m))           # on the lattice
+                sq = sum(int(x) ** 2 for x in m.ravel())
+                assert Fraction(sq) * Fraction(g) ** 2 <= Fraction(C) ** 2

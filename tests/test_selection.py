@@ -211,3 +211,20 @@ def test_test_mode_follows_the_seeds_given_not_the_public_stand_in():
         seeded = select_private([PrivateBatchLDA(3, target_epsilon=1.0, random_state=4)], X,
                                 reference=reference)
     assert seeded.privacy.seeded
+
+
+@pytest.mark.xfail(strict=True, reason="a private fit that raises after drawing releases is "
+                   "not recorded by spending(): here the expectation warning raised as an "
+                   "error quotes the noisy document count (post-processing of the histogram "
+                   "release) after every release, and the accountant holds nothing; "
+                   "charging the planned event on failure is a decision for the lead")
+def test_a_fit_failing_after_its_releases_is_still_spent():
+    from dptm.exceptions import UninformativeModelWarning
+    X = np.random.default_rng(0).poisson(0.8, (20, 12))
+    budget = BudgetAccountant(10.0, 1e-4)
+    with spending(budget), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeededPrivacyWarning)
+        warnings.simplefilter("error", UninformativeModelWarning)
+        with pytest.raises(UninformativeModelWarning, match="noisy count"):
+            PrivateBatchLDA(3, target_epsilon=1.0, random_state=0).fit(X)
+    assert len(budget.reports) == 1

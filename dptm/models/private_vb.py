@@ -21,6 +21,7 @@ import math
 from collections import namedtuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_int, check_positive, check_real
@@ -201,7 +202,10 @@ def _edges():
 def _norm_histogram(X):
     """Documents of CSR ``X`` per bin of their count vector's L2 norm (empty documents in
     the first bin): each document adds 1 to one bin."""
-    sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    # squared in float64: an int64 count of 3.1e9 squares past 2^63, and the negative sum's
+    # sqrt warned only when such a document was present (a data-dependent warning)
+    Xf = sp.csr_matrix(X, dtype=np.float64)
+    sq = np.asarray(Xf.multiply(Xf).sum(axis=1), dtype=np.float64).ravel()
     norm = np.sqrt(sq)
     b = np.floor(np.log2(np.maximum(norm, 1.0)) * _BINS_PER_OCTAVE).astype(np.int64)
     n = _BINS_PER_OCTAVE * _OCTAVES

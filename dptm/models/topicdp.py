@@ -176,6 +176,8 @@ default="gaussian"
     scale depends on the private data: not DP, and Delta_s is revealed. The vocabulary
     (the column labels) is treated as public. The released rows are in a uniformly random
     order. Released: ``release()`` - the noisy matrix, the report, public hyperparameters.
+    The base fit on the private data is silent (its warnings, e.g. whether it converged,
+    differ between neighbours); check the base model's convergence on public data.
 
     Examples
     --------
@@ -348,7 +350,11 @@ default="gaussian"
         del gen
 
         self._log("fitting %s on the data", type(base).__name__)
-        W, est = _fit_topic_word(base, X, None, fit_seed)
+        with warnings.catch_warnings():
+            # the base fit reads the private data: whether it warns (NMF's or LDA's
+            # ConvergenceWarning, an overflow) differs between neighbours, so it is silent
+            warnings.simplefilter("ignore")
+            W, est = _fit_topic_word(base, X, None, fit_seed)
         if "random_state" in est.get_params(deep=False):   # keep no derived seed
             est.set_params(random_state=base.get_params(deep=False)["random_state"])
         self.estimator_ = est
