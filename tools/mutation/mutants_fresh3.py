@@ -314,8 +314,8 @@ FRESH3_MUTANTS = [
          what="sensitivity sampling's order statistic k with -rho: a smaller quantile of the "
               "sampled distances, less noise than the random-DP proof needs"),
     dict(id="C42", file="dptm/models/topicdp.py",
-         old="self.sensitivity_ = max(float(self.sensitivity_samples_[k - 1]), 1e-9)",
-         new="self.sensitivity_ = max(float(self.sensitivity_samples_[k - 2]), 1e-9)",
+         old='f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 1]), 1e-9)',
+         new='f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 2]), 1e-9)',
          tests=TOPICDP,
          what="TopicDP takes the (k-1)-th smallest sampled distance (off by one in the order "
               "statistic)"),
