@@ -8,7 +8,8 @@ A private estimator validates its parameters and data (public decisions), then c
    labelled test mode for a seed);
 2. draws the public seed of ``transform`` (:func:`~dptm.noise.secret.public_seed`) first or
    last, as the model's ``_TRANSFORM_SEED`` says (fixed per model: the draws of a seeded
-   fit stay those of earlier versions);
+   fit stay those of earlier versions), or none (None: a pipeline whose model stage has
+   its own);
 3. runs ``algorithm(fit, ...)``, which draws everything from ``fit.generator``, records its
    releases in ``fit.ledger`` and returns the fitted attributes as a dict (``privacy_``
    among them, built with :meth:`PrivateFit.report`); it sets nothing on the estimator
@@ -67,7 +68,7 @@ class PrivateModelMixin:
     that ``fit`` is wrapped in ``private_fit`` inside the progress scope."""
 
     #: "first": the transform seed is the generator's first draw (in test mode the same on
-    #: neighbouring data sets); "last": drawn after the algorithm.
+    #: neighbouring data sets); "last": drawn after the algorithm; None: not drawn.
     _TRANSFORM_SEED = "first"
 
     def __init_subclass__(cls, **kwargs):
@@ -88,7 +89,8 @@ class PrivateModelMixin:
         fitted = algorithm(fit, *args, **kwargs)
         if self._TRANSFORM_SEED == "last":
             fit.transform_seed = public_seed(gen, seeded)
-        fitted.setdefault("transform_seed_", fit.transform_seed)
+        if self._TRANSFORM_SEED is not None:
+            fitted.setdefault("transform_seed_", fit.transform_seed)
         self._set_fitted(fitted)
         return self
 
