@@ -8,7 +8,7 @@ from .. import _cgs
 from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_random_state, spawn_generators
 from ..corpus import Corpus
-from ._base import TopicModelMixin
+from ._base import TopicModelMixin, store_params
 
 __all__ = ["GibbsLDA", "GibbsState"]
 
@@ -169,15 +169,7 @@ class GibbsLDA(TopicModelMixin):
     def __init__(self, n_components=10, *, doc_topic_prior=None, topic_word_prior=None,
                  max_iter=100, transform_max_iter=50, random_state=None, n_jobs=None, verbose=0,
                  callback=None):
-        self.n_components = n_components
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.max_iter = max_iter
-        self.transform_max_iter = transform_max_iter
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.callback = callback
+        store_params(self, locals())
 
     def fit(self, X, y=None):
         """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words)."""

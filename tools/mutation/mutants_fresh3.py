@@ -207,9 +207,9 @@ FRESH3_MUTANTS = [
          what="a degenerate event on which dp_accounting's PLD raises reports epsilon 0 (the "
               "fallback should be the built-in bound)"),
     # ------------------------------------------------------------------ private VB / user level
-    dict(id="C25", file="dptm/models/vb_statistic.py",
-         old="    if not X.has_canonical_format:\n        # a word stored twice",
-         new="    if False:\n        # a word stored twice",
+    dict(id="C25", file="dptm/_utils.py",
+         old="    if not X.has_canonical_format:\n        X = X.copy()",
+         new="    if False:\n        X = X.copy()",
          tests=VB + ["tests/test_private_vb_boundary.py", "tests/test_robustness.py",
                      "tests/test_distributed.py"],
          what="_expected_counts no longer sums duplicate CSR entries: a word stored twice in a "
