@@ -141,7 +141,10 @@ class GibbsLDA(TopicModelMixin):
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
-        Called as ``callback(model, iteration)`` after every sweep.
+        Called as ``callback(model, iteration)`` after every sweep (progress, or stopping
+        by raising). The fitted attributes are set when ``fit`` returns, as for the
+        private samplers (:class:`~dptm.models.private_gibbs.NoisyGibbsLDA`): during the
+        fit ``model`` holds none of this fit's results.
 
     Attributes
     ----------

@@ -482,7 +482,11 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         output for a seed) is the same for every ``n_jobs``.
     verbose : int, default=0
     callback : callable, default=None
-        ``callback(model, iteration)`` after every sweep.
+        ``callback(model, iteration)`` after every sweep: for progress, or to stop the fit
+        by raising. The fitted attributes are set all at once when ``fit`` returns, so that
+        a fit that fails or is stopped leaves no partial release on the model (and none of
+        the secret state): during the fit ``model`` holds none of this fit's results (on a
+        refit, the previous fit's).
 
     Attributes
     ----------
