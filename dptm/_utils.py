@@ -200,11 +200,27 @@ def check_token_total(X, name="X", limit=INT32_MAX, what="the Gibbs kernels' int
     return total
 
 
-def check_positive(value, name, strict=True, allow_inf=False):
-    """Return ``value`` as float after checking it is a positive (or non-negative) real."""
+def canonical_csr(X):
+    """``X`` as CSR with no word stored twice in a row (summed in a copy when it had any):
+    a word stored twice would add its contributions in one cell after the norm was taken
+    over them apart, sqrt(2) times the sensitivity."""
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _real(value, name):
+    """``value`` as float; TypeError naming ``name`` unless it is a real number (not bool)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    return float(value)
+
+
+def check_positive(value, name, strict=True, allow_inf=False):
+    """Return ``value`` as float after checking it is a positive (or non-negative) real."""
+    value = _real(value, name)
     if np.isnan(value) or (np.isinf(value) and not allow_inf):
         raise ValueError(f"{name} must be finite, got {value}")
     if value < 0 or (strict and value == 0):
@@ -214,9 +230,7 @@ def check_positive(value, name, strict=True, allow_inf=False):
 
 def check_probability(value, name, low_open=True, high_open=False):
     """Return ``value`` as float after checking it lies in (0, 1] (bounds configurable)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = _real(value, name)
     lo_ok = value > 0 if low_open else value >= 0
     hi_ok = value < 1 if high_open else value <= 1
     if not (lo_ok and hi_ok) or np.isnan(value):
@@ -236,9 +250,7 @@ def check_int(value, name, minimum=1):
 
 def check_real(value, name):
     """``value`` as float: a real number (not bool), not NaN (infinities allowed)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = _real(value, name)
     if np.isnan(value):
         raise ValueError(f"{name} must be a finite real number, got nan")
     return value

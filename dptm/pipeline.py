@@ -17,9 +17,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from . import _random
 from .accounting import ApproxDPEvent, ComposedEvent, PrivacyReport
 from .models._base import FitScopeMixin
+from .models._private_base import PrivateModelMixin
 from .text import TextPreprocessor, tokens_to_matrix
 from .vocab import DPVocabulary, _check_token_lists
 
@@ -87,7 +87,7 @@ def _seed(est, gen, seeded):
     return est
 
 
-class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
+class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
     """FDPTM: a private vocabulary plus a private topic model, with one composed guarantee.
 
     Parameters
@@ -179,6 +179,9 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
     True
     """
 
+    # no transform seed of its own: ``release().transform`` uses the model stage's
+    _TRANSFORM_SEED = None
+
     def __init__(self, vocabulary=None, model=None, *, preprocessor=None,
                  reference_documents=None, random_state=None, verbose=0):
         self.vocabulary = vocabulary
@@ -229,7 +232,6 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         return vocab, model
 
     # -- fit -------------------------------------------------------------------------
-    @_random.private_fit
     def fit(self, documents, groups=None, *, users=None):
         """Select the vocabulary privately, sanitize, fit the private topic model.
 
@@ -256,17 +258,19 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
             users = user_id_array(users)
             check_groups(users, len(tokens))        # the errors, before any budget is spent
             _refuse_without_user_level(model)
-        from ._random import private_generator
-        gen, seeded = private_generator(self.random_state, "FullyPrivateTopicModel")
-        self._seeded = seeded
+        return self._run_private(self._stages, tokens, users, vocab, model)
 
+    def _stages(self, fit, tokens, users, vocab, model):
+        """The two stages, clones of ``vocab`` and ``model`` each with its own secret
+        generator (test mode: seeded from ``fit.generator``); the fitted attributes."""
+        gen, seeded = fit.generator, fit.seeded
         # stage 1: M1(PRE(D))
-        self.vocabulary_stage_ = _seed(vocab, gen, seeded).fit(tokens, users)
-        words = self.vocabulary_stage_.vocabulary_
+        vocabulary_stage = _seed(vocab, gen, seeded).fit(tokens, users)
+        words = vocabulary_stage.vocabulary_
         if words.size == 0:
             raise ValueError(
                 "the private vocabulary is empty: no word passed the DP set-union threshold "
-                f"(rho={self.vocabulary_stage_.threshold_:.3g}); raise the vocabulary stage's "
+                f"(rho={vocabulary_stage.threshold_:.3g}); raise the vocabulary stage's "
                 "target_epsilon or use more data")
         # the released vocabulary's size: part of the release
         self._log("stage 1 (%s): private vocabulary of %d word%s", type(vocab).__name__,
@@ -287,31 +291,28 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
         X, _ = tokens_to_matrix(tokens, vocabulary=words)
 
         # stage 2: M2(SAN(PRE(D), S))
-        self.model_ = _seed(model, gen, seeded)
-        del gen
+        stage = _seed(model, gen, seeded)
         if self.reference_documents is not None:
-            if "reference_X" not in self.model_.get_params(deep=False):
+            if "reference_X" not in stage.get_params(deep=False):
                 raise ValueError("reference_documents is for a model stage with a reference_X "
                                  f"parameter (TopicDP); {type(model).__name__} has none")
             R, _ = tokens_to_matrix(self._tokens(self.reference_documents, "reference_documents"),
                                     vocabulary=words)
-            self.model_.set_params(reference_X=R)
+            stage.set_params(reference_X=R)
         self._log("stage 2: fitting %s on the sanitized corpus", type(model).__name__)
-        params = inspect.signature(self.model_.fit).parameters
+        params = inspect.signature(stage.fit).parameters
         if "groups" in params:
-            self.model_.fit(X, groups=users)
+            stage.fit(X, groups=users)
         else:
-            self.model_.fit(X)
-        report = getattr(self.model_, "privacy_", None)
+            stage.fit(X)
+        report = getattr(stage, "privacy_", None)
         if not isinstance(report, PrivacyReport):
             raise ValueError(f"model {type(model).__name__} set no privacy_ report after fit: "
                              "FDPTM needs a differentially private topic model")
         if report.adjacency not in ("document", "user") or (
                 users is not None and report.adjacency != "user"):
             # after the fit, for a model whose adjacency is only known from its report: both
-            # stages' releases are discarded (never published by this object)
-            self.__dict__.pop("model_", None)
-            self.__dict__.pop("vocabulary_stage_", None)
+            # stages' releases are discarded (the failed fit leaves this object unfitted)
             if users is not None:
                 raise ValueError(
                     f"groups were given (user-level privacy), but model {type(model).__name__} "
@@ -321,23 +322,28 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
                 f"model {type(model).__name__} is private under {report.adjacency!r} adjacency; "
                 "FDPTM needs a central DP model at document or user level "
                 f"(papers/manzonelli2024 Sec. 4.3): {_ALLOWED}")
-        self.vocabulary_ = words
-        self.components_ = np.asarray(self.model_.components_, dtype=np.float64)
-        self.topic_word_ = np.asarray(self.model_.topic_word_, dtype=np.float64)
-        self.n_components_ = self.topic_word_.shape[0]
-        self.privacy_ = self._compose(self.vocabulary_stage_.privacy_, report, users is None)
-        return self
+        topic_word = np.asarray(stage.topic_word_, dtype=np.float64)
+        return {"_seeded": seeded, "vocabulary_stage_": vocabulary_stage, "model_": stage,
+                "vocabulary_": words,
+                "components_": np.asarray(stage.components_, dtype=np.float64),
+                "topic_word_": topic_word, "n_components_": topic_word.shape[0],
+                "privacy_": self._compose(vocabulary_stage.privacy_, report, stage,
+                                          topic_word.shape, users is None, seeded)}
 
-    def _model_delta(self, report):
-        d = getattr(self.model_, "target_delta", None)
+    @staticmethod
+    def _model_delta(stage, report):
+        d = getattr(stage, "target_delta", None)
         if d is None:
             d = report.default_delta
         return float(d)
 
-    def _compose(self, vreport, mreport, per_document):
+    def _compose(self, vreport, mreport, stage, shape, per_document, seeded):
+        """The composed report of the vocabulary stage and the model ``stage`` (its
+        released topics of ``shape``, K x V)."""
+        K, V = shape
         delta1 = float(vreport.default_delta)
         eps1 = float(vreport.epsilon(delta1))
-        delta2 = self._model_delta(mreport)
+        delta2 = self._model_delta(stage, mreport)
         eps2 = float(mreport.epsilon(delta2))
         notes = []
         if per_document:
@@ -351,7 +357,7 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
                          "with all their documents); the vocabulary counts at most "
                          "max_contribution distinct words per user")
         v_event = ApproxDPEvent(eps1, delta1, label=f"stage 1: DP vocabulary ({adjacency}-level)")
-        m_event = ApproxDPEvent(eps2, delta2, label=f"stage 2: {type(self.model_).__name__} "
+        m_event = ApproxDPEvent(eps2, delta2, label=f"stage 2: {type(stage).__name__} "
                                 f"(its sound epsilon at delta={delta2:.3g})")
         total_delta = v_event.delta + delta2
         notes.append("basic (adaptive) composition of the two stages (papers/manzonelli2024 "
@@ -375,12 +381,11 @@ class FullyPrivateTopicModel(FitScopeMixin, BaseEstimator):
             caveat = "partly unprotected (see the notes on what is NOT covered): "
         public = list(dict.fromkeys(a for a in (*vreport.assumed_public, *mreport.assumed_public)
                                     if not a.startswith("vocabulary")))
-        seeded = bool(self._seeded or vreport.seeded or mreport.seeded)
+        seeded = bool(seeded or vreport.seeded or mreport.seeded)
         return PrivacyReport(
             ComposedEvent((v_event, m_event)), adjacency,
-            description=(f"FDPTM: {caveat}vocabulary of {self.vocabulary_.size} "
-                         f"word{'' if self.vocabulary_.size == 1 else 's'} and a "
-                         f"{self.topic_word_.shape[0]} x {self.topic_word_.shape[1]} topic-word "
+            description=(f"FDPTM: {caveat}vocabulary of {V} word{'' if V == 1 else 's'} and a "
+                         f"{K} x {V} topic-word "
                          "matrix"),
             notes=notes, gamma=gamma, default_delta=min(total_delta, 0.5), seeded=seeded,
             assumed_public=public, vocabulary=vreport.vocabulary)

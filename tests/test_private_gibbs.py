@@ -350,6 +350,20 @@ def test_zero_rate_changes_nothing(small):
 
 
 # ------------------------------------------------------------------ release semantics
+@pytest.mark.parametrize("cls", [NoisyGibbsLDA, SubsampledGibbsLDA])
+def test_callback_sees_no_partial_release(small, cls):
+    # the documented callback contract: catches a fit that sets released attributes
+    # part-way, which a fit stopped by its callback would then leave behind
+    seen = []
+
+    def callback(model, it):
+        seen.append([a for a in ("components_", "snapshot_", "privacy_", "transform_seed_")
+                     if hasattr(model, a)])
+    model = cls(3, clip=20, max_iter=3, random_state=0, callback=callback).fit(small[0])
+    assert seen == [[], [], []]
+    assert all(hasattr(model, a) for a in ("components_", "snapshot_", "privacy_"))
+
+
 @pytest.mark.parametrize("mechanism,kw", [("laplace", {}), ("discrete_laplace", {}),
                                           ("gaussian", {"noise_multiplier": 1.5}),
                                           ("discrete_gaussian", {"noise_multiplier": 1.5})])

@@ -503,3 +503,25 @@ def test_vips_truncation_draws_from_the_fits_secret_generator(monkeypatch):
     assert not np.array_equal(a, b)
     assert np.array_equal(_truncation_draws(monkeypatch, 5), _truncation_draws(monkeypatch, 5))
     assert not np.array_equal(_truncation_draws(monkeypatch, 5), _truncation_draws(monkeypatch, 6))
+
+
+def test_callback_sees_each_epochs_topics_and_the_report_only_after_the_fit(corpus):
+    # catches a fit whose callback sees stale topics (lambda not synced before the call),
+    # or a report set part-way through the fit instead of with the final attributes
+    X = corpus[0][:200]
+    seen = []
+
+    def callback(model, epoch):
+        seen.append((epoch, model.n_iter_, model.components_.copy(),
+                     model.exp_dirichlet_component_.copy(), model.privacy_))
+    model = PrivateOnlineLDA(3, batch_size=50, max_iter=3, total_samples=200,
+                             noise_multiplier=1.0, max_doc_length=60, random_state=0,
+                             callback=callback)
+    with pytest.warns(SeededPrivacyWarning):
+        model.fit(X)
+    assert [(e, n) for e, n, *_ in seen] == [(1, 1), (2, 2), (3, 3)]
+    assert not np.array_equal(seen[0][2], seen[1][2])
+    np.testing.assert_array_equal(seen[-1][2], model.components_)
+    np.testing.assert_array_equal(seen[-1][3], model.exp_dirichlet_component_)
+    assert all(report is None for *_, report in seen)
+    assert model.privacy_ is not None and model.privacy_.seeded

@@ -677,6 +677,52 @@ def _fit_online():
                                  random_state=0))
 
 
+@case("fit-PrivateOnlineLDA-shuffle-epsilon")
+def _fit_online_shuffle():
+    from dptm import PrivateOnlineLDA
+    model = PrivateOnlineLDA(10, batch_size=16, max_iter=2, sampling="shuffle", target_epsilon=4.0,
+                             target_delta=1e-5, max_doc_length=80, random_state=1)
+    return _fit(model) + [("transform_seed", np.array([model.transform_seed_]))]
+
+
+@case("fit-PrivateOnlineLDA-partial")
+def _fit_online_partial():
+    from dptm import PrivateOnlineLDA
+    X = matrix()
+    model = PrivateOnlineLDA(10, batch_size=16, max_iter=3, noise_multiplier=1.0,
+                             max_doc_length=80, random_state=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rows in (slice(0, 20), slice(20, 40), slice(40, 60)):
+            model.partial_fit(X[rows])
+    return [("components", model.components_),
+            ("transform_seed", np.array([model.transform_seed_]))]
+
+
+def _fit_topicdp(model):
+    X = matrix()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, groups=np.arange(X.shape[0]) // 2)
+    return [("components", model.components_), ("topic_word", model.topic_word_),
+            ("transform_seed", np.array([model.transform_seed_]))]
+
+
+@case("fit-TopicDP-reference-keywords")
+def _fit_topicdp_reference():
+    # the wrapped fit, sensitivity sampling on a reference corpus, the exact Gaussian
+    from dptm import GibbsLDA, TopicDP
+    return _fit_topicdp(TopicDP(GibbsLDA(4, max_iter=5), gamma=0.3, reference_X=matrix()[:30],
+                                output="keywords", n_top_topics=3, n_top_words=6,
+                                random_state=0))
+
+
+@case("fit-TopicDP-laplace")
+def _fit_topicdp_laplace():
+    from dptm import GibbsLDA, TopicDP
+    return _fit_topicdp(TopicDP(GibbsLDA(4, max_iter=5), mechanism="laplace", random_state=1))
+
+
 @case("fit-PrivateBatchLDA")
 def _fit_batch():
     from dptm import PrivateBatchLDA

@@ -3,14 +3,18 @@
 A private estimator validates its parameters and data (public decisions), then calls
 ``self._run_private(algorithm, ...)``, which
 
-1. obtains the generator: :func:`dptm.noise.secret.private_generator` (the secret AES-CTR
-   generator, or the labelled test mode for a seed);
+1. obtains the generator from ``_fit_generator()``: by default
+   :func:`dptm.noise.secret.private_generator` (the secret AES-CTR generator, or the
+   labelled test mode for a seed);
 2. draws the public seed of ``transform`` (:func:`~dptm.noise.secret.public_seed`) first or
    last, as the model's ``_TRANSFORM_SEED`` says (fixed per model: the draws of a seeded
-   fit stay those of earlier versions);
+   fit stay those of earlier versions), or none (None: a pipeline whose model stage has
+   its own);
 3. runs ``algorithm(fit, ...)``, which draws everything from ``fit.generator``, records its
    releases in ``fit.ledger`` and returns the fitted attributes as a dict (``privacy_``
-   among them, built with :meth:`PrivateFit.report`); it sets nothing on the estimator;
+   among them, built with :meth:`PrivateFit.report`); it sets nothing on the estimator
+   (but for an online model's state, which ``partial_fit`` continues from and the callback
+   reads: :class:`~dptm.models.svi.PrivateOnlineLDA`);
 4. sets those attributes on the estimator, all at once, and drops the generator.
 
 Every ``fit`` a subclass defines is wrapped in :func:`dptm.noise.secret.private_fit`: when it
@@ -64,7 +68,7 @@ class PrivateModelMixin:
     that ``fit`` is wrapped in ``private_fit`` inside the progress scope."""
 
     #: "first": the transform seed is the generator's first draw (in test mode the same on
-    #: neighbouring data sets); "last": drawn after the algorithm.
+    #: neighbouring data sets); "last": drawn after the algorithm; None: not drawn.
     _TRANSFORM_SEED = "first"
 
     def __init_subclass__(cls, **kwargs):
@@ -78,16 +82,22 @@ class PrivateModelMixin:
     def _run_private(self, algorithm, *args, **kwargs):
         """Run ``algorithm(fit, *args, **kwargs)`` (a :class:`PrivateFit` first) and set
         the attributes it returns, with ``transform_seed_``; returns ``self``."""
-        gen, seeded = private_generator(self.random_state, type(self).__name__)
+        gen, seeded = self._fit_generator()
         fit = PrivateFit(gen, seeded)
         if self._TRANSFORM_SEED == "first":
             fit.transform_seed = public_seed(gen, seeded)
         fitted = algorithm(fit, *args, **kwargs)
         if self._TRANSFORM_SEED == "last":
             fit.transform_seed = public_seed(gen, seeded)
-        fitted.setdefault("transform_seed_", fit.transform_seed)
+        if self._TRANSFORM_SEED is not None:
+            fitted.setdefault("transform_seed_", fit.transform_seed)
         self._set_fitted(fitted)
         return self
+
+    def _fit_generator(self):
+        """``(generator, seeded)`` of one fit: the secret generator, or the labelled test
+        mode for a seed. A model that can also be fitted without privacy overrides it."""
+        return private_generator(self.random_state, type(self).__name__)
 
     def _set_fitted(self, fitted):
         """Set every attribute of ``fitted`` (remove those whose value is ``UNSET``)."""

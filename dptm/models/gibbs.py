@@ -8,27 +8,21 @@ from .. import _cgs
 from .._threads import effective_n_jobs
 from .._utils import check_count_matrix, check_random_state, spawn_generators
 from ..corpus import Corpus
-from ._base import TopicModelMixin
+from ._base import TopicModelMixin, store_params
 
 __all__ = ["GibbsLDA", "GibbsState"]
 
+# The measurements behind these constants: docs/records/2026-12-02-gibbs-constants.md.
 # From this many topics the sweeps use SparseLDA's buckets (``_cgs.gibbs_sweep_sparse``),
-# O(K_w) per token, instead of the O(K) blocked search (KOS, serial sweeps after the first,
-# CPU ms, loaded machine: dense / sparse 33 / 45 at K = 100, 55 / 45 at 128, 58 / 48 at
-# 160, 65 / 44 at 200, 160 / 79 at 500; set where sparse wins clearly).
+# O(K_w) per token, instead of the O(K) blocked search: where sparse wins clearly.
 _SPARSE_MIN_TOPICS = 200
 
 # With n_jobs > 1 the parts exchange their moves this many times per sweep: AD-LDA's stale
-# counts then cost no held-out perplexity (KOS, K = 500, 20 sweeps, 2 parts, mean of 2
-# seeds, each part seeing the others' previous round: 1124 with one exchange per sweep,
-# 1098 with 4, 1087 with 8, 1086 with 16; serial 1087).
+# counts then cost no held-out perplexity.
 _SYNC_ROUNDS = 48
 # A part takes the others' moves of round r at the start of its round r + _SYNC_LAG, so a
 # thread waits only when another is a whole round behind, never at a barrier per round (a
-# descheduled thread on a shared machine stalls every barrier). Lag 2 needs more rounds for
-# the same quality (KOS, K = 500, 20 sweeps, 2 parts, seeds 1-3, mean held-out perplexity:
-# serial 1085.3; lag 1: 1089.2 with 8 rounds, 1083.7 with 16; lag 2: 1094.9 with 24, 1094.8
-# with 32, 1084.7 with 48).
+# descheduled thread on a shared machine stalls every barrier); lag 2 needs more rounds.
 _SYNC_LAG = 2
 
 
@@ -84,8 +78,7 @@ class GibbsState:
         self.z = rng.integers(0, n_topics, size=corpus.n_tokens, dtype=np.int32)
         V, D, K = corpus.n_words, corpus.n_docs, n_topics
         # counted in place, in parallel, into uninitialised arrays: a fresh V x K array's
-        # page faults cost more than the counting at large K (numpy's bincount of a flat
-        # index took 50 ms at K = 1000 on KOS, serially, through V K int64 temporaries)
+        # page faults cost more than the counting at large K
         self.n_wk = np.empty((V, K), dtype=np.int32)
         self.n_dk = np.empty((D, K), dtype=np.int32)
         self.n_k = np.empty(K, dtype=np.int64)
@@ -141,7 +134,10 @@ class GibbsLDA(TopicModelMixin):
     verbose : int, default=0
         1 prints progress every 10 sweeps, 2 every sweep with the training log-likelihood.
     callback : callable, default=None
-        Called as ``callback(model, iteration)`` after every sweep.
+        Called as ``callback(model, iteration)`` after every sweep (progress, or stopping
+        by raising). The fitted attributes are set when ``fit`` returns, as for the
+        private samplers (:class:`~dptm.models.private_gibbs.NoisyGibbsLDA`): during the
+        fit ``model`` holds none of this fit's results.
 
     Attributes
     ----------
@@ -169,15 +165,7 @@ class GibbsLDA(TopicModelMixin):
     def __init__(self, n_components=10, *, doc_topic_prior=None, topic_word_prior=None,
                  max_iter=100, transform_max_iter=50, random_state=None, n_jobs=None, verbose=0,
                  callback=None):
-        self.n_components = n_components
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.max_iter = max_iter
-        self.transform_max_iter = transform_max_iter
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.callback = callback
+        store_params(self, locals())
 
     def fit(self, X, y=None):
         """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words)."""
@@ -209,8 +197,7 @@ class GibbsLDA(TopicModelMixin):
         for it in range(1, self.max_iter + 1):
             # the first sweep, from the uniform random start, is dense even from
             # _SPARSE_MIN_TOPICS: there every word's tokens spread over min(its count, K)
-            # topics, so the word bucket costs O(K) per token anyway (same conditional;
-            # KOS K = 500: 150 ms against 360 ms with building the word lists)
+            # topics, so the word bucket costs O(K) per token anyway (same conditional)
             dense_first = sparse and it == 1
             if n_threads > 1:
                 _cgs.gibbs_sweep_rounds(
@@ -232,9 +219,8 @@ class GibbsLDA(TopicModelMixin):
             if self.callback is not None:
                 self.callback(self, it)
         self.n_iter_ = self.max_iter
-        # the workspace goes first: the outputs then take the memory it just freed (on a
-        # virtual machine, memory new to the process costs about 4 ms per MB to fault in
-        # the first time: 0.2 s for a K = 1000 x V = 6906 array, 10 ms if just freed)
+        # the workspace goes first: the outputs then take the memory it just freed (new
+        # memory is slow to fault in on a virtual machine)
         workspace = None
         self._set_outputs(state, alpha, beta, n_threads)
         return self

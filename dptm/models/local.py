@@ -36,7 +36,7 @@ from .._utils import (check_count_matrix, check_int, check_positive, check_proba
                       check_random_state, spawn_generators)
 from ..corpus import Corpus
 from .gibbs import GibbsLDA, GibbsState
-from ._base import TopicModelMixin
+from ._base import TopicModelMixin, store_params
 
 __all__ = ["LocalDPLDA", "OnlineLocalDPLDA", "moment_estimate", "moment_variance", "bayes_weight",
            "bayes_estimate", "reconstruct", "check_noisy_bits", "flip_for_target_epsilon"]
@@ -385,19 +385,7 @@ class LocalDPLDA(TopicModelMixin):
                  neighbouring="document", doc_topic_prior=None, topic_word_prior=None,
                  max_iter=100, transform_max_iter=50, random_state=None, n_jobs=None, verbose=0,
                  callback=None):
-        self.n_components = n_components
-        self.flip_probability = flip_probability
-        self.epsilon = epsilon
-        self.target_epsilon = target_epsilon
-        self.neighbouring = neighbouring
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.max_iter = max_iter
-        self.transform_max_iter = transform_max_iter
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.callback = callback
+        store_params(self, locals())
 
     def fit(self, X, y=None):
         """Fit on the clients' noisy presence vectors ``X`` (n_clients, n_words), 0/1."""

@@ -77,22 +77,20 @@ _NO_TABLE = np.zeros((0, 0), dtype=np.float64)
 _BLOCK_TOKENS = 4096
 # From this many topics the word bucket of a sweep is found by a two-level search: binary
 # search in per-word running sums at the end of each block of 16 topics, built once per
-# snapshot, then a scan of one block (same draws as the linear scan; measured on KOS).
+# snapshot, then a scan of one block (same draws as the linear scan). The measurements
+# behind these constants: docs/records/2026-12-02-gibbs-constants.md.
 _WORD_SEARCH_MIN_TOPICS = 64
 _WORD_BLOCK = _cgs.WORD_BLOCK_TOPICS    # topics per block of that table
 # Above this many topics a one-thread sweep also updates the true topic-word counts after
-# the sweep, word by word (a count row is then too long to prefetch per token; measured on
-# KOS: 0.70x -> 0.54x of a GibbsLDA sweep at K = 500, worse at K = 50). Same counts.
+# the sweep, word by word (a count row is then too long to prefetch per token). Same counts.
 _DEFERRED_COUNTS_MIN_TOPICS = 128
 # On several threads with short rows, each thread but the first keeps its own V x K count
-# changes, added into the true counts after each sweep (same counts; measured on KOS at
-# K = 50, 2 threads: 16.5 ms with atomic adds, 18.4 ms with the by-word update, against
-# 29.2 ms on one thread), when those buffers take at most this many bytes.
+# changes, added into the true counts after each sweep (same counts, faster than atomic
+# adds), when those buffers take at most this many bytes.
 _THREAD_COUNTS_MAX_BYTES = 1 << 28
 # Snapshot rows are drawn in blocks of about this many counts, each block from its own
-# child of the secret noise generator (V and K only decide the blocks). (More blocks would
-# balance 2 threads better at K = 50 on KOS, 6 blocks: at most 0.05 ms of a 2.4 ms
-# snapshot, the factor pass being split evenly; not worth changing every seeded fit.)
+# child of the secret noise generator (V and K only decide the blocks; changing it would
+# change every seeded fit).
 _SNAPSHOT_BLOCK_ENTRIES = 1 << 16
 _SAMPLING_LABEL = "topic sampling step (inherent privacy of the clipped snapshot sampler)"
 
@@ -482,7 +480,11 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         output for a seed) is the same for every ``n_jobs``.
     verbose : int, default=0
     callback : callable, default=None
-        ``callback(model, iteration)`` after every sweep.
+        ``callback(model, iteration)`` after every sweep: for progress, or to stop the fit
+        by raising. The fitted attributes are set all at once when ``fit`` returns, so that
+        a fit that fails or is stopped leaves no partial release on the model (and none of
+        the secret state): during the fit ``model`` holds none of this fit's results (on a
+        refit, the previous fit's).
 
     Attributes
     ----------

@@ -22,6 +22,7 @@ from ..noise.mechanisms import (_granularity_with_slack, discrete_gaussian_param
 from ..noise.releases import GaussianRelease, LatticeGaussianRelease
 from ..noise.secret import private_fit, private_generator, public_seed
 from ._base import TopicModelMixin
+from ._private_base import PrivateModelMixin, topic_attributes
 from ._truncate import truncate_documents
 
 __all__ = ["PrivateOnlineLDA", "truncate_documents"]
@@ -36,7 +37,7 @@ _STAT_LABEL = "minibatch expected sufficient statistics"
 _MAX_STEPS = 10 ** 7     # a fit plans one generator per step
 
 
-class PrivateOnlineLDA(TopicModelMixin):
+class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
     """Latent Dirichlet allocation by (differentially private) stochastic variational
     inference: VIPS, papers/park2016 Algorithm 1, on top of online LDA.
 
@@ -326,9 +327,13 @@ class PrivateOnlineLDA(TopicModelMixin):
         self._exp_elog_beta_t = _svi.exp_dirichlet_expectation_t(
             self._lam_t, np.empty_like(self._lam_t))
 
+    def _public_state(self):
+        """The released attributes of the current lambda."""
+        return {**topic_attributes(self._lam_t.T.copy()),
+                "exp_dirichlet_component_": self._exp_elog_beta_t.T.copy()}
+
     def _sync_public(self):
-        self._set_topics(self._lam_t.T.copy())
-        self.exp_dirichlet_component_ = self._exp_elog_beta_t.T.copy()
+        self._set_fitted(self._public_state())
 
     def _privatize(self, stat, rng):
         """The released noisy statistic (K x V) of the minibatch sum ``stat`` (K x V).
@@ -373,7 +378,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                 X.data.astype(np.float64))
 
     # ------------------------------------------------------------------ privacy
-    def _generator(self):
+    def _fit_generator(self):
         """``(generator, seeded)``: the secret generator of a private model (a seed is the
         labelled test mode); a non-private model uses ``random_state`` as usual."""
         if self._private:
@@ -447,7 +452,7 @@ class PrivateOnlineLDA(TopicModelMixin):
             "batch_size": S, "n_seen": int(steps) * S,
             "composition": _PAPER_COMPOSITION[self.accounting]})
 
-    def _build_report(self, paper_claim=None):
+    def _build_report(self, paper_claim, seeded):
         from ..accounting import ComposedEvent, PrivacyReport, SelfComposedEvent
         events = [] if self._fit_event_ is None else [self._fit_event_]
         if self._n_partial_calls_:
@@ -507,14 +512,14 @@ class PrivateOnlineLDA(TopicModelMixin):
                   f"vocabulary size V = {self.n_features_in_} (the vocabulary is not taken "
                   "from the private text)",
                   f"max_doc_length N = {N}"]
-        self.privacy_ = PrivacyReport(
+        return PrivacyReport(
             event, "document-replace" if self._relation_ == "substitution" else "document",
             description=("variational topic-word parameter lambda of online LDA (VIPS, "
                          "papers/park2016 Algorithm 1): Gaussian noise on the minibatch sum of "
                          "expected sufficient statistics at every step"),
             notes=notes, paper_claim=paper_claim,
             default_delta=float(self.target_delta) if self.target_delta is not None else 1e-5,
-            seeded=self._seeded_, assumed_public=public)
+            seeded=seeded, assumed_public=public)
 
     def _start_private(self, K, V):
         """Fitted attributes of the noise, fixed for the life of the model (partial_fit
@@ -532,7 +537,6 @@ class PrivateOnlineLDA(TopicModelMixin):
                           NotHardenedWarning, stacklevel=user_stacklevel())
 
     # ------------------------------------------------------------------ fit
-    @private_fit
     def fit(self, X, y=None):
         """Fit the model to the doc-term count matrix ``X`` (n_docs, n_words) with
         ``max_iter`` passes of minibatch steps.
@@ -604,10 +608,17 @@ class PrivateOnlineLDA(TopicModelMixin):
                 self._fit_event_ = SelfComposedEvent(leaf, int(self.max_iter), label="fit")
             self._check_target(self._fit_event_, f"{T} steps")
             self._paper_claim_ = self._paper_claim(n_paper, T)
-        # -- randomness: one generator per fit, never stored
-        gen, self._seeded_ = self._generator()
-        init_rng, trunc_rng, epoch_rng, step_parent = spawn_generators(gen, 5)[:4]
-        self.transform_seed_ = public_seed(gen, self._seeded_)
+        return self._run_private(self._epochs, X, steps_per_epoch, T, q)
+
+    def _epochs(self, fit, X, steps_per_epoch, T, q):
+        """The steps of ``fit``, every random choice (initial lambda, truncation, epoch
+        orders, each step's minibatch, gamma initialisation and noise) from a child of
+        ``fit.generator``. The online state (lambda, the step counter) lives on the
+        estimator, since ``partial_fit`` continues from it; the callback sees it (and the
+        topics of the current lambda) after every epoch. Returns the fitted attributes."""
+        D, V = X.shape
+        S = int(self.batch_size)
+        init_rng, trunc_rng, epoch_rng, step_parent = spawn_generators(fit.generator, 5)[:4]
         if self._max_doc_length_ is not None:
             X = truncate_documents(X, self._max_doc_length_, trunc_rng)
         # -- state
@@ -639,10 +650,10 @@ class PrivateOnlineLDA(TopicModelMixin):
             if self.callback is not None:
                 self._sync_public()
                 self.callback(self, epoch)
-        self._sync_public()
+        fitted = {**self._public_state(), "_seeded_": fit.seeded}
         if self._private:
-            self._build_report(self._paper_claim_)
-        return self
+            fitted["privacy_"] = self._build_report(self._paper_claim_, fit.seeded)
+        return fitted
 
     @private_fit(reset=False)
     def partial_fit(self, X, y=None):
@@ -670,7 +681,7 @@ class PrivateOnlineLDA(TopicModelMixin):
                 f"and is now {self.max_doc_length!r}: the cap is fixed by the first fit (the "
                 "sensitivity in privacy_ rests on it); refit from scratch to change it")
         X = check_count_matrix(X, estimator=self, reset=first)
-        gen, self._seeded_ = self._generator()
+        gen, self._seeded_ = self._fit_generator()
         if self._seeded_:
             # test mode: child of the seed numbered by the call counter (public), disjoint
             # from fit's streams (children 0-3)
@@ -718,7 +729,8 @@ class PrivateOnlineLDA(TopicModelMixin):
                 warnings.warn(f"partial_fit called {self._n_partial_calls_} times but the noise was "
                               f"calibrated for max_iter={self.max_iter} calls: the target epsilon "
                               "is exceeded (see privacy_)", stacklevel=user_stacklevel())
-            self._build_report(self._paper_claim_ if self._fit_event_ is not None else None)
+            self.privacy_ = self._build_report(
+                self._paper_claim_ if self._fit_event_ is not None else None, self._seeded_)
         return self
 
     # ------------------------------------------------------------------ inference

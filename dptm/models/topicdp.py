@@ -14,6 +14,7 @@ of refits for many (epsilon, gamma, size) settings: :func:`sensitivity_sample_si
 :func:`gaussian_sigma`, :func:`mvg_sigma`.
 """
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,12 +22,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _progress
-from ..noise import secret as _random
 from .._utils import check_count_matrix, check_int, check_positive, check_probability
-from ..accounting import ApproxDPEvent, PrivacyReport
+from ..accounting import ApproxDPEvent
 from ..noise.releases import (GaussianRelease, LaplaceRelease, LatticeGaussianRelease,
                               LatticeLaplaceRelease)
+from ..noise.secret import public_seed
 from ._base import FitScopeMixin
+from ._private_base import PrivateModelMixin
 from .topicdp_calibration import (  # noqa: F401  (public names, re-exported)
     _CALIBRATIONS, _lattice_gaussian_calibration, _lattice_laplace_granularity, gaussian_sigma,
     laplace_scale, mvg_sigma, rounding_slack)
@@ -59,7 +61,7 @@ _SENSITIVITY_HELP = (
     "private data: the noise scale then depends on the private data and the release is NOT DP")
 
 
-class TopicDP(FitScopeMixin, BaseEstimator):
+class TopicDP(PrivateModelMixin, FitScopeMixin, BaseEstimator):
     """Model-agnostic differentially private topic release (TopicDP, papers/wang2022).
 
     Fits ``estimator`` on all the data and releases its topic-word matrix with noise
@@ -295,7 +297,6 @@ default="gaussian"
         return h, k, rho
 
     # -- fit -------------------------------------------------------------------------
-    @_random.private_fit
     def fit(self, X, y=None, groups=None):
         """Fit the wrapped model and release its noisy topics.
 
@@ -313,7 +314,6 @@ default="gaussian"
         """
         import warnings
 
-        from ..noise.secret import private_generator, public_seed
         from ..exceptions import NotHardenedWarning, user_stacklevel
 
         base, source = self._check_params()
@@ -342,12 +342,16 @@ default="gaussian"
                           "'gaussian' / 'laplace' mechanisms are exact on a lattice",
                           NotHardenedWarning, stacklevel=user_stacklevel())
 
-        # One secret stream per fit; nothing derived from it is kept on self.
-        gen, seeded = private_generator(self.random_state, "TopicDP")
-        self.transform_seed_ = public_seed(gen, seeded)
-        fit_seed = public_seed(gen, seeded)
-        sample_gen, noise_gen = gen.spawn(2)
-        del gen
+        return self._run_private(self._release, X, groups, base, source, gidx, ref,
+                                 ref_gidx if source == "reference" else None, h, k, rho)
+
+    def _release(self, fit, X, groups, base, source, gidx, ref, ref_gidx, h, k, rho):
+        """The fit of the wrapped model, the sensitivity and the noisy topics, from
+        ``fit.generator`` (after the transform seed: the wrapped fit's seed, then a child
+        for the sensitivity sampling and one for the noise). Returns the fitted
+        attributes."""
+        fit_seed = public_seed(fit.generator, fit.seeded)
+        sample_gen, noise_gen = fit.generator.spawn(2)
 
         self._log("fitting %s on the data", type(base).__name__)
         with warnings.catch_warnings():
@@ -357,7 +361,6 @@ default="gaussian"
             W, est = _fit_topic_word(base, X, None, fit_seed)
         if "random_state" in est.get_params(deep=False):   # keep no derived seed
             est.set_params(random_state=base.get_params(deep=False)["random_state"])
-        self.estimator_ = est
         weights = topic_weights(est)
         if self.output == "full":
             rows_ref = W
@@ -367,14 +370,13 @@ default="gaussian"
         m = rows_ref.shape[0]
         n_coords = int(rows_ref.size)
 
-        self.n_samples_, self.order_statistic_, self.rho_ = h, k, rho
-        self.sensitivity_samples_ = None
-        self.sensitivity_source_ = source
-        self.reference_shape_ = None if ref is None else tuple(ref.shape)
+        f = {"estimator_": est, "n_samples_": h, "order_statistic_": k, "rho_": rho,
+             "sensitivity_samples_": None, "sensitivity_source_": source,
+             "reference_shape_": None if ref is None else tuple(ref.shape)}
         if source is None:
-            self.sensitivity_ = None
+            f["sensitivity_"] = None
         elif source == "given":
-            self.sensitivity_ = float(self.sensitivity)
+            f["sensitivity_"] = float(self.sensitivity)
         else:
             if source == "reference":
                 S_X, S_g = ref, ref_gidx
@@ -395,13 +397,13 @@ default="gaussian"
                                         seeds=seeds, random_state=sample_gen,
                                         n_jobs=self.n_jobs, verbose=self.verbose or 0,
                                         progress=self._progress_printer(h, source))
-            self.sensitivity_samples_ = np.sort(d)
+            f["sensitivity_samples_"] = np.sort(d)
             # A zero sampled sensitivity (a data-independent model) is floored so that
             # the lattice stays representable; stated in the report.
-            self.sensitivity_ = max(float(self.sensitivity_samples_[k - 1]), 1e-9)
+            f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 1]), 1e-9)
 
         # noise scale and the release
-        self.eps_renyi_ = None
+        f["eps_renyi_"] = None
         exact = not self.mechanism.endswith("-float")
         g = None
         if self.mechanism.startswith("laplace"):
@@ -413,13 +415,13 @@ default="gaussian"
             scale = laplace_scale(m, self._epsilon) * total / l1
             kind = "laplace"
         else:
-            sens = self.sensitivity_
+            sens = f["sensitivity_"]
             if self.mechanism == "mvg":
                 def sigma_of(s):
                     return mvg_sigma(rows_ref.shape, s, self._epsilon, self._delta)
             else:
                 def sigma_of(s):
-                    sig, self.eps_renyi_ = gaussian_sigma(s, self._epsilon, self._delta,
+                    sig, f["eps_renyi_"] = gaussian_sigma(s, self._epsilon, self._delta,
                                                           self.calibration, self.renyi_order)
                     return sig
             if exact:
@@ -441,36 +443,31 @@ default="gaussian"
             release = (LatticeGaussianRelease(scale, total, g, label=label) if exact
                        else GaussianRelease(scale, total, label=label))
         noisy = release.draw(x, noise_gen)
-        del noise_gen, sample_gen
         g, event = release.granularity_, release.event
         scale = event.scale if kind == "laplace" else event.sigma
         if self.mechanism == "mvg":      # accounted by the MVG theorem, not as a Gaussian
             event = ApproxDPEvent(self._epsilon, self._delta,
                                   label="MVG mechanism (Chanyaswad et al. 2018, Thm. 3)")
-        self.noise_scale_ = float(scale)
-        self.lattice_granularity_ = g
-        self._total_sensitivity = float(total)
+        f.update(noise_scale_=float(scale), lattice_granularity_=g,
+                 _total_sensitivity=float(total))
         clamped = np.maximum(noisy, 0.0)
         if self.output == "full":
-            self.keyword_ids_ = None
-            self.keyword_weights_ = None
-            self.components_ = clamped
-            self.topic_word_ = _normalise_rows(clamped)
+            f.update(keyword_ids_=None, keyword_weights_=None, components_=clamped,
+                     topic_word_=_normalise_rows(clamped))
         else:
-            self.keyword_ids_ = word_ids[perm]
-            self.keyword_weights_ = clamped
+            ids = word_ids[perm]
             full = np.zeros((m, W.shape[1]))
-            np.put_along_axis(full, self.keyword_ids_, clamped, axis=1)
-            self.components_ = full
+            np.put_along_axis(full, ids, clamped, axis=1)
             tw = _normalise_rows(full)
             for i in np.flatnonzero(clamped.sum(axis=1) <= 0):  # uniform over its keywords
                 tw[i] = 0.0
-                tw[i, self.keyword_ids_[i]] = 1.0 / self.keyword_ids_.shape[1]
-            self.topic_word_ = tw
-        self.n_components_ = m
-        self.n_features_in_ = X.shape[1]
-        self.privacy_ = self._report(event, m, X.shape[1], groups is None, seeded)
-        return self
+                tw[i, ids[i]] = 1.0 / ids.shape[1]
+            f.update(keyword_ids_=ids, keyword_weights_=clamped, components_=full,
+                     topic_word_=tw)
+        f.update(n_components_=m, n_features_in_=X.shape[1])
+        f["privacy_"] = self._report(fit, f, event, m, X.shape[1], groups is None)
+        return f
+
 
     def _progress_printer(self, h, source):
         """Progress of sensitivity sampling on the ``"dptm"`` logger: one line per chunk of
@@ -485,13 +482,15 @@ default="gaussian"
             self._log("sensitivity sampling (%s): %d/%d refits", source, done, total)
         return progress
 
-    def _report(self, event, m, V, per_document, seeded):
+    def _report(self, fit, fitted, event, m, V, per_document):
+        """The privacy report of the release ``event``; ``fitted``: the fitted attributes."""
+        a = SimpleNamespace(**fitted)
         what = (f"noisy {m} x {V} topic-word matrix (all entries), negatives clamped, rows "
                 "re-normalised, rows in random order" if self.output == "full" else
-                f"noisy {m} x {self.keyword_weights_.shape[1]} keyword-probability block "
+                f"noisy {m} x {a.keyword_weights_.shape[1]} keyword-probability block "
                 "(top topics x top words); word ids released without protection")
         notes, gamma = [], None
-        source = self.sensitivity_source_
+        source = a.sensitivity_source_
         if source == "sample-private":
             what = "PAPER MODE, NOT DP: " + what
             notes.append(
@@ -509,7 +508,7 @@ default="gaussian"
         else:
             if source == "given":
                 notes.append(
-                    f"sensitivity bound Delta = {self.sensitivity_:.6g} given by the caller "
+                    f"sensitivity bound Delta = {a.sensitivity_:.6g} given by the caller "
                     "(sensitivity=...), treated as public: the guarantee holds for neighbours "
                     "whose aligned Frobenius change of the released matrix is within it (not "
                     "checked here); if the bound was itself sampled, the guarantee is only the "
@@ -517,7 +516,7 @@ default="gaussian"
             else:
                 gamma = self._gamma
                 where = ("the public reference corpus (reference_X, "
-                         f"{self.reference_shape_[0]} documents)" if source == "reference"
+                         f"{a.reference_shape_[0]} documents)" if source == "reference"
                          else "the private data")
                 notes.append(
                     f"(epsilon={self._epsilon:g}, delta={self._delta:g}, gamma={self._gamma:g})"
@@ -525,40 +524,40 @@ default="gaussian"
                     "1 - gamma over neighbours drawn by removing one uniformly random user of "
                     f"{where} (papers/wang2022 Def. 4, Theorem 1)")
                 notes.append(
-                    f"sampled sensitivity Delta_s = {self.sensitivity_:.6g}: the k="
-                    f"{self.order_statistic_}-th smallest of h={self.n_samples_} aligned "
-                    f"Frobenius distances (rho={self.rho_:.4g}), refit_seed={self.refit_seed!r}"
+                    f"sampled sensitivity Delta_s = {a.sensitivity_:.6g}: the k="
+                    f"{a.order_statistic_}-th smallest of h={a.n_samples_} aligned "
+                    f"Frobenius distances (rho={a.rho_:.4g}), refit_seed={self.refit_seed!r}"
                     " (floored at 1e-9)")
                 if source == "reference":
                     notes.append("the reference corpus stands in for the private data: the "
                                  "random-DP statement transfers to the private data only as far "
                                  "as its users resemble the reference corpus's (not checked)")
             if self.mechanism == "mvg":
-                notes.append(f"MVG per-entry std {self.noise_scale_:.6g} from Chanyaswad et al. "
+                notes.append(f"MVG per-entry std {a.noise_scale_:.6g} from Chanyaswad et al. "
                              "2018 Theorem 3 with isotropic covariances (taken as stated)")
             elif self.calibration == "renyi":
                 notes.append(
-                    f"calibrated through ({self.renyi_order:g}, eps_R={self.eps_renyi_:.6g})-RDP "
+                    f"calibrated through ({self.renyi_order:g}, eps_R={a.eps_renyi_:.6g})-RDP "
                     "(papers/wang2022 Prop. 2, Theorem 2)")
             else:
                 notes.append("calibrated with the tight RDP Gaussian calibration")
-        if self.lattice_granularity_ is not None:
+        if a.lattice_granularity_ is not None:
             norm = "L1" if self.mechanism.startswith("laplace") else "L2"
             notes.append(
-                f"exact noise on the lattice g Z, g = 2^{int(math.log2(self.lattice_granularity_))}"
+                f"exact noise on the lattice g Z, g = 2^{int(math.log2(a.lattice_granularity_))}"
                 f": the released values are exact multiples of g; the recorded {norm} "
-                f"sensitivity {self._total_sensitivity:.6g} includes the rounding slack of the "
+                f"sensitivity {a._total_sensitivity:.6g} includes the rounding slack of the "
                 "released coordinates")
         if self.output == "keywords":
             notes.append("the keyword ids (which words are shown for each topic) are selected "
                          "from the non-private model and are NOT covered by this guarantee")
         public = [f"vocabulary (V = {V} words, the column labels)"]
-        if self.reference_shape_ is not None:
+        if a.reference_shape_ is not None:
             public.append(f"reference corpus for sensitivity sampling (reference_X: "
-                          f"{self.reference_shape_[0]} documents)")
-        return PrivacyReport(event, "user", description=f"TopicDP: {what}", notes=notes,
-                             gamma=gamma, default_delta=self._delta, seeded=seeded,
-                             assumed_public=public, vocabulary="public (given)")
+                          f"{a.reference_shape_[0]} documents)")
+        return fit.report(event, "user", description=f"TopicDP: {what}", notes=notes,
+                          gamma=gamma, default_delta=self._delta, assumed_public=public,
+                          vocabulary="public (given)")
 
     # -- publication -----------------------------------------------------------------
     def release(self, vocabulary=None):

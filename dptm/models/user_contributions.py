@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._utils import canonical_csr
 from .vb_statistic import _checked_word_weight, _clipped_sum, _estep, _exp_dirichlet
 
 #: What the user-level report says of the mechanism and of what it assumes public.
@@ -129,10 +130,7 @@ def user_expected_counts(X, user_ptr, beta, alpha, norm, granularity=None, prese
     indptr (:func:`group_documents`). ``presence="norm-histogram"``: the (1, n_bins)
     histogram of the users' count-vector L2 norms (one user per bin)."""
     from .private_vb import _norm_histogram
-    X = sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
+    X = canonical_csr(X)
     if isinstance(presence, str):
         if presence != "norm-histogram":
             raise ValueError(f"unknown statistic {presence!r}")

@@ -12,10 +12,10 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import psi
 
 from .. import _svi
+from .._utils import canonical_csr
 
 _CHUNK_NNZ = 1 << 20   # E-step working set: about 1M (document, word) pairs at a time
 
@@ -57,12 +57,7 @@ def _expected_counts(X, beta, alpha, norm, granularity=None, presence=False, n_t
     (entries are non-negative) and the sum is an exact multiple of g, so the lattice
     release needs no rounding slack; sums over blocks equal the statistic of their union.
     """
-    X = sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        # a word stored twice in a row would add its contributions in one cell after the
-        # norm was taken over them apart: sqrt(2) times the sensitivity
-        X = X.copy()
-        X.sum_duplicates()
+    X = canonical_csr(X)
     if isinstance(presence, str):
         if presence != "norm-histogram":
             raise ValueError(f"unknown statistic {presence!r}")

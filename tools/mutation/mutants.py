@@ -332,9 +332,9 @@ MUTANTS = [
          old="    pdiv = peak if peak > 0.0 else 1.0",
          new="    pdiv = 1.0", tests=["tests/test_private_vb_privacy.py"] + BATCH,
          what="norm taken without the per-document peak division (clip off by its peak)"),
-    dict(id="B07", file="dptm/models/vb_statistic.py",
-         old="        X.sum_duplicates()\n    if isinstance(presence, str):",
-         new="    if isinstance(presence, str):", tests=["tests/test_private_vb_privacy.py"],
+    dict(id="B07", file="dptm/_utils.py",
+         old="        X.sum_duplicates()\n    return X\n",
+         new="    return X\n", tests=["tests/test_private_vb_privacy.py"],
          what="duplicate CSR entries not merged (sqrt(2) times the sensitivity)"),
 ]
 

@@ -173,8 +173,8 @@ FRESH_MUTANTS = [
          tests=SVI, what="report charges one partial_fit call too few"),
     # -- TopicDP ---------------------------------------------------------------------------
     dict(id="F34", file="dptm/models/topicdp.py",
-         old="self.sensitivity_ = max(float(self.sensitivity_samples_[k - 1]), 1e-9)",
-         new="self.sensitivity_ = max(float(self.sensitivity_samples_[k - 2]), 1e-9)",
+         old='f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 1]), 1e-9)',
+         new='f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 2]), 1e-9)',
          tests=TOPICDP, what="sampled sensitivity takes the (k-1)-th order statistic"),
     dict(id="F35", file="dptm/models/topicdp.py", old="            l1 = 2.0 * m",
          new="            l1 = float(m)", tests=TOPICDP,

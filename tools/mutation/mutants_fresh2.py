@@ -316,8 +316,8 @@ FRESH2_MUTANTS = [
          what="the verbose log names the number of private documents"),
     # -- TopicDP ---------------------------------------------------------------------------
     dict(id="B59", file="dptm/models/topicdp.py",
-         old="            self.sensitivity_ = max(float(self.sensitivity_samples_[k - 1]), 1e-9)",
-         new="            self.sensitivity_ = max(float(self.sensitivity_samples_[k - 2]), 1e-9)",
+         old='            f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 1]), 1e-9)',
+         new='            f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 2]), 1e-9)',
          tests=TOPICDP + GAPS,
          what="sampled sensitivity: the (k-1)-th order statistic instead of the k-th"),
     dict(id="B60", file="dptm/models/topicdp.py",

@@ -207,9 +207,9 @@ FRESH3_MUTANTS = [
          what="a degenerate event on which dp_accounting's PLD raises reports epsilon 0 (the "
               "fallback should be the built-in bound)"),
     # ------------------------------------------------------------------ private VB / user level
-    dict(id="C25", file="dptm/models/vb_statistic.py",
-         old="    if not X.has_canonical_format:\n        # a word stored twice",
-         new="    if False:\n        # a word stored twice",
+    dict(id="C25", file="dptm/_utils.py",
+         old="    if not X.has_canonical_format:\n        X = X.copy()",
+         new="    if False:\n        X = X.copy()",
          tests=VB + ["tests/test_private_vb_boundary.py", "tests/test_robustness.py",
                      "tests/test_distributed.py"],
          what="_expected_counts no longer sums duplicate CSR entries: a word stored twice in a "
@@ -314,8 +314,8 @@ FRESH3_MUTANTS = [
          what="sensitivity sampling's order statistic k with -rho: a smaller quantile of the "
               "sampled distances, less noise than the random-DP proof needs"),
     dict(id="C42", file="dptm/models/topicdp.py",
-         old="self.sensitivity_ = max(float(self.sensitivity_samples_[k - 1]), 1e-9)",
-         new="self.sensitivity_ = max(float(self.sensitivity_samples_[k - 2]), 1e-9)",
+         old='f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 1]), 1e-9)',
+         new='f["sensitivity_"] = max(float(f["sensitivity_samples_"][k - 2]), 1e-9)',
          tests=TOPICDP,
          what="TopicDP takes the (k-1)-th smallest sampled distance (off by one in the order "
               "statistic)"),
