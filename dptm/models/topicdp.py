@@ -14,6 +14,7 @@ of refits for many (epsilon, gamma, size) settings: :func:`sensitivity_sample_si
 :func:`gaussian_sigma`, :func:`mvg_sigma`.
 """
 import math
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -312,7 +313,6 @@ default="gaussian"
         -------
         self
         """
-        import warnings
 
         from ..exceptions import NotHardenedWarning, user_stacklevel
 
