@@ -55,6 +55,17 @@ def test_composition_is_basic_composition_of_both_stages():
     assert "stage 1" in text and "stage 2" in text and "Theorem 4.1" in text
 
 
+def test_report_keeps_what_the_model_stage_assumes_public():
+    # Catches the composed report dropping the model stage's "assumed public" lines (fresh
+    # round 4, H22): VIPS's declared total_samples sets its rate and must stay stated.
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), vips(),
+                               random_state=0).fit(DOCS)
+    stage = [a for a in f.model_.privacy_.assumed_public if not a.startswith("vocabulary")]
+    assert any("total_samples" in a for a in stage)
+    assert set(stage) <= set(f.privacy_.assumed_public)
+    assert "total_samples" in str(f.privacy_)
+
+
 @pytest.mark.filterwarnings("ignore::dptm.exceptions.UtilityWarning")
 def test_each_stage_is_stated_at_its_own_delta():
     # The test above uses one delta for both stages, which hides a model epsilon taken at
