@@ -66,7 +66,9 @@ def spending(accountant):
     """Within the block, every private fit (outermost ``fit`` of a dptm estimator with a
     ``privacy_`` report) spends its report from ``accountant``; a fit that would pass the
     cap raises :class:`~dptm.accounting.BudgetExceededError` (the fitted model must then
-    not be published). Fits made in other processes (``n_jobs`` > 1 in scikit-learn's
+    not be published). A private fit that raises after drawing releases (PrivateBatchLDA,
+    the Gibbs snapshot samplers) spends the releases it drew: their noisy values may be in
+    its exception. Fits made in other processes (``n_jobs`` > 1 in scikit-learn's
     model selection) are not seen: use ``n_jobs=1`` there."""
     _check_accountant(accountant)
     token = _ACTIVE.set(accountant)
@@ -88,10 +90,15 @@ def _check_accountant(accountant, allow_none=False):
 def _record_fit(estimator, label):
     """Spend ``estimator.privacy_`` from the current accountant (called when a private
     estimator's outermost fit returns)."""
+    _record_report(estimator.privacy_, label)
+
+
+def _record_report(report, label):
+    """Spend ``report`` from the current accountant, if any (and not suspended)."""
     accountant = current_accountant()
     if accountant is None or _SUSPENDED.get():
         return
-    accountant.spend(estimator.privacy_, label=label)
+    accountant.spend(report, label=label)
 
 
 # --------------------------------------------------------------------------- selection

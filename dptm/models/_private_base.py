@@ -46,15 +46,19 @@ class PrivateFit:
     transform_seed : int or None
         The public seed of ``transform`` once drawn (at the start for models drawing it
         first, else after the algorithm).
+    adjacency : str
+        The adjacency of the fit's releases (the model's ``_privacy_adjacency``; an algorithm whose
+        adjacency depends on its input, e.g. user level, sets it before its first release).
     """
 
-    __slots__ = ("generator", "seeded", "ledger", "transform_seed")
+    __slots__ = ("generator", "seeded", "ledger", "transform_seed", "adjacency")
 
-    def __init__(self, generator, seeded):
+    def __init__(self, generator, seeded, adjacency):
         from ..noise.releases import Ledger
         self.generator, self.seeded = generator, seeded
         self.ledger = Ledger()
         self.transform_seed = None
+        self.adjacency = adjacency
 
     def report(self, event, adjacency, **kwargs):
         """``PrivacyReport(event, adjacency, seeded=<test mode>, **kwargs)``."""
@@ -70,6 +74,9 @@ class PrivateModelMixin:
     #: "first": the transform seed is the generator's first draw (in test mode the same on
     #: neighbouring data sets); "last": drawn after the algorithm; None: not drawn.
     _TRANSFORM_SEED = "first"
+    #: What the guarantee protects, known before fit (a vocabulary pipeline reads it; a
+    #: failed fit is charged at it, see ``_run_private``).
+    _privacy_adjacency = "document"
 
     def __init_subclass__(cls, **kwargs):
         fit = cls.__dict__.get("fit")
@@ -81,12 +88,21 @@ class PrivateModelMixin:
 
     def _run_private(self, algorithm, *args, **kwargs):
         """Run ``algorithm(fit, *args, **kwargs)`` (a :class:`PrivateFit` first) and set
-        the attributes it returns, with ``transform_seed_``; returns ``self``."""
+        the attributes it returns, with ``transform_seed_``; returns ``self``.
+
+        When the algorithm raises after drawing releases, their noisy values may have
+        reached its exception (a message quoting a noisy count, a warning raised as an
+        error): the releases its ledger holds are then spent from the budget of an enclosing
+        :func:`dptm.selection.spending`, as a fit that returned would be."""
         gen, seeded = self._fit_generator()
-        fit = PrivateFit(gen, seeded)
+        fit = PrivateFit(gen, seeded, self._privacy_adjacency)
         if self._TRANSFORM_SEED == "first":
             fit.transform_seed = public_seed(gen, seeded)
-        fitted = algorithm(fit, *args, **kwargs)
+        try:
+            fitted = algorithm(fit, *args, **kwargs)
+        except BaseException as exc:
+            _charge_failed_fit(type(self).__name__, fit, exc)
+            raise
         if self._TRANSFORM_SEED == "last":
             fit.transform_seed = public_seed(gen, seeded)
         if self._TRANSFORM_SEED is not None:
@@ -107,6 +123,23 @@ class PrivateModelMixin:
                 state.pop(name, None)
             else:
                 setattr(self, name, value)
+
+
+def _charge_failed_fit(name, fit, exc):
+    """Spend the releases ``fit`` drew before ``exc`` from the active budget (if any); a
+    budget it would exceed is said in a note on ``exc``."""
+    if not len(fit.ledger):
+        return
+    from ..accounting import BudgetExceededError
+    from ..selection import _record_report
+    n = len(fit.ledger)
+    report = fit.report(fit.ledger.composed(f"{name}.fit (failed)"), fit.adjacency,
+                        description=f"the {n} release{'s' if n > 1 else ''} a failed "
+                        f"{name}.fit drew before it raised")
+    try:
+        _record_report(report, f"{name}.fit (failed after {n} release{'s' if n > 1 else ''})")
+    except BudgetExceededError as over:
+        exc.add_note(f"dptm: the releases this fit drew exceed the budget: {over}")
 
 
 def topic_attributes(components):

@@ -435,6 +435,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
 
     def _releases(self, fit, V, statistic, unit, plan, init, C, alpha):
         """The releases of ``plan`` in order, from ``fit.generator``; the fitted attributes."""
+        fit.adjacency = unit                   # "document" or "user"
         K, eta = self.n_components, self.topic_word_prior_
         eps = float(self.target_epsilon)
         model = [r for r in plan if r.statistic != "norm-histogram"]

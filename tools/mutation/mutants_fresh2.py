@@ -308,10 +308,11 @@ FRESH2_MUTANTS = [
          tests=FDPTM + RAND + GAPS,
          what="an unseeded pipeline seeds its stages from the secret stream (seed kept on them)"),
     dict(id="B58", file="dptm/pipeline.py",
-         old='        self._log("stage 1 (%s): private vocabulary of %d words", type(vocab).__name__,\n'
-             '                  words.size)',
-         new='        self._log("stage 1 (%s): private vocabulary of %d words from %d documents",\n'
-             '                  type(vocab).__name__, words.size, len(tokens))',
+         old='        self._log("stage 1 (%s): private vocabulary of %d word%s", type(vocab).__name__,\n'
+             '                  words.size, "" if words.size == 1 else "s")',
+         new='        self._log("stage 1 (%s): private vocabulary of %d word%s from %d documents",\n'
+             '                  type(vocab).__name__, words.size, "" if words.size == 1 else "s",\n'
+             '                  len(tokens))',
          tests=FDPTM + ["tests/test_progress.py"] + GAPS,
          what="the verbose log names the number of private documents"),
     # -- TopicDP ---------------------------------------------------------------------------

@@ -466,8 +466,8 @@ FRESH4_MUTANTS = [
               "event (not valid: an unselected token keeps its topic, it is not absent)"),
     # ------------------------------------------------------ models/topicdp*.py
     dict(id="H64", file="dptm/models/topicdp.py",
-         old="self.sensitivity_samples_[k - 1]",
-         new="self.sensitivity_samples_[k - 2]",
+         old='f["sensitivity_samples_"][k - 1]',
+         new='f["sensitivity_samples_"][k - 2]',
          tests=TOPICDP,
          what="TopicDP takes the (k-1)-th smallest sampled distance: the random-DP "
               "confidence 1 - gamma does not hold"),
