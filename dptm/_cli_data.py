@@ -24,8 +24,9 @@ def _is_private(name):
 
 
 def _read_word_list(path):
-    from .datasets import load_text_lines
-    words = [w.strip() for w in load_text_lines(path) if w.strip()]
+    from .datasets import _check_file, load_text_lines
+    words = [w.strip() for w in load_text_lines(_check_file(path, "--vocabulary"))
+             if w.strip()]
     if not words:
         raise ValueError(f"{path}: the public vocabulary file has no words")
     if len(set(words)) != len(words):

@@ -59,7 +59,8 @@ def group_key_hint(a):
     if fields is not None and not found:
         return None
     what = (f"the records have a field {', '.join(repr(f) for f in found)} that looks like a "
-            "user id" if found else "if the records carry a user id")
+            "user id" if found else "if one person wrote several of these records, give the "
+            "field that names them")
     key = found[0] if found else "FIELD"
     return (f"hint: {what}. Without --group-key every document is protected on its own "
             "(document level): a person with k documents is protected only at about k x "
@@ -160,10 +161,14 @@ def publication_concerns(n_words, n_topics, metrics, predicted):
     return concerns
 
 
-def saved_line(path, concerns):
+def saved_line(path, concerns, hinted=False):
+    """The last line of a saved private fit: publish it, or why it is not worth it;
+    ``hinted``: the --group-key hint was printed (the verdict is then at document level)."""
     if not concerns:
-        return (f"release written to {path} (topics.npz + release.json): publish this, not "
-                "the fitted estimator")
+        level = (" as a document-level release (if one person wrote several records, see the "
+                 "--group-key hint above)") if hinted else ""
+        return (f"release written to {path} (topics.npz + release.json): publish this{level}, "
+                "not the fitted estimator")
     return (f"release written to {path} (topics.npz + release.json), but it is NOT worth "
             f"publishing as it is: {'; '.join(concerns)}. If you publish topics, publish a "
             "release, never the fitted estimator")

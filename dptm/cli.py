@@ -247,7 +247,8 @@ def cmd_fit(a, out):
                   f"{split[2]:g}, delta {split[3]:g})", file=out)
         hint = report.group_key_hint(a)
         if hint:
-            print(hint, file=sys.stderr)
+            result["group_key_hint"] = hint
+            print(hint, file=out)
     else:
         X_train = data.X_train
         print(f"dptm: {a.model} ({desc}), K={a.topics}, on {data.name}: NOT PRIVATE, "
@@ -285,8 +286,8 @@ def cmd_fit(a, out):
         if n_words < 10 * a.topics:
             msg = (f"the DP vocabulary has only {report.words(n_words)}, fewer than 10 x K = "
                    f"{10 * a.topics}: topics over so few words are of little use. Give more "
-                   "documents, a larger --epsilon or --vocab-share, fewer topics (-k), or a "
-                   "public --vocabulary FILE")
+                   f"{'users' if unit == 'user' else 'documents'}, a larger --epsilon or "
+                   "--vocab-share, fewer topics (-k), or a public --vocabulary FILE")
             print(f"WARNING: {msg}", file=out)
             from .exceptions import UtilityWarning
             if out is sys.stdout:
@@ -345,7 +346,8 @@ def cmd_fit(a, out):
         release.save(a.save)
         result["release"] = a.save
         if private:
-            print("\n" + report.saved_line(a.save, result["concerns"]), file=out)
+            print("\n" + report.saved_line(a.save, result["concerns"],
+                                            "group_key_hint" in result), file=out)
         else:
             print(f"\nNOT PRIVATE: output written to {a.save} (topics.npz + release.json, "
                   "marked private: false); it exposes the training data", file=out)
@@ -371,7 +373,9 @@ def _explain_unreachable(exc, a):
     sweep, papers/zhao2021 Theorem 1)."""
     msg = str(exc)
     if "the private vocabulary is empty" in msg:
-        return (f"{msg}\n  with dptm fit: give more documents, a larger --epsilon or "
+        users = getattr(a, "group_key", None) is not None
+        return (f"{msg}\n  with dptm fit: give more {'users' if users else 'documents'}, a "
+                "larger --epsilon or "
                 "--vocab-share, or a public --vocabulary FILE (one word per line)")
     if "smallest reachable total" not in msg or a.model not in ("hdp-lda", "cdp-lda+",
                                                                    "zhu-lda"):

@@ -179,7 +179,7 @@ def _hint_run(tmp_path, capsys, path, *flags):
         warnings.simplefilter("ignore")
         code, out = run("fit", "--data", path, "--vocabulary", words, "-k", "2", *flags)
     assert code == 0, out
-    return [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("hint:")]
+    return [ln for ln in out.splitlines() if ln.startswith("hint:")]
 
 
 def test_jsonl_gets_one_hint_that_names_no_field(tmp_path, capsys):
@@ -193,6 +193,27 @@ def test_jsonl_gets_one_hint_that_names_no_field(tmp_path, capsys):
     # given --group-key, no hint
     path = _jsonl(tmp_path / "c.jsonl", _records(author="a1"))
     assert _hint_run(tmp_path, capsys, path, "--group-key", "author") == []
+
+
+def test_the_hint_comes_before_the_topics_and_qualifies_the_verdict(tmp_path):
+    # catches: a hint lost at the end of stderr while stdout says a plain "publish this"
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(DEMO.vocabulary) + "\n")
+    path = _jsonl(tmp_path / "a.jsonl", _records(author="a1"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code, out = run("fit", "--data", path, "--vocabulary", words, "-k", "2",
+                        "--save", tmp_path / "rel")
+    assert code == 0, out
+    lines = out.splitlines()
+    first_topic = next(i for i, ln in enumerate(lines) if ln.startswith("topic "))
+    assert any(ln.startswith("hint:") for ln in lines[:first_topic])
+    assert "release written to" in lines[-1]
+    # the verdict's wording, both ways
+    from dptm._cli_report import saved_line
+    assert "as a document-level release" in saved_line("rel", [], hinted=True)
+    assert "document-level" not in saved_line("rel", [], hinted=False)
+    assert "NOT worth publishing" in saved_line("rel", ["a concern"], hinted=True)
 
 
 def test_the_hint_reads_a_csv_header(tmp_path, capsys):

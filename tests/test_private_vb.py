@@ -377,7 +377,7 @@ def test_uninformative_warning_advice_fits_the_epsilon():
             warnings.simplefilter("always")
             _warn_if_uninformative(5.0, eps, 1e-5, 20, 1000, "documents", 28.3)
         (msg,) = [str(w.message) for w in wl]
-        assert "(noisy count, noise sd 28)" in msg and "use more documents" in msg
+        assert "(a DP noisy count: noise sd 28) at this model's epsilon" in msg and "use more documents" in msg
         assert ("raise epsilon" in msg) is raise_eps       # above 10 the guarantee is vacuous
         assert "rough guide" in msg and "a smaller vocabulary" in msg   # V = 1000 > 10 K
     # a vocabulary of under 10 words a topic is not worth shrinking; one document, singular

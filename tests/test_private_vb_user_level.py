@@ -236,7 +236,7 @@ def test_the_report_says_user_level_and_what_is_assumed_public():
         warnings.simplefilter("always")
         PrivateBatchLDA(3, target_epsilon=0.5, random_state=0).fit(X, groups=groups)
     msgs = [str(w.message) for w in wl if "noisy count" in str(w.message)]
-    assert msgs and all("users (noisy count, noise sd" in s and "use more users" in s
+    assert msgs and all("users (a DP noisy count: noise sd" in s and "use more users" in s
                         for s in msgs)
 
 

@@ -500,7 +500,7 @@ def _warn_if_uninformative(n, eps, delta, K, V, units="documents", count_sd=None
     if ratio > _UNIGRAM_RATIO:
         import warnings
         from ..exceptions import UninformativeModelWarning, user_stacklevel
-        sd = "" if count_sd is None else f", noise sd {count_sd:.0f}"
+        sd = "" if count_sd is None else f": noise sd {count_sd:.0f}"
         unit = units[:-1] if round(n) == 1 else units
         more = ("use more users (more documents of the same users do not help)"
                 if units == "users" else "use more documents")
@@ -509,7 +509,8 @@ def _warn_if_uninformative(n, eps, delta, K, V, units="documents", count_sd=None
         advice = ", ".join(options[:-1]) + " or " + options[-1]
         if eps <= 10:
             advice = "raise epsilon, " + advice
-        warnings.warn(f"for about {n:.0f} {unit} (noisy count{sd}) at epsilon {eps:g}, K = {K} "
+        warnings.warn(f"for about {n:.0f} {unit} (a DP noisy count{sd}) at this model's "
+                      f"epsilon {eps:g}, K = {K} "
                       f"and V = {V}, a rough guide from the noisy count and public inputs "
                       f"expects the topics at {ratio:.2f}x the perplexity of non-private LDA, "
                       "no better than a unigram model (one word distribution); measure on "
