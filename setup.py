@@ -60,7 +60,9 @@ def kernel(name):
         depends=sorted(glob.glob(f"dptm/_kernels/{name.lstrip('_')}_*")),
         include_dirs=[np.get_include()],
         library_dirs=[NUMPY_RANDOM_LIB],
-        libraries=["npyrandom"],
+        # libm named: exp and log bind to their current versions (GLIBC_2.29), not the
+        # errno-setting compatibility wrappers an unversioned reference gets
+        libraries=["npyrandom", "m"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O3"] + OMP_COMPILE,
         # strip symbols from the shipped .so (1.5 MB -> a few hundred kB); GNU ld only

@@ -122,4 +122,56 @@ static DPTM_NO_CONTRACT void dptm_group_sum(const int64_t *slot, Py_ssize_t n,
     for (k = 0; k < K; k++) v[k] = v[k] + scratch[k];
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+#define DPTM_CLIP_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#else
+#define DPTM_CLIP_CLONES DPTM_NO_CONTRACT
+#endif
+
+/* The largest of peak[0] and the K entries of ``row`` (compared by >, as the serial scan
+ * does: a NaN start stays NaN), and nan[0] set if an entry is NaN. Eight running maxima:
+ * the maximum of non-negative entries does not depend on the order. */
+static DPTM_CLIP_CLONES void dptm_row_peak(const double *__restrict row, Py_ssize_t K,
+        double *peak, int *nan) {
+    double m[8];
+    int bad = 0;
+    Py_ssize_t k = 0, t;
+    for (t = 0; t < 8; t++) m[t] = peak[0];
+    for (; k + 8 <= K; k += 8)
+        for (t = 0; t < 8; t++) {
+            const double x = row[k + t];
+            bad |= x != x;
+            m[t] = x > m[t] ? x : m[t];
+        }
+    for (; k < K; k++) {
+        bad |= row[k] != row[k];
+        if (row[k] > m[0]) m[0] = row[k];
+    }
+    for (t = 0; t < 8; t++)
+        if (m[t] > peak[0]) peak[0] = m[t];
+    if (bad) nan[0] = 1;
+}
+
+/* 1.5 * 2^52: (x + it) - it is x rounded to an integer for |x| < 2^51 */
+#define DPTM_ROUND_SHIFT 6755399441055744.0
+
+/* lat[k] = floor((row[k] * scale) * inv_g) for |x| < 2^51 (x the argument), exactly; a
+ * larger, infinite or NaN x gives a value of magnitude >= 2^51 - 1 or NaN, which the
+ * exact check refuses as it refuses the true floor (its bound is below 2^31). */
+static DPTM_CLIP_CLONES void dptm_lattice_row(const double *row,
+        double *lat, Py_ssize_t K, double scale, double inv_g) {
+    Py_ssize_t k;
+    for (k = 0; k < K; k++) {
+        const double x = (row[k] * scale) * inv_g;
+        const double r = (x + DPTM_ROUND_SHIFT) - DPTM_ROUND_SHIFT;
+        lat[k] = r > x ? r - 1.0 : r;
+    }
+}
+
+/* Fetches ``n`` int64 (a word's row of the output) into the cache ahead of its adds. */
+static inline void dptm_prefetch_row(const int64_t *p, Py_ssize_t n) {
+    Py_ssize_t i;
+    for (i = 0; i < n; i += 8) __builtin_prefetch(p + i, 1, 3);
+}
+
 #endif  /* DPTM_SVI_CLIPPED_SUM_H */

@@ -10,6 +10,10 @@ cdef extern from "_kernels/svi_clipped_sum.h":
                         const int32_t* words, const double* wt, const double* et,
                         const double* eb, Py_ssize_t K, double* v,
                         double* scratch) noexcept nogil
+    void dptm_row_peak(const double* row, Py_ssize_t K, double* peak, int* nan) noexcept nogil
+    void dptm_lattice_row(const double* row, double* lat, Py_ssize_t K, double scale,
+                          double inv_g) noexcept nogil
+    void dptm_prefetch_row(const int64_t* p, Py_ssize_t n) noexcept nogil
 
 # doubles of scratch per thread, in units of K: v, m, and dptm_group_sum's (1 + 8 + 64)
 cdef Py_ssize_t _CLIP_SCRATCH = 75
@@ -107,7 +111,8 @@ cdef int _clip_unit(const _ClipArgs* a, Py_ssize_t u, double* work, int64_t* mar
     cdef double* m = work + K
     cdef double* scr = work + 2 * K
     cdef double* cache = work + _CLIP_SCRATCH * K
-    cdef bint cached = (q1 - q0) * K <= _CLIP_CACHE, nan = False
+    cdef bint cached = (q1 - q0) * K <= _CLIP_CACHE
+    cdef int nan = 0
     cdef double peak = 0.0, pdiv, ss = 0.0, length, clip, scale, x
     cdef double* row
     cdef double* lat
@@ -124,16 +129,14 @@ cdef int _clip_unit(const _ClipArgs* a, Py_ssize_t u, double* work, int64_t* mar
         for p in range(g0 + 1, a.group_ptr[q + 1]):
             if a.words[a.slots[p]] != w:
                 return -1
+        if out_lattice != NULL:
+            dptm_prefetch_row(out_lattice + w * K, K)      # its adds come after the check
         row = cache + (q - q0) * K if cached else v
         dptm_group_sum(a.slots + g0, a.group_ptr[q + 1] - g0, a.rows, a.words, a.wt, a.et,
                        a.eb, K, row, scr)
         if q == q0:
             peak = row[0]
-        for k in range(K):
-            if _c_isnan(row[k]):
-                nan = True
-            elif row[k] > peak:
-                peak = row[k]
+        dptm_row_peak(row, K, &peak, &nan)
     if nan:
         peak = _C_NAN
     pdiv = peak if peak > 0.0 else 1.0
@@ -144,6 +147,8 @@ cdef int _clip_unit(const _ClipArgs* a, Py_ssize_t u, double* work, int64_t* mar
         for k in range(K):
             x = row[k] / pdiv
             m[k] = x * x
+            if cached and a.lattice:
+                row[k] = x                  # the lattice pass reads the divided row
         ss = ss + dptm_pairwise_sum(m, K)
     length = sqrt(ss)
     clip = a.target / length if length > 0.0 else 0.0
@@ -154,9 +159,13 @@ cdef int _clip_unit(const _ClipArgs* a, Py_ssize_t u, double* work, int64_t* mar
     if a.lattice:
         for q in range(q0, q1):
             row = _group_row(a, q, q0, cached, cache, v, scr)
-            lat = row if cached else m          # a cached row is replaced by its lattice row
-            for k in range(K):
-                lat[k] = _lattice_floor(((row[k] / pdiv) * scale) * a.inv_g)
+            if cached:                          # replaced by its lattice row
+                dptm_lattice_row(row, row, K, scale, a.inv_g)
+                lat = row
+            else:
+                lat = m
+                for k in range(K):
+                    lat[k] = _lattice_floor(((row[k] / pdiv) * scale) * a.inv_g)
             if not _lattice_row_ok(lat, K, a.bound, a.limit, &sq):
                 return 0
     if out_lattice != NULL or out_sum != NULL:

@@ -9,16 +9,32 @@
 #else
 #define DPTM_SVI_CLONES
 #endif
+/* B of pj's entries summed in registers over every k (each entry's own order kept) */
+#define DPTM_NORM_PHI_BLOCK(B) \
+    for (; j + (B) <= nnz; j += (B)) { \
+        double a_[B]; Py_ssize_t t_; \
+        for (t_ = 0; t_ < (B); t_++) a_[t_] = init; \
+        for (k = 0; k < K; k++) { \
+            const double e = et[k]; \
+            const double *__restrict row = bdt + k * nnz + j; \
+            for (t_ = 0; t_ < (B); t_++) a_[t_] += e * row[t_]; \
+        } \
+        for (t_ = 0; t_ < (B); t_++) pj[j + t_] = a_[t_]; \
+    }
+
 /* pj[j] = init + sum_k et[k] * bdt[k * nnz + j]   (k ascending) */
 static DPTM_SVI_CLONES void dptm_svi_norm_phi(const double *__restrict bdt,
         const double *__restrict et, double *__restrict pj, Py_ssize_t K,
         Py_ssize_t nnz, double init) {
-    Py_ssize_t j, k;
-    for (j = 0; j < nnz; j++) pj[j] = init;
+    Py_ssize_t j = 0, j0, k;
+    DPTM_NORM_PHI_BLOCK(32)
+    DPTM_NORM_PHI_BLOCK(8)
+    j0 = j;
+    for (j = j0; j < nnz; j++) pj[j] = init;
     for (k = 0; k < K; k++) {
         const double e = et[k];
         const double *__restrict row = bdt + k * nnz;
-        for (j = 0; j < nnz; j++) pj[j] += e * row[j];
+        for (j = j0; j < nnz; j++) pj[j] += e * row[j];
     }
 }
 /* acc[k] = sum_j r[j] * bd[j * K + k]   (j ascending) */

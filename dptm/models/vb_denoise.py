@@ -116,10 +116,15 @@ def _eb_fit_row(y, s, lam_scale):
     z = y / s
     l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)    # the spike's
 
+    lam_scale = np.asarray(lam_scale, dtype=np.float64)
+    # one scale for every entry (no column scale): the rate is one number, broadcast (the
+    # same operations on every entry, one log instead of V)
+    scale = lam_scale[:1] if np.all(lam_scale == lam_scale[0]) else lam_scale
+
     def nll(par):
         par = np.clip(par, lo, hi)     # p in (2e-9, 1 - 2e-9); slab mean in [1e-3, 1e6] s
         p = 1.0 / (1.0 + math.exp(-par[0]))
-        lam = math.exp(-par[1]) / lam_scale
+        lam = math.exp(-par[1]) / scale
         u = z - lam * s
         log_cdf = log_ndtr(u)
         slab = math.log(p) + np.log(lam) + 0.5 * (lam * s) ** 2 - lam * y + log_cdf

@@ -307,8 +307,11 @@ MUTANTS = [
          new="            release = LatticeGaussianRelease(sigma / 2, C, g, ledger=fit.ledger)",
          tests=BATCH, what="a release drawn with half its calibrated noise"),
     dict(id="B02", file=_CLIP,
-         edits=[("                lat[k] = _lattice_floor(((row[k] / pdiv) * scale) * a.inv_g)",
-                 "                lat[k] = -_lattice_floor(-((row[k] / pdiv) * scale) * a.inv_g)"),
+         edits=[("                dptm_lattice_row(row, row, K, scale, a.inv_g)",
+                 "                for k in range(K):\n"
+                 "                    row[k] = -_lattice_floor(-(row[k] * scale) * a.inv_g)"),
+                ("                    lat[k] = _lattice_floor(((row[k] / pdiv) * scale) * a.inv_g)",
+                 "                    lat[k] = -_lattice_floor(-((row[k] / pdiv) * scale) * a.inv_g)"),
                 ("            out_lattice[w * K + k] += <int64_t> _lattice_floor(x * a.inv_g)",
                  "            out_lattice[w * K + k] += <int64_t> -_lattice_floor(-x * a.inv_g)"),
                 ("            if not _lattice_row_ok(lat, K, a.bound, a.limit, &sq):",
