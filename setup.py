@@ -62,7 +62,7 @@ def kernel(name):
         library_dirs=[NUMPY_RANDOM_LIB],
         # libm named: exp and log bind to their current versions (GLIBC_2.29), not the
         # errno-setting compatibility wrappers an unversioned reference gets
-        libraries=["npyrandom", "m"],
+        libraries=["npyrandom"] + (["m"] if sys.platform != "win32" else []),
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O3"] + OMP_COMPILE,
         # strip symbols from the shipped .so (1.5 MB -> a few hundred kB); GNU ld only
