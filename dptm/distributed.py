@@ -269,14 +269,13 @@ def _partitions(ex, data, vocabulary, n_partitions):
 
 
 # --------------------------------------------------------------------------- private VB
-def _vb_stat(X, beta, alpha, norm, granularity, presence, word_weight):
+def _vb_stat(X, beta, alpha, norm, granularity, presence):
     from .models.vb_statistic import _expected_counts
     if isinstance(X, _UserBlock):
         from .models.user_contributions import user_expected_counts
         return user_expected_counts(X.X, X.user_ptr, beta, alpha, norm, granularity=granularity,
-                                    presence=presence, word_weight=word_weight)
-    return _expected_counts(X, beta, alpha, norm, granularity=granularity, presence=presence,
-                            word_weight=word_weight)
+                                    presence=presence)
+    return _expected_counts(X, beta, alpha, norm, granularity=granularity, presence=presence)
 
 
 class _UserBlock:
@@ -372,9 +371,9 @@ def _fit_vb(est, ex, parts, V, unit="document"):
     if not any(ex.gather([ex.submit(_has_tokens, p) for p in parts], what="metadata")):
         raise ValueError("data has no token: every document is empty")
 
-    def statistic(beta, alpha, norm, g, presence, word_weight):
+    def statistic(beta, alpha, norm, g, presence):
         beta_f = ex.scatter(beta)
-        stats = ex.gather([ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, word_weight)
+        stats = ex.gather([ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence)
                            for p in parts], public=True)
         # every partition's statistic is in: only now is noise drawn, once; the sum
         # (multiples of g) is exact in any order, taken in partition order anyway

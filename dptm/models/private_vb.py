@@ -404,17 +404,16 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         threads = effective_n_jobs(self.n_jobs)
         if groups is not None:
             Xs, user_ptr = group_documents(X, groups)
-            return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence, weights: (
+            return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence: (
                 user_expected_counts(Xs, user_ptr, beta, alpha, C, granularity=g,
-                                     presence=presence, n_threads=threads,
-                                     word_weight=weights)), unit="user")
-        return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence, weights: (
+                                     presence=presence, n_threads=threads)), unit="user")
+        return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence: (
             _expected_counts(X, beta, alpha, C, granularity=g, presence=presence,
-                             n_threads=threads, word_weight=weights)))
+                             n_threads=threads)))
 
     def _fit_releases(self, V, statistic, unit="document"):
         """The fit given where the documents are: ``statistic(beta, alpha, norm,
-        granularity, presence, word_weight)`` is the lattice sum of ``_expected_counts`` over
+        granularity, presence)`` is the lattice sum of ``_expected_counts`` over
         every document (one process: ``fit``; a cluster: ``dptm.distributed``), or with
         ``unit="user"`` of ``user_contributions.user_expected_counts`` over every user.
         Validates and plans (public inputs only), then runs the releases."""
@@ -446,7 +445,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         for r in plan:
             if r.statistic == "norm-histogram":     # integer counts: sensitivity 1, unit lattice
                 hist = statistic(np.zeros((1, _BINS_PER_OCTAVE * _OCTAVES)), None, None,
-                                 1.0, "norm-histogram", None)
+                                 1.0, "norm-histogram")
                 release = LatticeGaussianRelease(r.z, 1.0, 1.0, ledger=fit.ledger)
                 noisy = release.draw(hist, gen)
                 C, n_docs = clip_bound(noisy, release.sigma_, [m.z for m in model], K, V)
@@ -454,7 +453,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
                 continue
             sigma = r.z * C
             g = _granularity(sigma)
-            stat = statistic(beta, alpha, C, g, r.statistic == "presence", None)
+            stat = statistic(beta, alpha, C, g, r.statistic == "presence")
             release = LatticeGaussianRelease(sigma, C, g, ledger=fit.ledger)
             noisy = release.draw(stat, gen)
             sd = release.sigma_

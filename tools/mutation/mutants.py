@@ -420,11 +420,6 @@ MUTANTS += [
          new="            if not _lattice_row_ok(lat, K, a.bound, a.limit, &sq):\n                pass\n",
          tests=_VB_ALL,
          what="the exact lattice norm check's verdict ignored (the last line of defence)"),
-    dict(id="B32", file="dptm/distributed.py",
-         old="ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, word_weight)",
-         new="ex.submit(_vb_stat, p, beta_f, alpha, norm, g, presence, None)",
-         tests=["tests/test_distributed.py"],
-         what="the distributed fit does not send the word weights to the workers"),
     dict(id="B33", file="dptm/models/private_vb.py",
          old="    n = int(min(_MAX_SEARCHES, max(3, math.floor((1 - _FINAL_SHARE) * (_SEARCH_Z / z) ** 2))))",
          new="    n = 4",
@@ -703,10 +698,10 @@ MUTANTS += [
              "        if groups is not None:",
          tests=SECRETS, what="a verbose log line with the document and token counts"),
     dict(id="R2-17", file="dptm/models/private_vb.py",
-         edits=[("        return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence, "
-                 "weights: (\n            _expected_counts(X",
+         edits=[("        return self._fit_releases(X.shape[1], lambda beta, alpha, C, g, presence: "
+                 "(\n            _expected_counts(X",
                  "        return self._fit_releases(X.shape[1], n_true=X.shape[0], statistic=lambda "
-                 "beta, alpha, C, g, presence, weights: (\n            _expected_counts(X"),
+                 "beta, alpha, C, g, presence: (\n            _expected_counts(X"),
                 ("    def _fit_releases(self, V, statistic, unit=\"document\"):",
                  "    def _fit_releases(self, V, statistic, unit=\"document\", n_true=None):"),
                 ("        plan = fit_plan(self.target_epsilon, self.target_delta, K, V, self.schedule, C,",

@@ -159,8 +159,8 @@ FRESH4_MUTANTS = [
          what="the clip bound and the document estimate computed from the TRUE norm "
               "histogram (the noisy one is drawn and accounted, then ignored)"),
     dict(id="H16", file="dptm/models/private_vb.py",
-         old="stat = statistic(beta, alpha, C, g, r.statistic == \"presence\", None)",
-         new="stat = statistic(beta, alpha, C, None, r.statistic == \"presence\", None)",
+         old="stat = statistic(beta, alpha, C, g, r.statistic == \"presence\")",
+         new="stat = statistic(beta, alpha, C, None, r.statistic == \"presence\")",
          tests=VB,
          what="the statistic is not rounded down per document: the release rounds the real "
               "sum to the lattice, a rounding slack of g sqrt(K V) the sensitivity C omits"),
