@@ -241,6 +241,11 @@ def test_a_failed_user_level_fit_is_charged_at_user_level():
     budget = BudgetAccountant(10.0, 1e-4)
     _failing_fit(budget, groups=np.arange(20) // 2)
     assert budget.reports[0].adjacency == "user"
+    # a document-level budget refuses it: the fit's own exception is still the one raised
+    budget = BudgetAccountant(10.0, 1e-4)
+    _failing_fit(budget)
+    exc = _failing_fit(budget, groups=np.arange(20) // 2)
+    assert len(budget.reports) == 1 and any("user-level" in n for n in exc.__notes__)
 
 
 def test_a_fit_failing_before_any_release_spends_nothing():
@@ -252,4 +257,5 @@ def test_a_fit_failing_before_any_release_spends_nothing():
 
 def test_a_failed_fit_beyond_the_budget_says_so_on_its_exception():
     exc = _failing_fit(BudgetAccountant(0.5, 1e-4))
-    assert any("exceed the budget" in note for note in getattr(exc, "__notes__", ()))
+    assert any("refused the releases" in note and "cap" in note
+               for note in getattr(exc, "__notes__", ()))

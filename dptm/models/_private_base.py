@@ -127,7 +127,8 @@ class PrivateModelMixin:
 
 def _charge_failed_fit(name, fit, exc):
     """Spend the releases ``fit`` drew before ``exc`` from the active budget (if any); a
-    budget it would exceed is said in a note on ``exc``."""
+    budget that refuses them (beyond its cap, another adjacency) is said in a note on
+    ``exc``, which stays the exception raised."""
     if not len(fit.ledger):
         return
     from ..accounting import BudgetExceededError
@@ -138,8 +139,8 @@ def _charge_failed_fit(name, fit, exc):
                         f"{name}.fit drew before it raised")
     try:
         _record_report(report, f"{name}.fit (failed after {n} release{'s' if n > 1 else ''})")
-    except BudgetExceededError as over:
-        exc.add_note(f"dptm: the releases this fit drew exceed the budget: {over}")
+    except (BudgetExceededError, ValueError) as refused:
+        exc.add_note(f"dptm: the budget refused the releases this fit drew: {refused}")
 
 
 def topic_attributes(components):
