@@ -177,7 +177,7 @@ def _perplexity(model, X):
 
 
 def _with_dp_vocabulary(model, a, eps_v, delta_v):
-    """Wrap a private model in DP vocabulary selection (papers/manzonelli2024), composed."""
+    """Wrap a private model in DP vocabulary selection (Manzonelli et al. 2024), composed."""
     from .pipeline import FullyPrivateTopicModel
     from .vocab import DPVocabulary
     return FullyPrivateTopicModel(
@@ -370,7 +370,7 @@ def _save_figure(fig, path):
 def _explain_unreachable(exc, a):
     """The estimator's message, plus CLI flags that reach ``--epsilon`` for the Gibbs
     models whose sampling has an inherent cost (hdp-lda: eps_I = 2 log(C / beta + 1) per
-    sweep, papers/zhao2021 Theorem 1)."""
+    sweep, Zhao et al. 2021 Theorem 1)."""
     msg = str(exc)
     if "the private vocabulary is empty" in msg:
         users = getattr(a, "group_key", None) is not None

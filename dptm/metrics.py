@@ -1,7 +1,7 @@
 """Utility metrics for topic models, each defined once.
 
 * :func:`log_likelihood` / :func:`perplexity` — held-out fit, natural log, per token
-  (papers/zhao2021, Section VII-A). The caller infers theta of the held-out documents with
+  (Zhao et al. 2021, Section VII-A). The caller infers theta of the held-out documents with
   phi fixed (e.g. ``model.transform(X_test)``); these functions only evaluate.
 * :func:`umass_coherence`, :func:`npmi_coherence`, :func:`cv_coherence` — topic coherence
   as the field reports it (UMass as the mean over word pairs, like gensim and tomotopy;
@@ -12,7 +12,7 @@
   :func:`dptm.plotting.plot_privacy_utility`).
 * :func:`align_topics`, :func:`aligned_l1`, :func:`aligned_rmse`,
   :func:`kendall_tau_distance` — distances between two topic-word matrices (e.g. before and
-  after DP noise, papers/wang2022 Section 6), computed after matching topics, since a fit
+  after DP noise, Wang et al. 2022 Section 6), computed after matching topics, since a fit
   defines its topics only up to a permutation.
 
 Metrics are post-processing: evaluating a released (private) topic-word matrix costs no
@@ -86,7 +86,7 @@ def perplexity(X, doc_topic, topic_word):
     """Per-token perplexity, natural log: ``exp(-log_likelihood(X, theta, phi) / N)``.
 
     N is the number of tokens ``X.sum()``; this is the held-out perplexity of
-    papers/zhao2021 (Section VII-A) when ``doc_topic`` was inferred for the held-out
+    Zhao et al. 2021 (Section VII-A) when ``doc_topic`` was inferred for the held-out
     documents with ``topic_word`` fixed. Lower is better; a uniform model over V words
     has perplexity exactly V. Zero probabilities are floored at :data:`PROB_FLOOR`.
 
@@ -155,7 +155,7 @@ def _cooccurrence(X, topic_word, top_n):
 
 
 def umass_coherence(X, topic_word, top_n=10, per_topic=False, aggregate="mean", smoothing=None):
-    """UMass topic coherence (Mimno et al. 2011; papers/manzonelli2024 eq. 4), by default
+    """UMass topic coherence (Mimno et al. 2011; Manzonelli et al. 2024 eq. 4), by default
     exactly gensim's ``CoherenceModel(coherence="u_mass")``.
 
     For topic t with top words v_1, ..., v_M (most probable first, M = ``top_n``), over the
@@ -169,7 +169,7 @@ def umass_coherence(X, topic_word, top_n=10, per_topic=False, aggregate="mean", 
     Mimno et al.'s pseudo-count (values closer to 0: a pair never seen together scores
     log(1 / D(v_l)) instead of about -27 - log D(v_l), so the two are not comparable).
     ``aggregate="mean"`` (default) averages the pairs, the scale gensim and tomotopy
-    report; ``"sum"`` sums them, as papers/manzonelli2024 eq. 4 writes it
+    report; ``"sum"`` sums them, as Manzonelli et al. 2024 eq. 4 writes it
     (``M (M - 1) / 2`` times larger). Higher (closer to 0) is better. A pair whose
     conditioning word is absent from ``X`` (D(v_l) = 0, where the formula is undefined)
     scores 0, as in gensim; this only happens when the reference corpus is not the one
@@ -303,7 +303,7 @@ def aligned_l1(A, B, align=True, per_topic=False):
 
     ``sum_k sum_w |A[k, w] - B[pi(k), w]|`` where pi is the matching of
     :func:`align_topics` — the entrywise L1 norm of the difference of the whole matrices,
-    as papers/wang2022 (Section 6, "L1-distance") compares the original and the noisy
+    as Wang et al. 2022 (Section 6, "L1-distance") compares the original and the noisy
     output matrix. Divide by K for the mean per-topic distance (or use ``per_topic``).
 
     Parameters
@@ -328,7 +328,7 @@ def aligned_rmse(A, B, align=True):
     """Root-mean-square error between two topic-word matrices after topic alignment.
 
     ``sqrt(mean_{k, w} (A[k, w] - B[pi(k), w])^2)`` over all K x V entries, pi as in
-    :func:`align_topics` (papers/wang2022, Section 6, "RMSE").
+    :func:`align_topics` (Wang et al. 2022, Section 6, "RMSE").
 
     Parameters
     ----------
@@ -347,7 +347,7 @@ def aligned_rmse(A, B, align=True):
 def kendall_tau_distance(A, B, top_n=10, align=True, per_topic=False):
     """Normalised Kendall tau distance between the keyword rankings of aligned topics.
 
-    papers/wang2022 (Section 6) measures how much the ranking of a topic's keywords changes
+    Wang et al. 2022 (Section 6) measures how much the ranking of a topic's keywords changes
     between two topic-word matrices (before and after noise). Precisely: for each matched
     pair of topics (A_k, B_pi(k)), take the ``top_n`` most probable words of A_k and count
     the pairs of these words that the two topics order differently::

@@ -1,4 +1,4 @@
-"""Fully differentially private topic modeling, FDPTM (papers/manzonelli2024, Algorithm 1).
+"""Fully differentially private topic modeling, FDPTM (Manzonelli et al. 2024, Algorithm 1).
 
 preprocess -> DP vocabulary (DP set union, :class:`dptm.DPVocabulary`) -> sanitize (drop
 every word outside the private vocabulary) -> any document-level (or user-level) DP topic
@@ -94,7 +94,7 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
     ----------
     vocabulary : DPVocabulary, default=None
         The vocabulary stage M1; ``DPVocabulary(target_epsilon=3, target_delta=1e-5,
-        alpha=3)`` (Carvalho et al. 2022, as in papers/manzonelli2024) when None.
+        alpha=3)`` (Carvalho et al. 2022, as in Manzonelli et al. 2024) when None.
     model : estimator, default=None
         The topic-model stage M2: any estimator with ``fit(X)`` (or ``fit(X, groups=...)``)
         that sets a ``privacy_`` report with document or user adjacency, e.g.
@@ -136,10 +136,10 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
     Privacy
     -------
     Both stages protect the same unit, and the guarantee is (eps1 + eps2, delta1 + delta2)
-    at that unit (basic adaptive composition, papers/manzonelli2024 Theorem 4.1):
+    at that unit (basic adaptive composition, Manzonelli et al. 2024 Theorem 4.1):
 
     * ``groups=None``: documents (every document is its own user, the setting of
-      papers/manzonelli2024); the model stage is document-level (``PrivateBatchLDA``,
+      Manzonelli et al. 2024); the model stage is document-level (``PrivateBatchLDA``,
       VIPS) or user-level (then each document is a user).
     * ``groups`` given: users (add or remove one user with all their documents). The
       vocabulary counts at most ``max_contribution`` distinct words per user and the model
@@ -151,7 +151,7 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
       its fit and both stages' fits are discarded.
 
     Preprocessing and sanitization are per-document maps (stable functions,
-    papers/manzonelli2024 App. F): adding a user adds their documents' rows, and nothing
+    Manzonelli et al. 2024 App. F): adding a user adds their documents' rows, and nothing
     else changes.
 
     Word-level models are refused: their proof takes the number of tokens and every
@@ -321,7 +321,7 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
             raise ValueError(
                 f"model {type(model).__name__} is private under {report.adjacency!r} adjacency; "
                 "FDPTM needs a central DP model at document or user level "
-                f"(papers/manzonelli2024 Sec. 4.3): {_ALLOWED}")
+                f"(Manzonelli et al. 2024 Sec. 4.3): {_ALLOWED}")
         topic_word = np.asarray(stage.topic_word_, dtype=np.float64)
         return {"_seeded": seeded, "vocabulary_stage_": vocabulary_stage, "model_": stage,
                 "vocabulary_": words,
@@ -360,7 +360,7 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
         m_event = ApproxDPEvent(eps2, delta2, label=f"stage 2: {type(stage).__name__} "
                                 f"(its sound epsilon at delta={delta2:.3g})")
         total_delta = v_event.delta + delta2
-        notes.append("basic (adaptive) composition of the two stages (papers/manzonelli2024 "
+        notes.append("basic (adaptive) composition of the two stages (Manzonelli et al. 2024 "
                      "Theorem 4.1)")
         notes.append("preprocessing and sanitization are per-document maps; empty documents "
                      "after sanitization are kept")

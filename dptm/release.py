@@ -454,7 +454,7 @@ def _check_loaded_arrays(arrays, path):
 
 def fold_in(topic_word, X, doc_topic_prior, n_iter, seed, n_threads=1):
     """theta of each row of the doc-term count matrix ``X`` with ``topic_word`` fixed:
-    fold-in Gibbs sampling (papers/zhao2021 VII-A), ``n_iter`` sweeps, the second half
+    fold-in Gibbs sampling (Zhao et al. 2021 VII-A), ``n_iter`` sweeps, the second half
     averaged. Each document's stream is keyed by ``seed`` and the document's content (so
     the result is the same for any ``n_threads``)."""
     return _fold_in_counts(topic_word, check_count_matrix(X), doc_topic_prior, n_iter, seed,

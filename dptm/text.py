@@ -1,6 +1,6 @@
 """Text preprocessing as in the papers dptm implements.
 
-The pipeline of papers/manzonelli2024 (Section 4, footnote 2) and of the cleaned
+The pipeline of Manzonelli et al. 2024 (Section 4, footnote 2) and of the cleaned
 TweetRumors corpus, in this order:
 
 1. replace every non-alphabetic character by a space and split on whitespace

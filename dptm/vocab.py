@@ -2,7 +2,7 @@
 
 Each user contributes the set of words in their documents; the release is a subset of the
 union of these sets, (epsilon, delta)-DP with respect to adding or removing one user
-(papers/manzonelli2024 Sec. 4.2). Mechanisms:
+(Manzonelli et al. 2024 Sec. 4.2). Mechanisms:
 
 * ``"policy_laplace"`` / ``"policy_gaussian"`` - Gopi et al. 2020 (ICML), Algorithms
   "Policy Laplace" (l1-descent: water-filling of the user's words towards the cut-off
@@ -15,7 +15,7 @@ union of these sets, (epsilon, delta)-DP with respect to adding or removing one 
 * ``"frequency_laplace"`` / ``"frequency_gaussian"`` - Carvalho, Wang & Gondara 2022
   (AAAI): the user's words are filled greedily towards Gamma in order of their frequency
   *in that user's own documents* (so repeated words count, at no privacy cost), l1 budget 1.
-  The Laplace version is the one papers/manzonelli2024 runs; the Gaussian version adds
+  The Laplace version is the one Manzonelli et al. 2024 runs; the Gaussian version adds
   Gaussian noise to the same histogram (its l2 sensitivity is <= its l1 sensitivity 1).
 
 Then noise is added to the weight of every candidate word (every word some user
@@ -44,7 +44,7 @@ power-of-two lattice from the secret generator (:mod:`dptm.noise.secret`); the G
 use a floating-point sampler and warn (``NotHardenedWarning``).
 
 The cut-off is Gamma = rho + ``alpha`` x (noise scale) (Gopi et al.; alpha = 3 in
-papers/manzonelli2024).
+Manzonelli et al. 2024).
 """
 import math
 
@@ -237,7 +237,7 @@ class DPVocabulary(BaseEstimator):
     method : {"frequency_laplace", "frequency_gaussian", "policy_laplace", "policy_gaussian", \
 "weighted_gaussian"}, default="frequency_laplace"
         See the module docstring. ``"frequency_laplace"`` is Carvalho et al. 2022, the
-        mechanism papers/manzonelli2024 uses for FDPTM.
+        mechanism Manzonelli et al. 2024 uses for FDPTM.
     max_contribution : int >= 1, default=100
         Delta_0: each user contributes at most this many distinct words; the threshold's
         delta is computed from it (never from the users of the data set).

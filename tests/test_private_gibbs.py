@@ -601,7 +601,7 @@ def test_sublda_paper_accounting_prints_the_sound_guarantee(small):
     guarantee = [ln for ln in text.splitlines() if ln.lstrip().startswith("guarantee")]
     assert guarantee and all(f"{claimed:.6g}" not in ln for ln in guarantee)   # ... never printed as it
     assert f"epsilon = {paper.privacy_.epsilon():.6g} at delta" in text
-    assert "NOT sound" in text and "as claimed by papers/huang2022" in text
+    assert "NOT sound" in text and "as claimed by Huang et al. 2022" in text
     # the unit-sensitivity subsampled Gaussian that the paper amplifies is below the sound value
     orders = np.arange(2, 64, dtype=float)
     rdp = 5 * rdp_subsampled_gaussian(0.2, sigma, orders)

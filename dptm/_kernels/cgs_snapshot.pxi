@@ -1,5 +1,5 @@
 # ---------------------------------------------------------------------------------------
-# Noisy-snapshot Gibbs sampling (papers/zhao2021 Algorithm 1, HDP-LDA; papers/huang2022
+# Noisy-snapshot Gibbs sampling (Zhao et al. 2021 Algorithm 1, HDP-LDA; Huang et al. 2022
 # Algorithm 1, SUB-LDA), with the release semantics of DESIGN.md 3.1-3.2.
 
 cdef extern from "_kernels/cgs_snapshot.h":

@@ -404,7 +404,7 @@ def zeta_batch(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
                int n_threads=1):
     """zeta(Phi, d) = max over theta in the simplex of sum_w c_w log(sum_k theta_k Phi[k, w]).
 
-    Solved per document by the EM fixed point (papers/manzonelli2024, App. A)
+    Solved per document by the EM fixed point (Manzonelli et al. 2024, App. A)
     ``theta <- theta * (Phi[:, w] @ (c / (theta @ Phi[:, w]))) / N_d``, started at the
     uniform theta. Stops when the Frank-Wolfe duality gap ``max_k g_k - N_d`` (``g`` the
     gradient, which is the EM accumulator) is <= ``tol * |objective|``: by concavity this

@@ -48,7 +48,7 @@ def rdp_to_dp(rdp, orders, delta):
 
 def dp_to_rdp(epsilon, delta, alpha):
     """Largest RDP value eps_R at order ``alpha`` for which (alpha, eps_R)-RDP implies
-    (epsilon, delta)-DP, as stated in papers/wang2022 Proposition 2 (Asoodeh et al. 2021)::
+    (epsilon, delta)-DP, as stated in Wang et al. 2022 Proposition 2 (Asoodeh et al. 2021)::
 
         eps_R = max{ epsilon - log(zeta_alpha / delta) / (alpha - 1),
                      epsilon + log((e^eps - alpha delta) ((delta - 1)/(delta - e^eps))^alpha
@@ -79,7 +79,7 @@ def dp_to_rdp(epsilon, delta, alpha):
 def amplify_dp_by_subsampling(epsilon, delta, sampling_probability):
     """(epsilon, delta)-DP run on a Poisson (or uniform) subsample at rate q is
     (log(1 + q (e^epsilon - 1)), q delta)-DP (Li, Qardaji & Su 2012, Thm. 1; the
-    amplification papers/park2016 uses, its Theorem 1 / eq. (6))."""
+    amplification Park et al. 2016 uses, its Theorem 1 / eq. (6))."""
     epsilon = positive(epsilon, "epsilon", strict=False)
     delta = real(delta, "delta")
     if not 0.0 <= delta < 1.0:

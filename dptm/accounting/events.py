@@ -145,7 +145,7 @@ def epsilon_from_flip(f):
 
     Each bit is replaced by a fair coin with probability ``f`` (kept with probability
     1 - f), so it is reported truthfully with probability 1 - f/2:
-    epsilon = log((1 - f/2) / (f/2)) (papers/zhao2021, Theorem 4).
+    epsilon = log((1 - f/2) / (f/2)) (Zhao et al. 2021, Theorem 4).
     """
     f = real(f, "f")
     if not 0.0 < f <= 1.0:
@@ -164,7 +164,7 @@ randomized_response_epsilon = epsilon_from_flip
 
 @dataclass(frozen=True)
 class RandomizedResponseEvent(PrivacyEvent):
-    """Randomized response on one bit with flip parameter ``f`` (papers/zhao2021, Theorem 4).
+    """Randomized response on one bit with flip parameter ``f`` (Zhao et al. 2021, Theorem 4).
 
     A pure-DP event with epsilon = :func:`epsilon_from_flip` (f)."""
 

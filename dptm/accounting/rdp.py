@@ -295,7 +295,7 @@ def rdp_subsampled_gaussian(sampling_probability, sigma, orders):
 
 def rdp_subsampled_bound(rdp_fn, sampling_probability, alpha):
     """Zhu & Wang (2019) Poisson-subsampling RDP bound at integer ``alpha`` >= 2, in the
-    form stated as Theorem 3.1 / eq. (3) of papers/huang2022:
+    form stated as Theorem 3.1 / eq. (3) of Huang et al. 2022:
 
         1/(alpha-1) log{ (1-q)^{alpha-1} (alpha q - q + 1)
                          + sum_{l=2}^{alpha} C(alpha,l) (1-q)^{alpha-l} q^l e^{(l-1) eps(l)} },

@@ -24,7 +24,7 @@ __all__ = [
 COMPOSITIONS = ("zcdp", "advanced", "linear")
 
 
-# ------------------------------------------------------------------ papers/park2016 (VIPS)
+# ------------------------------------------------------------------ Park et al. 2016 (VIPS)
 def park2016_iterations(n_seen, batch_size):
     """J = n_seen / S iterations (rounded up)."""
     n_seen = count_int(n_seen, "n_seen")
@@ -39,7 +39,7 @@ def _gaussian_classic_eps(delta, z):
 
 def park2016_per_iteration_budget(target_epsilon, target_delta, n_docs, batch_size, n_seen,
                                   composition="zcdp"):
-    """Per-iteration (eps_iter, delta_iter) of papers/park2016 for a total budget.
+    """Per-iteration (eps_iter, delta_iter) of Park et al. 2016 for a total budget.
 
     nu = S / D (sampling ratio), J = n_seen / S iterations. The total budget is first split
     into a per-iteration budget (eps', delta') of the *subsampled* step:
@@ -93,7 +93,7 @@ def park2016_per_iteration_budget(target_epsilon, target_delta, n_docs, batch_si
 
 def park2016_noise_multiplier(target_epsilon, target_delta, n_docs, batch_size, n_seen,
                               composition="zcdp"):
-    """Noise multiplier sigma / Delta of papers/park2016 Algorithm 1 for a total budget:
+    """Noise multiplier sigma / Delta of Park et al. 2016 Algorithm 1 for a total budget:
     eq. (3) sigma = sqrt(2 log(1.25/delta_iter)) Delta / eps_iter with the per-iteration
     budget of :func:`park2016_per_iteration_budget` (eqs. (5)-(6))."""
     eps_iter, delta_iter = park2016_per_iteration_budget(
@@ -102,7 +102,7 @@ def park2016_noise_multiplier(target_epsilon, target_delta, n_docs, batch_size, 
 
 
 def park2016_epsilon(noise_multiplier, delta, n_docs, batch_size, n_seen, composition="zcdp"):
-    """Total epsilon papers/park2016 claims at ``delta`` for a given noise multiplier: the
+    """Total epsilon Park et al. 2016 claims at ``delta`` for a given noise multiplier: the
     inverse of :func:`park2016_noise_multiplier` in ``target_epsilon``."""
     z = positive(noise_multiplier, "noise_multiplier")
     delta = delta_open(delta)
@@ -119,9 +119,9 @@ def park2016_epsilon(noise_multiplier, delta, n_docs, batch_size, n_seen, compos
     return math.exp(brentq(g, lo, hi, xtol=1e-12))
 
 
-# ------------------------------------------------------------------ papers/huang2022 (SUB-LDA)
+# ------------------------------------------------------------------ Huang et al. 2022 (SUB-LDA)
 def huang2022_sigma(alpha, eps_alpha):
-    """Noise of SUB-LDA: sigma^2 = alpha / (2 eps(alpha)) (papers/huang2022 Sec. 4.1, unit
+    """Noise of SUB-LDA: sigma^2 = alpha / (2 eps(alpha)) (Huang et al. 2022 Sec. 4.1, unit
     sensitivity): the Gaussian whose RDP at order alpha is eps(alpha)."""
     alpha = positive(alpha, "alpha")
     eps_alpha = positive(eps_alpha, "eps_alpha")
@@ -129,7 +129,7 @@ def huang2022_sigma(alpha, eps_alpha):
 
 
 def huang2022_eps_subsample(alpha, gamma, sigma=None, *, eps_alpha=None, sensitivity=1.0):
-    """Per-iteration RDP eps_subsample(alpha) of papers/huang2022, Theorem 3.1 / eq. (3):
+    """Per-iteration RDP eps_subsample(alpha) of Huang et al. 2022, Theorem 3.1 / eq. (3):
     the Zhu-Wang bound (:func:`rdp_subsampled_bound`) of the Gaussian with RDP
     eps(l) = l Delta^2 / (2 sigma^2), Poisson-subsampled at rate ``gamma``.
 
@@ -167,16 +167,16 @@ def huang2022_epsilon(alpha, gamma, iterations, sigma=None, *, eps_alpha=None, d
 
 def huang2022_efficiency_privacy(alpha, gamma, sigma=None, *, eps_alpha=None):
     """Efficiency-privacy function I = gamma * exp((alpha - 1) eps_subsample(alpha))
-    (papers/huang2022 eq. (6), the kernel of eq. (5) without the constant t sum_d N_d).
+    (Huang et al. 2022 eq. (6), the kernel of eq. (5) without the constant t sum_d N_d).
     Lemma 4.1: unimodal in gamma on (0, 1]."""
     e = huang2022_eps_subsample(alpha, gamma, sigma, eps_alpha=eps_alpha)
     return gamma * math.exp((alpha - 1) * e)
 
 
-# ------------------------------------------------------------------ papers/zhao2021 (HDP-LDA)
+# ------------------------------------------------------------------ Zhao et al. 2021 (HDP-LDA)
 def zhao2021_inherent_epsilon(clip, beta):
     """Inherent privacy of one sampling step of HDP-LDA: eps_I = 2 log(C / beta + 1)
-    (papers/zhao2021 Theorem 3)."""
+    (Zhao et al. 2021 Theorem 3)."""
     clip = positive(clip, "clip")
     beta = positive(beta, "beta")
     return 2.0 * math.log1p(clip / beta)
@@ -191,11 +191,11 @@ def zhao2021_linear_epsilon(iterations, eps_laplace, clip, beta):
 
 
 def zhao2021_local_epsilon(f):
-    """Local epsilon per word of LP-LDA: log((1 - f/2) / (f/2)) (papers/zhao2021 Thm 4)."""
+    """Local epsilon per word of LP-LDA: log((1 - f/2) / (f/2)) (Zhao et al. 2021 Thm 4)."""
     return epsilon_from_flip(f)
 
 
-# ------------------------------------------------------------------ papers/wang2022 (TopicDP)
+# ------------------------------------------------------------------ Wang et al. 2022 (TopicDP)
 def wang2022_sigma(epsilon, delta, sensitivity, alpha=2.0):
     """Noise of TopicDP: eps_R = dp_to_rdp(eps, delta, alpha) (Proposition 2) and
     sigma_R = sqrt(alpha Delta_s^2 / (2 eps_R)) (Algorithm 2 / Theorem 2); raises if the

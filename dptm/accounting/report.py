@@ -224,7 +224,7 @@ class PrivacyReport:
     paper_claim : PaperClaim or None
         The paper's own accounting; shown labelled as such, never used by ``epsilon``.
     gamma : float in (0, 1) or None
-        For (epsilon, delta, gamma)-random DP (papers/wang2022): the guarantee holds with
+        For (epsilon, delta, gamma)-random DP (Wang et al. 2022): the guarantee holds with
         probability >= 1 - gamma over the sensitivity sampling.
     default_delta : float
         Delta used by ``str()`` (ignored for pure-DP-only events, reported at delta = 0).

@@ -32,7 +32,7 @@ def zcdp_to_dp(rho, delta, method="cks"):
     """(epsilon, delta)-DP implied by rho-zCDP.
 
     ``method="bun-steinke"``: epsilon = rho + 2 sqrt(rho log(1/delta)) (Bun & Steinke 2016,
-    Prop. 1.3; the conversion papers/park2016 uses, its Proposition 1).
+    Prop. 1.3; the conversion Park et al. 2016 uses, its Proposition 1).
     ``method="cks"``: the tighter conversion of Canonne, Kamath & Steinke 2020 (Prop. 12,
     via Balle et al. 2020 Thm. 21), epsilon = inf_{alpha > 1} alpha rho
     + (log(1/delta) + (alpha - 1) log(1 - 1/alpha) - log(alpha)) / (alpha - 1), minimised
@@ -69,7 +69,7 @@ def zcdp_to_dp(rho, delta, method="cks"):
 
 def zcdp_from_dp_target(epsilon, delta):
     """Largest rho with rho + 2 sqrt(rho log(1/delta)) <= epsilon (inverse Bun-Steinke):
-    rho = (sqrt(log(1/delta) + epsilon) - sqrt(log(1/delta)))^2 (papers/park2016 eq. (5))."""
+    rho = (sqrt(log(1/delta) + epsilon) - sqrt(log(1/delta)))^2 (Park et al. 2016 eq. (5))."""
     epsilon = positive(epsilon, "epsilon")
     delta = delta_open(delta)
     L = math.log(1.0 / delta)

@@ -1,4 +1,4 @@
-"""Membership-inference auditing of topic models (papers/manzonelli2024, papers/zhao2021).
+"""Membership-inference auditing of topic models (Manzonelli et al. 2024, Zhao et al. 2021).
 
 Names are loaded lazily from their modules.
 """

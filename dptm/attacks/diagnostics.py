@@ -1,4 +1,4 @@
-"""Checks of a LiRA query statistic (papers/manzonelli2024 App. C, Fig. 1 and 6, Table 3):
+"""Checks of a LiRA query statistic (Manzonelli et al. 2024 App. C, Fig. 1 and 6, Table 3):
 does it increase with membership, is it normal in and out, and how do the in/out
 distributions look for outlying, inlying, long and short documents.
 """
@@ -29,7 +29,7 @@ def in_out_samples(lira, statistic=0):
 
 def in_out_kl(t_in, t_out, signed=False):
     """KL( N_in(d) || N_out(d) ) between the Gaussians fitted to each document's in and out
-    samples (papers/manzonelli2024 Fig. 6).
+    samples (Manzonelli et al. 2024 Fig. 6).
 
     KL is never negative, so it cannot by itself show that the statistic is LARGER for
     members (the paper reads Fig. 6 that way); ``signed=True`` multiplies it by
@@ -54,7 +54,7 @@ def in_out_kl(t_in, t_out, signed=False):
 
 def normality_tests(samples, alpha=0.05):
     """Shapiro-Wilk test of every sample (row) with Benjamini-Hochberg FDR control at
-    ``alpha`` (papers/manzonelli2024 Table 3).
+    ``alpha`` (Manzonelli et al. 2024 Table 3).
 
     Parameters
     ----------
@@ -83,7 +83,7 @@ def normality_tests(samples, alpha=0.05):
 
 
 def example_documents(X, random_state=None):
-    """One document of each kind in papers/manzonelli2024 Fig. 1.
+    """One document of each kind in Manzonelli et al. 2024 Fig. 1.
 
     * outlier: the document whose words are rarest in the corpus (lowest mean log document
       frequency over its tokens), among documents of ordinary length;
@@ -113,7 +113,7 @@ def example_documents(X, random_state=None):
 
 
 def in_out_histograms(lira, docs=None, statistic=0, bins=20, ax=None):
-    """Histograms of T_in(d) and T_out(d) for a few documents (papers/manzonelli2024 Fig. 1).
+    """Histograms of T_in(d) and T_out(d) for a few documents (Manzonelli et al. 2024 Fig. 1).
 
     Parameters
     ----------

@@ -194,7 +194,7 @@ def attack_summary(labels, scores, fprs=(0.001, 0.01), delta=0.0, confidence=0.9
 
 
 def plot_roc(labels, scores, ax=None, label=None, min_fpr=None, **kwargs):
-    """ROC curve on log-log axes (papers/manzonelli2024 Fig. 2), with the chance diagonal.
+    """ROC curve on log-log axes (Manzonelli et al. 2024 Fig. 2), with the chance diagonal.
 
     Needs matplotlib (optional extra ``plot``). ``scores`` may be a dict ``{name: scores}``
     to draw several attacks on one axes. Returns the matplotlib Axes.

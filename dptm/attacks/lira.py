@@ -1,5 +1,5 @@
 """The likelihood-ratio attack (LiRA, Carlini et al. 2022) on topic models, as adapted by
-papers/manzonelli2024 (Section 3, App. A-B), and the global-threshold attacks of Huang et
+Manzonelli et al. 2024 (Section 3, App. A-B), and the global-threshold attacks of Huang et
 al. (2022) it is compared with.
 """
 import copy
@@ -103,7 +103,7 @@ def _gauss_logpdf(x, mu, cov):
 
 
 class LiRA:
-    """Likelihood-ratio membership-inference attack on a topic model (papers/manzonelli2024).
+    """Likelihood-ratio membership-inference attack on a topic model (Manzonelli et al. 2024).
 
     ``fit`` trains ``n_shadows`` shadow topic models with ``trainer`` on complementary random
     halves of the candidate documents ``X`` (each document is in exactly half of them) and
@@ -121,7 +121,7 @@ class LiRA:
       mean shift.
 
     Both are oriented so that members score higher (every statistic increases with
-    membership; papers/manzonelli2024 App. C).
+    membership; Manzonelli et al. 2024 App. C).
 
     Parameters
     ----------
@@ -431,7 +431,7 @@ def global_threshold_scores(target, X, theta=None, tol=1e-10, max_iter=10000):
     X : (n_docs, V) counts in the target's vocabulary
     theta : array (n_docs, K), optional
         theta-hat to use (e.g. ``target.transform(X)``, Huang et al.'s sampling estimate);
-        default: the zeta maximiser (papers/manzonelli2024 App. C).
+        default: the zeta maximiser (Manzonelli et al. 2024 App. C).
 
     Returns
     -------
@@ -484,7 +484,7 @@ class AuditResult:
         return self.summary()
 
     def plot(self, ax=None, attacks=None, **kwargs):
-        """Log-log ROC curves of the attacks (papers/manzonelli2024 Fig. 2): every attack,
+        """Log-log ROC curves of the attacks (Manzonelli et al. 2024 Fig. 2): every attack,
         or the names in ``attacks``. Needs matplotlib (``dptm[plot]``); returns the Axes."""
         from .evaluation import plot_roc
         names = list(self.scores) if attacks is None else list(attacks)
@@ -508,7 +508,7 @@ def audit(trainer, X, *, n_shadows=128, target_fraction=0.5, statistics=("zeta",
           n_jobs=None, backend=None, random_state=None, verbose=0, fprs=(0.001, 0.01),
           delta=0.0, confidence=0.95):
     """Simulate a membership-inference audit of ``trainer`` on a corpus (the experiment of
-    papers/manzonelli2024 Section 3.5).
+    Manzonelli et al. 2024 Section 3.5).
 
     A target model is trained on a random ``target_fraction`` of the documents; the
     vocabulary is restricted to the words of the target's training documents (as a

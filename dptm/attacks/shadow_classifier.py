@@ -1,5 +1,5 @@
 """Shadow-model membership inference against a classifier (Shokri et al. 2017), the attack
-papers/zhao2021 (Section VII-C2) runs on an LDA-feature classifier to test private LDA.
+Zhao et al. 2021 (Section VII-C2) runs on an LDA-feature classifier to test private LDA.
 
 The target is a supervised pipeline whose features are the topic proportions of a (private)
 topic model, e.g. ``make_pipeline(NoisyGibbsLDA(...), LogisticRegression())``. Shadow copies
@@ -50,7 +50,7 @@ class ShadowClassifierAttack:
     Privacy
     -------
     An audit, not a mechanism. Its accuracy on balanced member / non-member sets (0.5 =
-    no leakage) is what papers/zhao2021 Fig. 7 reports for (locally) private LDA.
+    no leakage) is what Zhao et al. 2021 Fig. 7 reports for (locally) private LDA.
     """
 
     def __init__(self, model, *, n_shadows=10, attack_model=None, per_class=True,

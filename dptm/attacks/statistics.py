@@ -1,5 +1,5 @@
 """Query statistics of a topic-word matrix on documents: the LiRA statistic zeta of
-papers/manzonelli2024 (eq. 3) and the statistics of Huang et al. (2022) on theta-hat.
+Manzonelli et al. 2024 (eq. 3) and the statistics of Huang et al. (2022) on theta-hat.
 
 All functions here see only a released topic-word matrix ``Phi`` (K x V) and the documents;
 they are post-processing of what a (private) topic model releases.
@@ -78,7 +78,7 @@ def _prepare(phi, X):
 
 def zeta(phi, X, tol=1e-10, max_iter=10000, return_theta=False, return_n_iter=False,
          accelerate=True, floor=1e-300, uncertified="raise", n_jobs=None):
-    """The LiRA query statistic zeta(Phi, d) of every document (papers/manzonelli2024 eq. 3).
+    """The LiRA query statistic zeta(Phi, d) of every document (Manzonelli et al. 2024 eq. 3).
 
     ``zeta(Phi, d) = max over theta in the simplex of sum_w c_dw log(sum_k theta_k Phi[k, w])``,
     the best log-likelihood of the document's bag of words under a single mixture of the
@@ -246,7 +246,7 @@ def compute_statistics(phi, X, statistics=("zeta",), tol=1e-10, max_iter=10000,
 
     ``zeta`` is the maximised log-likelihood; ``neg_entropy``, ``std`` and ``logit_max`` are
     the Huang et al. statistics of theta-hat (the zeta maximiser), oriented as in
-    papers/manzonelli2024 App. C so that each tends to increase when the document is a member.
+    Manzonelli et al. 2024 App. C so that each tends to increase when the document is a member.
 
     Returns
     -------

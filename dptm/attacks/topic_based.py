@@ -1,7 +1,7 @@
-"""Topic-based attack on the training trace of a Gibbs sampler (papers/zhao2021,
+"""Topic-based attack on the training trace of a Gibbs sampler (Zhao et al. 2021,
 Algorithm 3, eq. 24).
 
-The adversary of papers/zhao2021 (Section IV-B1) observes, in every iteration i, the
+The adversary of Zhao et al. 2021 (Section IV-B1) observes, in every iteration i, the
 (sanitized) topic-word counts ``s_i`` and the topic ``k_i`` sampled for a target token, and
 infers the token's word t by
 
@@ -72,7 +72,7 @@ def _get_trace(trace):
 
 
 def topic_based_attack(trace, *, true_words=None, smoothing=None):
-    """Infer the words of traced tokens from their sampled topics (papers/zhao2021 Alg. 3).
+    """Infer the words of traced tokens from their sampled topics (Zhao et al. 2021 Alg. 3).
 
     Parameters
     ----------

@@ -252,7 +252,7 @@ class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, Transforme
     def transform(self, X):
         """Infer the document-topic distribution of each row of ``X`` with the topics fixed.
 
-        Fold-in Gibbs sampling (papers/zhao2021 VII-A): ``transform_max_iter`` sweeps per
+        Fold-in Gibbs sampling (Zhao et al. 2021 VII-A): ``transform_max_iter`` sweeps per
         document, the second half averaged. Each document draws from its own random stream,
         seeded by the model and the document's content, so a document's theta does not
         depend on the other documents in ``X``.

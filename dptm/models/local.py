@@ -1,5 +1,5 @@
 """Server side of local-DP topic modeling: LP-LDA and its online version OLP-LDA
-(papers/zhao2021, Sections V and VI).
+(Zhao et al. 2021, Sections V and VI).
 
 Clients send randomized word-presence bit vectors (:mod:`dptm.local`). The server never
 sees a clean document of theirs; it
@@ -51,7 +51,7 @@ def _check_f_open(f, name="f"):
 
 
 def moment_estimate(noisy_counts, n_docs, f):
-    """Moment (and unbiased) estimator of the true presence counts, papers/zhao2021 eq. (8).
+    """Moment (and unbiased) estimator of the true presence counts, Zhao et al. 2021 eq. (8).
 
     ``N_hat_t = (2 n_t - f M) / (2 (1 - f))`` with ``n_t`` the number of noisy vectors whose
     bit ``t`` is 1 and ``M = n_docs``. Not clipped: it can be negative or exceed M.
@@ -63,7 +63,7 @@ def moment_estimate(noisy_counts, n_docs, f):
 
 
 def moment_variance(true_counts, n_docs, f, conditional=False):
-    """Variance of :func:`moment_estimate`, papers/zhao2021 eq. (9).
+    """Variance of :func:`moment_estimate`, Zhao et al. 2021 eq. (9).
 
     Parameters
     ----------
@@ -85,7 +85,7 @@ def moment_variance(true_counts, n_docs, f, conditional=False):
 
 
 def bayes_weight(n_docs, f, prior_variance):
-    """Weight omega of the prior mean in the Bayesian estimator, papers/zhao2021 eq. (19):
+    """Weight omega of the prior mean in the Bayesian estimator, Zhao et al. 2021 eq. (19):
     ``omega = M f (2 - f) / (M f (2 - f) + 4 sigma^2 (1 - f)^2)`` with ``sigma^2`` the
     variance of the Gaussian prior on the true count (larger: less trust in the prior)."""
     f = _check_f_open(f)
@@ -96,7 +96,7 @@ def bayes_weight(n_docs, f, prior_variance):
 
 
 def bayes_estimate(noisy_counts, n_docs, f, prior_mean, omega):
-    """Bayesian denoising estimate, papers/zhao2021 eq. (19):
+    """Bayesian denoising estimate, Zhao et al. 2021 eq. (19):
     ``omega * prior_mean + (1 - omega) * moment_estimate``.
 
     The posterior mean of N_t under the prior N(mu_t, sigma^2) and the Gaussian
@@ -146,7 +146,7 @@ def _stochastic_round(x, rng):
 
 
 def reconstruct(X_noisy, target_counts, random_state=None):
-    """Reconstruct bit vectors whose column sums match estimated counts, papers/zhao2021
+    """Reconstruct bit vectors whose column sums match estimated counts, Zhao et al. 2021
     Section V-B Steps 3-5.
 
     The targets are clipped to [0, M] and rounded stochastically (floor plus a Bernoulli of
@@ -292,7 +292,7 @@ def _local_report(f, n_words, neighbouring, description, extra_notes=()):
 # ---------------------------------------------------------------------------- LP-LDA
 class LocalDPLDA(TopicModelMixin):
     """LP-LDA: LDA trained by the server on locally randomized word-presence vectors
-    (papers/zhao2021, Section V).
+    (Zhao et al. 2021, Section V).
 
     ``fit`` takes the noisy presence bits the clients sent (:func:`dptm.local.randomize`,
     or :func:`dptm.local.randomize_matrix` to simulate them), estimates each word's
@@ -308,7 +308,7 @@ class LocalDPLDA(TopicModelMixin):
         ``epsilon``.
     epsilon : float > 0, default=None
         The clients' per-word local epsilon ``log((1 - f/2) / (f/2))``, the per-bit knob
-        (papers/zhao2021's privacy level); f is derived from it.
+        (Zhao et al. 2021's privacy level); f is derived from it.
     target_epsilon : float > 0, default=None
         The total epsilon of ``privacy_`` under ``neighbouring`` (pure LDP, delta = 0):
         with the default "document" relation, two documents differ in up to V presence
@@ -360,7 +360,7 @@ class LocalDPLDA(TopicModelMixin):
     response (keep with 1 - f, else a fair coin); the server receives nothing else. With
     ``eps_w = log((1 - f/2) / (f/2))``: one presence bit changed (a word added/removed)
     gives ``eps_w``-LDP; replacing one word by another gives ``2 eps_w``; two arbitrary
-    documents differ in up to V bits, giving ``V eps_w``-LDP (papers/zhao2021 Theorem 4;
+    documents differ in up to V bits, giving ``V eps_w``-LDP (Zhao et al. 2021 Theorem 4;
     the default ``neighbouring="document"``). Word counts are not released by clients
     (presence only), so changing how often a present word occurs costs nothing. Everything
     released (``components_``, ``topic_word_``, ``doc_topic_``, the estimates) is
@@ -433,7 +433,7 @@ class LocalDPLDA(TopicModelMixin):
 class OnlineLocalDPLDA(TopicModelMixin):
     """OLP-LDA: online LDA on streaming mini-batches of locally randomized presence
     vectors, with an initial model from a clean prior data set and Bayesian denoising
-    (papers/zhao2021, Section VI, Algorithm 2).
+    (Zhao et al. 2021, Section VI, Algorithm 2).
 
     ``fit_prior(X0)`` trains the initial model on the server's own clean documents
     (binarized to presence, so that its counts are on the same scale as the clients'

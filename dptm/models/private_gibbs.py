@@ -1,9 +1,9 @@
 """Word-level differentially private collapsed Gibbs sampling.
 
-* :class:`NoisyGibbsLDA` - HDP-LDA (papers/zhao2021, Section IV, Algorithm 1) and its
+* :class:`NoisyGibbsLDA` - HDP-LDA (Zhao et al. 2021, Section IV, Algorithm 1) and its
   baselines CDP-LDA (noise once), CDP-LDA+ (noise every iteration, no clipping) and Zhu et
   al. 2016 (noise in the last iteration only).
-* :class:`SubsampledGibbsLDA` - SUB-LDA (papers/huang2022, Algorithm 1): Poisson-subsampled
+* :class:`SubsampledGibbsLDA` - SUB-LDA (Huang et al. 2022, Algorithm 1): Poisson-subsampled
   sweeps with Gaussian snapshot noise, optional adaptive subsampling (eq. 10) and the
   perplexity-difference stopping rule (eq. 9); in :mod:`dptm.models.subsampled_gibbs` (built
   on the snapshot sampler here), importable from this module too.
@@ -24,7 +24,7 @@ Privacy of one noisy iteration under word replacement (one token's word t replac
 the snapshot changes two counts by one (L1 sensitivity 2, L2 sqrt 2) and the sampling
 step, whose word factor is a function of the released snapshot, is an exponential
 mechanism for the replaced token only, with probability ratios at most
-((C + beta) / beta)^2, i.e. eps_I = 2 log(C / beta + 1) (papers/zhao2021 Theorem 3).
+((C + beta) / beta)^2, i.e. eps_I = 2 log(C / beta + 1) (Zhao et al. 2021 Theorem 3).
 
 That bound needs the replaced token to be visited at the same point of the sweep on both
 neighbours. Laid out by word id (``Corpus.from_matrix``), a replaced word moves its token
@@ -97,13 +97,13 @@ _SAMPLING_LABEL = "topic sampling step (inherent privacy of the clipped snapshot
 
 def inherent_epsilon(clip, beta):
     """eps_I = 2 log(C / beta + 1): privacy of one sweep sampled from a privatized, clipped
-    snapshot (papers/zhao2021 Theorem 3)."""
+    snapshot (Zhao et al. 2021 Theorem 3)."""
     return recipes.zhao2021_inherent_epsilon(clip, beta)
 
 
 def plain_sweep_epsilon(n_tokens, beta):
     """Pure epsilon of one *plain* CGS sweep on the live true counts under word replacement,
-    with the data-independent bound n_t + n_t' <= N of papers/zhao2021 Theorem 1 (eq. 5):
+    with the data-independent bound n_t + n_t' <= N of Zhao et al. 2021 Theorem 1 (eq. 5):
     2 log(N / beta + 1) + 2 (N - 1) log(1 + 1 / beta). Used for the sweeps of schedule
     'last' that precede its single noisy iteration."""
     n = float(n_tokens)
@@ -413,7 +413,7 @@ def _closed_trace(trace):
 
 class NoisyGibbsLDA(_SnapshotGibbsBase):
     """HDP-LDA: collapsed Gibbs sampling from noisy, clipped snapshots of the topic-word
-    counts (papers/zhao2021, Algorithm 1), with its baselines as noise schedules.
+    counts (Zhao et al. 2021, Algorithm 1), with its baselines as noise schedules.
 
     Parameters
     ----------
@@ -448,7 +448,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         'first' (CDP-LDA): one snapshot, in the first iteration; it is the only privatized
         word factor, so every sweep samples from it and it is what is released.
         'last' (Zhu et al. 2016): plain CGS on the true counts, then one noisy iteration whose
-        snapshot is released; the plain sweeps are accounted with papers/zhao2021 Theorem 1.
+        snapshot is released; the plain sweeps are accounted with Zhao et al. 2021 Theorem 1.
     doc_topic_prior, topic_word_prior : float, default=None (1/K)
         alpha and beta.
     max_iter : int, default=100
@@ -521,7 +521,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
     (document lengths unchanged). Each noisy snapshot adds Laplace noise of scale 2/eps_L
     (L1 sensitivity 2: two counts change by one) or Gaussian noise (L2 sensitivity sqrt 2).
     The word factor is clamped at 0 and clipped at C; a sweep sampled from it costs
-    eps_I = 2 log(C/beta + 1) (papers/zhao2021 Theorem 3). Released and accounted: every
+    eps_I = 2 log(C/beta + 1) (Zhao et al. 2021 Theorem 3). Released and accounted: every
     snapshot, every sweep's topic assignments (so ``doc_topic_`` and ``trace_``), and
     ``components_`` (post-processing of the last snapshot). ``privacy_`` composes:
 
@@ -565,7 +565,7 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         if self.noise_schedule == "first":
             return ComposedEvent((noise_event, SelfComposedEvent(sampling, T)))
         plain = PureDPEvent(eps_plain, label="plain CGS sweep on the true counts "
-                                             "(papers/zhao2021 Theorem 1 with n_t + n_t' <= N)")
+                                             "(Zhao et al. 2021 Theorem 1 with n_t + n_t' <= N)")
         return ComposedEvent((SelfComposedEvent(plain, T - 1), noise_event, sampling))
 
     def _check_params(self):
@@ -632,26 +632,26 @@ class NoisyGibbsLDA(_SnapshotGibbsBase):
         notes = [f"clip C = {clip:.6g}" + ("" if clipped else
                  " (no clipping requested: C = number of tokens N, which no true count exceeds)")
                  + f", beta = {beta:.6g}: eps_I = 2 log(C/beta + 1) = {eps_i:.6g} per sweep "
-                 "(papers/zhao2021 Theorem 3)",
+                 "(Zhao et al. 2021 Theorem 3)",
                  "the true counts are never released; components_ is computed from the last "
                  "noisy snapshot only"]
         paper = None
         if self.mechanism.endswith("laplace"):
             eps_l = 2.0 / noise.scale
             if self.noise_schedule == "every":
-                paper = PaperClaim("papers/zhao2021 Algorithm 1 (linear total T(eps_L + eps_I))",
+                paper = PaperClaim("Zhao et al. 2021 Algorithm 1 (linear total T(eps_L + eps_I))",
                                    "zhao2021_linear_epsilon",
                                    {"iterations": T, "eps_laplace": eps_l, "clip": clip,
                                     "beta": beta})
                 if not clipped:
-                    notes.append(f"papers/zhao2021 credits CDP-LDA+ with T eps_L = {T * eps_l:.6g}, "
+                    notes.append(f"Zhao et al. 2021 credits CDP-LDA+ with T eps_L = {T * eps_l:.6g}, "
                                  "ignoring its unclipped sampling steps")
             elif self.noise_schedule == "first":
                 notes.append(f"CDP-LDA is credited with eps_L = {eps_l:.6g} (one noisy release); the "
                              "topic assignments of the later sweeps are accounted here as well")
             else:
                 notes.append(f"Zhu et al. 2016 claim eps_L = {eps_l:.6g}; that ignores the {T - 1} "
-                             f"plain sweeps, each bounded only by {eps_plain:.6g} (papers/zhao2021 "
+                             f"plain sweeps, each bounded only by {eps_plain:.6g} (Zhao et al. 2021 "
                              "Theorem 1 with n_t + n_t' <= N)")
         return fit.report(self._event(noise.event, eps_i, eps_plain, T), "word",
                           description=description, notes=notes, paper_claim=paper,

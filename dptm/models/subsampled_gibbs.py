@@ -1,4 +1,4 @@
-"""SUB-LDA: word-level private Gibbs sampling on Poisson-subsampled tokens (papers/huang2022,
+"""SUB-LDA: word-level private Gibbs sampling on Poisson-subsampled tokens (Huang et al. 2022,
 Algorithm 1), with optional adaptive subsampling (eq. 10) and the perplexity-difference
 stopping rule (eq. 9).
 
@@ -23,7 +23,7 @@ __all__ = ["SubsampledGibbsLDA"]
 
 
 class _StoppingRule:
-    """papers/huang2022 eq. (9): stop once |per_i - per_{i-1}| <= ``convergence_tol`` for
+    """Huang et al. 2022 eq. (9): stop once |per_i - per_{i-1}| <= ``convergence_tol`` for
     ``convergence_window`` consecutive iterations, per_i the perplexity of the held-out
     ``eval_X`` under the iteration's snapshot topics, set on ``model`` (the estimator, or a
     copy of it). ``history``: the per_i so far."""
@@ -46,7 +46,7 @@ class _StoppingRule:
 
 class SubsampledGibbsLDA(_SnapshotGibbsBase):
     """SUB-LDA: noisy-snapshot Gibbs sampling on Poisson-subsampled tokens
-    (papers/huang2022, Algorithm 1).
+    (Huang et al. 2022, Algorithm 1).
 
     Each iteration draws a Gaussian snapshot of the topic-word counts (as
     :class:`NoisyGibbsLDA`), then resamples each token independently with probability
@@ -90,7 +90,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         ``privacy_.epsilon()``, the printed guarantee and ``target_epsilon`` always use the
         sound accounting: the snapshot release is not amplified (it depends on every
         token); each sampling step costs eps_I, amplified in Renyi DP by the token
-        subsampling. papers/huang2022's own figure (Iter x eps_subsample(alpha): the
+        subsampling. Huang et al. 2022's own figure (Iter x eps_subsample(alpha): the
         subsampled Gaussian with unit sensitivity, no cost for the sampling steps; not
         sound) is available in both modes as ``privacy_.paper_epsilon()`` and printed
         labelled as the paper's. 'paper' additionally allows ``adaptive=True``.
@@ -170,7 +170,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                 raise ValueError(
                     "adaptive subsampling has no finite word-level guarantee (the replaced "
                     "token's sampling rate, 0 or v*gamma, depends on its word and a move reveals "
-                    "it); use accounting='paper' to run it with papers/huang2022's accounting")
+                    "it); use accounting='paper' to run it with Huang et al. 2022's accounting")
             if self.adaptive_v is None or self.adaptive_q is None:
                 raise ValueError("adaptive=True needs adaptive_v and adaptive_q")
             v = check_positive(self.adaptive_v, "adaptive_v")
@@ -284,7 +284,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
         T, beta, alpha_r = self.max_iter, self.topic_word_prior_, int(self.rdp_order)
         clip, eff, eps_sub = (fitted["clip_"], fitted["efficiency_privacy_"],
                               fitted["eps_subsample_"])
-        paper = PaperClaim("papers/huang2022 Algorithm 1 / Table 3 (Iter x eps_subsample(alpha), "
+        paper = PaperClaim("Huang et al. 2022 Algorithm 1 / Table 3 (Iter x eps_subsample(alpha), "
                            f"RDP at alpha={alpha_r}, converted with eps + log(1/delta)/(alpha-1)); "
                            "NOT sound: it amplifies the snapshot release by the token subsampling "
                            "although the snapshot depends on every token, assumes unit L2 "
@@ -297,7 +297,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
                 "snapshot, 0 elsewhere" if self.adaptive else f"sampling rate gamma={gamma:.6g}")
         notes = [f"clip C = {clip:.6g}" + ("" if clipped else " (none requested: C = N)")
                  + f", beta = {beta:.6g}: eps_I = {eps_i:.6g} per sweep",
-                 f"papers/huang2022 efficiency-privacy I = gamma exp((alpha-1) eps_subsample(alpha)) "
+                 f"Huang et al. 2022 efficiency-privacy I = gamma exp((alpha-1) eps_subsample(alpha)) "
                  f"= {eff:.6g} at alpha = {alpha_r} (eps_subsample = "
                  f"{eps_sub:.6g})"]
         description = (f"SubsampledGibbsLDA ({rate}), {T} iterations; released: the noisy "
@@ -307,7 +307,7 @@ class SubsampledGibbsLDA(_SnapshotGibbsBase):
             notes.append("adaptive subsampling: the replaced token is resampled with rate 0 or "
                          "v gamma depending on its word, so a sweep is only (max(eps_I, "
                          "log 1/(1 - v gamma)), v gamma)-DP: no finite epsilon at a useful delta. "
-                         "papers/huang2022 accounts it at the rate v gamma (Lemma 5.1)")
+                         "Huang et al. 2022 accounts it at the rate v gamma (Lemma 5.1)")
         elif gamma < 1.0:
             notes.append("the sampling step costs eps_I when the token is resampled and nothing "
                          "otherwise: amplified in Renyi DP by joint convexity (GatedEvent), not in "

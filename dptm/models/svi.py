@@ -1,4 +1,4 @@
-"""Private stochastic variational inference for LDA: VIPS (papers/park2016, Algorithm 1).
+"""Private stochastic variational inference for LDA: VIPS (Park et al. 2016, Algorithm 1).
 
 Online LDA (Hoffman, Blei & Bach 2010) on minibatches, with Gaussian noise added to the
 minibatch sum of expected sufficient statistics before the M-step (DESIGN.md 3.3). With
@@ -32,14 +32,14 @@ MECHANISMS = ("lattice_gaussian", "gaussian")
 ACCOUNTINGS = ("rdp", "zcdp-paper", "advanced", "linear")
 # accounting option -> composition name of dptm.accounting.recipes.park2016_*
 _PAPER_COMPOSITION = {"zcdp-paper": "zcdp", "advanced": "advanced", "linear": "linear"}
-_CITATION = "Park, Foulds, Chaudhuri & Welling 2016 (papers/park2016, eqs. 3, 5-6)"
+_CITATION = "Park, Foulds, Chaudhuri & Welling 2016 (Park et al. 2016, eqs. 3, 5-6)"
 _STAT_LABEL = "minibatch expected sufficient statistics"
 _MAX_STEPS = 10 ** 7     # a fit plans one generator per step
 
 
 class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
     """Latent Dirichlet allocation by (differentially private) stochastic variational
-    inference: VIPS, papers/park2016 Algorithm 1, on top of online LDA.
+    inference: VIPS, Park et al. 2016 Algorithm 1, on top of online LDA.
 
     Each step draws a minibatch, runs the variational E-step on its documents (Cython,
     ``dptm._svi.lda_e_step``: the per-document fixed point of gamma and phi), sums their
@@ -97,7 +97,7 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
     accounting : {"rdp", "zcdp-paper", "advanced", "linear"}, default="rdp"
         How sigma is calibrated from (target_epsilon, target_delta). "rdp": the tight, sound
         Renyi-DP accountant of the Poisson-subsampled Gaussian composed over the steps.
-        The others are papers/park2016's recipes (eqs. 5-6 with eq. 3): its zCDP route
+        The others are Park et al. 2016's recipes (eqs. 5-6 with eq. 3): its zCDP route
         ("zcdp-paper", unsound as derived), and its advanced- and linear-composition
         baselines (sound only where eq. 3 holds, i.e. per-step epsilon < 1). Whatever is
         chosen, ``privacy_.epsilon(delta)`` reports the tightest sound epsilon of the noise
@@ -109,7 +109,7 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
         whatever the input; the rounding is accounted by adding ``g sqrt(n)`` to the L2
         sensitivity (n = K x the number of words one document can touch, K min(N, V); K
         min(2N, V) under substitution), with sigma scaled alike so the noise multiplier is
-        kept. "gaussian": the floating-point Gaussian of papers/park2016, whose low bits
+        kept. "gaussian": the floating-point Gaussian of Park et al. 2016, whose low bits
         can reveal the statistic (NotHardenedWarning; the report says "not hardened").
     mean_change_tol : float, default=1e-3
         E-step stopping tolerance on the mean absolute change of gamma (as scikit-learn).
@@ -213,7 +213,7 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
 
     Notes
     -----
-    ``perplexity(X)`` is the variational upper bound of papers/park2016 Section 4:
+    ``perplexity(X)`` is the variational upper bound of Park et al. 2016 Section 4:
     ``exp(-bound(X) / n_tokens)`` with ``bound(X)`` the sum over documents of
     ``E_q[log p(n_d, theta_d, z_d | lambda)] - E_q[log q(theta_d, z_d)]`` (``score(X)``).
     scikit-learn's ``perplexity`` adds the corpus-level term
@@ -515,7 +515,7 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
         return PrivacyReport(
             event, "document-replace" if self._relation_ == "substitution" else "document",
             description=("variational topic-word parameter lambda of online LDA (VIPS, "
-                         "papers/park2016 Algorithm 1): Gaussian noise on the minibatch sum of "
+                         "Park et al. 2016 Algorithm 1): Gaussian noise on the minibatch sum of "
                          "expected sufficient statistics at every step"),
             notes=notes, paper_claim=paper_claim,
             default_delta=float(self.target_delta) if self.target_delta is not None else 1e-5,
@@ -762,7 +762,7 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
     def score(self, X, y=None):
         """Variational lower bound of log p(X | lambda): the sum over documents of
         E_q[log p(n_d, theta_d, z_d | lambda)] - E_q[log q(theta_d, z_d)], with q from the
-        E-step (papers/park2016 Section 4). Higher is better."""
+        E-step (Park et al. 2016 Section 4). Higher is better."""
         X = self._check_fitted_input(X)
         word_bound = np.zeros(X.shape[0], dtype=np.float64)
         gamma = self._e_step_gamma(X, word_bound)

@@ -1,8 +1,8 @@
-"""Model-agnostic output perturbation: TopicDP (papers/wang2022).
+"""Model-agnostic output perturbation: TopicDP (Wang et al. 2022).
 
 TopicDP fits any topic model once, estimates how far its topic-word matrix moves when one
 user's documents are removed (*sensitivity sampling*, Rubinstein & Alda 2017, as adapted in
-papers/wang2022 Algorithm 1), and releases the matrix with Gaussian noise calibrated to that
+Wang et al. 2022 Algorithm 1), and releases the matrix with Gaussian noise calibrated to that
 sampled sensitivity (Algorithm 2). The guarantee is (epsilon, delta, gamma)-*random* DP:
 (epsilon, delta)-DP that holds with probability >= 1 - gamma over the draw of neighbouring
 data sets - weaker than DP, and stated as such in ``privacy_``.
@@ -57,13 +57,13 @@ _SENSITIVITY_HELP = (
     "TopicDP needs a sensitivity that does not depend on the private data: pass "
     "sensitivity=<a public bound> (a float: the largest aligned Frobenius change of the "
     "released matrix when one user is removed), or reference_X=<a public reference corpus with "
-    "the same columns> to sample the sensitivity on public data (papers/wang2022 Algorithm 1 "
+    "the same columns> to sample the sensitivity on public data (Wang et al. 2022 Algorithm 1 "
     "run offline). sensitivity='sample-private' reproduces the paper, which samples it on the "
     "private data: the noise scale then depends on the private data and the release is NOT DP")
 
 
 class TopicDP(PrivateModelMixin, FitScopeMixin, BaseEstimator):
-    """Model-agnostic differentially private topic release (TopicDP, papers/wang2022).
+    """Model-agnostic differentially private topic release (TopicDP, Wang et al. 2022).
 
     Fits ``estimator`` on all the data and releases its topic-word matrix with noise
     calibrated to a sensitivity (Algorithm 2). The sensitivity must not depend on the
@@ -105,7 +105,7 @@ default="gaussian"
         m and n of the keyword release (ignored for ``output="full"``).
     calibration : {"gaussian", "renyi"}, default="gaussian"
         ``"gaussian"``: the smallest sigma whose RDP curve gives (epsilon, delta);
-        ``"renyi"``: the paper's single-order route (papers/wang2022 Sec. 3.4).
+        ``"renyi"``: the paper's single-order route (Wang et al. 2022 Sec. 3.4).
     renyi_order : float > 1, default=2.0
     refit_seed : {"independent", "shared"}, default="independent"
         Seeds of the refits of sensitivity sampling: each its own, or all the same.
@@ -174,7 +174,7 @@ default="gaussian"
     is (epsilon, delta)-DP for every pair of neighbours whose aligned Frobenius change is
     within the bound (the bound is the caller's claim, not checked). With ``reference_X``
     it is (epsilon, delta, gamma)-random DP for neighbours drawn from the reference
-    corpus, which stands in for the private data (papers/wang2022 Def. 4, Theorem 1); the
+    corpus, which stands in for the private data (Wang et al. 2022 Def. 4, Theorem 1); the
     noise scale is a function of public data only. With ``"sample-private"`` the noise
     scale depends on the private data: not DP, and Delta_s is revealed. The vocabulary
     (the column labels) is treated as public. The released rows are in a uniformly random
@@ -292,7 +292,7 @@ default="gaussian"
         if h > cap:
             raise ValueError(
                 f"gamma={gamma:g} needs h={h:,} refits of the model for sensitivity sampling "
-                f"(papers/wang2022 Algorithm 1), more than max_refits={cap:,}. Use a larger gamma "
+                f"(Wang et al. 2022 Algorithm 1), more than max_refits={cap:,}. Use a larger gamma "
                 "(0.1 needs 285 refits, 0.05 needs 1,305), pass a public sensitivity bound "
                 "(sensitivity=...), or raise max_refits if you mean it")
         return h, k, rho
@@ -494,7 +494,7 @@ default="gaussian"
         if source == "sample-private":
             what = "PAPER MODE, NOT DP: " + what
             notes.append(
-                "PAPER MODE (sensitivity='sample-private', papers/wang2022): noise scale depends "
+                "PAPER MODE (sensitivity='sample-private', Wang et al. 2022): noise scale depends "
                 "on the private data: not DP; Delta_s is revealed (by this report and "
                 "statistically by the noisy matrix). Pass reference_X or a sensitivity bound for "
                 "a guarantee")
@@ -502,7 +502,7 @@ default="gaussian"
             notes.append("groups=None: every document is its own user, so user adjacency is "
                          "document adjacency here")
         if self.mechanism.startswith("laplace"):
-            notes.append("Laplace baseline (papers/wang2022 Sec. 4.2): L1 sensitivity 2m assumes "
+            notes.append("Laplace baseline (Wang et al. 2022 Sec. 4.2): L1 sensitivity 2m assumes "
                          "every released row is a probability vector over public columns; pure "
                          "epsilon-DP, no sensitivity sampling")
         else:
@@ -522,7 +522,7 @@ default="gaussian"
                     f"(epsilon={self._epsilon:g}, delta={self._delta:g}, gamma={self._gamma:g})"
                     "-random DP, NOT DP: the (epsilon, delta) bound holds with probability >= "
                     "1 - gamma over neighbours drawn by removing one uniformly random user of "
-                    f"{where} (papers/wang2022 Def. 4, Theorem 1)")
+                    f"{where} (Wang et al. 2022 Def. 4, Theorem 1)")
                 notes.append(
                     f"sampled sensitivity Delta_s = {a.sensitivity_:.6g}: the k="
                     f"{a.order_statistic_}-th smallest of h={a.n_samples_} aligned "
@@ -538,7 +538,7 @@ default="gaussian"
             elif self.calibration == "renyi":
                 notes.append(
                     f"calibrated through ({self.renyi_order:g}, eps_R={a.eps_renyi_:.6g})-RDP "
-                    "(papers/wang2022 Prop. 2, Theorem 2)")
+                    "(Wang et al. 2022 Prop. 2, Theorem 2)")
             else:
                 notes.append("calibrated with the tight RDP Gaussian calibration")
         if a.lattice_granularity_ is not None:

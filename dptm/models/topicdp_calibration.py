@@ -1,6 +1,6 @@
 """TopicDP's noise calibration: per-entry Gaussian, Laplace and matrix-variate Gaussian
 scales for (epsilon, delta) at a given sensitivity, and the lattice versions' rounding
-slack (papers/wang2022 Sec. 3.4)."""
+slack (Wang et al. 2022 Sec. 3.4)."""
 import functools
 import math
 
@@ -19,7 +19,7 @@ _CALIBRATIONS = ("renyi", "gaussian")
 def gaussian_sigma(sensitivity, epsilon, delta, calibration="renyi", renyi_order=2.0):
     """Per-entry Gaussian noise for (epsilon, delta)-DP at L2 ``sensitivity``.
 
-    ``calibration="renyi"`` (papers/wang2022 Sec. 3.4): convert (epsilon, delta) to an RDP
+    ``calibration="renyi"`` (Wang et al. 2022 Sec. 3.4): convert (epsilon, delta) to an RDP
     budget eps_R at order alpha = ``renyi_order`` with :func:`dptm.accounting.dp_to_rdp`
     (Asoodeh et al.; Prop. 2), then ``sigma = sqrt(alpha Delta^2 / (2 eps_R))`` (Theorem 2).
     Sound, but a single order is loose: at alpha = 2 and delta = 1e-4 it needs about 15x
@@ -59,7 +59,7 @@ def _noise_multiplier(epsilon, delta):
 
 
 def laplace_scale(n_rows, epsilon):
-    """Laplace scale of the papers/wang2022 Sec. 4.2 baseline: global L1 sensitivity
+    """Laplace scale of the Wang et al. 2022 Sec. 4.2 baseline: global L1 sensitivity
     ``2 n_rows`` (each released row is a probability vector, and two probability vectors
     differ by at most 2 in L1), so scale = 2 m / epsilon for pure epsilon-DP."""
     return 2.0 * n_rows / check_positive(epsilon, "epsilon")
@@ -80,7 +80,7 @@ def mvg_sigma(shape, sensitivity, epsilon, delta, sup_norm=None):
     numbers, s_2 the L2 sensitivity and gamma = sup ||f(X)||_F. For isotropic covariances the
     left side is sqrt(m n) / (a b) and the per-entry variance is a b, so the smallest
     per-entry std is ``(sqrt(m n) / bound)^(1/2)``. ``sup_norm`` defaults to sqrt(m) (m
-    probability rows). Taken as stated in that paper; the baseline of papers/wang2022.
+    probability rows). Taken as stated in that paper; the baseline of Wang et al. 2022.
     """
     m, n = int(shape[0]), int(shape[1])
     s2 = check_positive(sensitivity, "sensitivity")

@@ -1,4 +1,4 @@
-"""TopicDP's sensitivity sampling (papers/wang2022 Algorithm 1, after Rubinstein & Alda
+"""TopicDP's sensitivity sampling (Wang et al. 2022 Algorithm 1, after Rubinstein & Alda
 2017): the sample size and order statistic, the released matrix of any topic model, the
 aligned distances between two fits, and the refits without one user's documents."""
 import math
@@ -16,7 +16,7 @@ from .._utils import check_int, check_probability, check_random_state, spawn_gen
 # Algorithm 1: sample size h and order statistic k
 # --------------------------------------------------------------------------------------
 def sensitivity_sample_size(gamma, rho=None):
-    """Sample size ``h`` and order statistic ``k`` of papers/wang2022 Algorithm 1.
+    """Sample size ``h`` and order statistic ``k`` of Wang et al. 2022 Algorithm 1.
 
     ``rho = exp(W_{-1}(-gamma / (2 sqrt(e))) + 1/2)`` (Lambert W, lower branch) is the
     value of rho that minimises ``log(1/rho) / (2 (gamma - rho)^2)``; then::

@@ -2,7 +2,7 @@
 
 Each data owner (client) turns their document into the binary word-presence vector over
 the public vocabulary of V words (bit ``t`` is 1 when word ``t`` occurs at least once) and
-sends the server a randomized version of it (papers/zhao2021, Section V-A): every bit is
+sends the server a randomized version of it (Zhao et al. 2021, Section V-A): every bit is
 
 * kept as it is with probability ``1 - f``,
 * set to 1 with probability ``f / 2``,
@@ -21,7 +21,7 @@ could replay a client's draws could undo its flips. A seed is a labelled test mo
 What the server sees: only the noisy V-bit presence vector. Word counts (how often a word
 occurs), word order and words outside the vocabulary are never sent.
 
-Privacy (local DP, papers/zhao2021 Theorem 4). Let ``eps_w = log((1 - f/2) / (f/2))``.
+Privacy (local DP, Zhao et al. 2021 Theorem 4). Let ``eps_w = log((1 - f/2) / (f/2))``.
 
 * Two inputs that differ in one presence bit (a word added to or removed from the set of
   words of the document): ``eps_w``-LDP. This is the paper's "per word" privacy level.
@@ -70,7 +70,7 @@ def epsilon_from_f(f, n_bits=1):
     Returns
     -------
     float
-        ``n_bits * log((1 - f/2) / (f/2))`` (papers/zhao2021, Theorem 4).
+        ``n_bits * log((1 - f/2) / (f/2))`` (Zhao et al. 2021, Theorem 4).
     """
     return _check_n_bits(n_bits) * epsilon_from_flip(f)
 
@@ -187,7 +187,7 @@ def randomize(doc, vocabulary, f, rng=None):
     """Randomized response on one document's word-presence vector (client side).
 
     Each of the V presence bits is kept with probability ``1 - f`` and otherwise replaced by
-    a fair coin, i.e. flipped with probability ``f/2`` independently (papers/zhao2021
+    a fair coin, i.e. flipped with probability ``f/2`` independently (Zhao et al. 2021
     Section V-A, Step 2). The number of flips is drawn from Binomial(V, f/2), then the
     flipped positions uniformly without replacement: O(flips + words in the document).
 
