@@ -155,24 +155,14 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
 
 
 def _plan_epsilon(zs, delta):
-    from ..accounting import epsilon
-    return epsilon(_schedule_event(zs, [1.0] * len(zs)), delta, method="rdp")
-
-
-def _schedule_event(sigmas, sensitivities):
-    """The fit's privacy event: one discrete Gaussian release per (sigma, sensitivity),
-    runs of equal ones as a SelfComposedEvent, composed sequentially."""
-    from ..accounting import ComposedEvent, GaussianEvent, SelfComposedEvent
-    pairs = list(zip((float(s) for s in sigmas), (float(c) for c in sensitivities)))
-    parts, i = [], 0
-    while i < len(pairs):
-        j = i
-        while j + 1 < len(pairs) and pairs[j + 1] == pairs[i]:
-            j += 1
-        ev = GaussianEvent(pairs[i][0], sensitivity=pairs[i][1], discrete=True)
-        parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)
-        i = j + 1
-    return ComposedEvent(tuple(parts), label="fit") if len(parts) > 1 else parts[0]
+    """Epsilon at ``delta`` of the plan's releases (discrete Gaussians of noise multipliers
+    ``zs``, sensitivity 1), composed as the fit's ledger composes what it draws."""
+    from ..accounting import GaussianEvent, epsilon
+    from ..noise.releases import Ledger
+    ledger = Ledger()
+    for z in zs:
+        ledger.record(GaussianEvent(float(z), sensitivity=1.0, discrete=True))
+    return epsilon(ledger.composed(), delta, method="rdp")
 
 
 def _check_schedule(schedule):

@@ -72,9 +72,9 @@ FRESH2_MUTANTS = [
          tests=VB_POST + GAPS,
          what="the first search releases are post-processed from the TRUE statistic (the next "
               "E-step's topics, hence every later release, depend on the data unnoised)"),
-    dict(id="B06", file="dptm/models/private_vb.py",
-         old="        parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)",
-         new="        parts.append(SelfComposedEvent(ev, j - i) if j > i else ev)",
+    dict(id="B06", file="dptm/noise/releases.py",
+         old="            parts.append(SelfComposedEvent(ev, j - i + 1) if j > i else ev)",
+         new="            parts.append(SelfComposedEvent(ev, j - i) if j > i else ev)",
          tests=VB + GAPS,
          what="a run of k equal releases is accounted as k - 1 in the report"),
     dict(id="B07", file="dptm/_kernels/svi_clipped_sum.pxi",
