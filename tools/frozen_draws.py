@@ -4,6 +4,7 @@ produces, to show that a refactoring changed no draw.
     python tools/frozen_draws.py            # compare with the golden file, print differences
     python tools/frozen_draws.py --write    # rewrite the golden file (an intended change)
     python tools/frozen_draws.py --only snapshot   # the cases whose id contains "snapshot"
+    python tools/frozen_draws.py --write --simd --only PrivateBatchLDA  # numpy-SIMD overrides
 
 ``tests/test_frozen_draws.py`` runs every case as its own test id. A case returns named
 arrays; each is made C-contiguous, little-endian, of its own dtype (recorded in the hash
@@ -769,9 +770,18 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="rewrite the golden file")
     ap.add_argument("--only", default="", help="the cases whose id contains this")
+    ap.add_argument("--simd", action="store_true",
+                    help="with --write: record the hashes as this SIMD level's overrides "
+                         "(by_simd), for the fits whose float low bits follow numpy's loops")
     args = ap.parse_args(argv)
     names = [n for n in CASES if args.only in n]
     got = {n: compute(n) for n in names}
+    if args.write and args.simd:
+        golden = load()
+        golden.setdefault("by_simd", {}).setdefault(simd_key(), {}).update(got)
+        GOLDEN.write_text(json.dumps(golden, indent=1) + "\n")
+        print(f"wrote {len(got)} hashes to by_simd[{simd_key()!r}]")
+        return 0
     if args.write:
         old = load()["hashes"] if GOLDEN.exists() and args.only else {}
         old.update(got)
