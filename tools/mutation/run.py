@@ -16,6 +16,11 @@ whether the suite caught it ("killed": a test failed) or not ("survived").
     python tools/mutation/run.py --set fresh2               # the second blind round
     python tools/mutation/run.py --set fresh3               # the third blind round
     python tools/mutation/run.py --set fresh4               # the fourth blind round
+    python tools/mutation/run.py --set fresh4 --confirm     # survivors rerun on the whole suite
+
+A mutant's test files are chosen by the names of the files (by someone who has not read them, for
+a blind round), so a test elsewhere may kill what they miss: ``--confirm`` runs every survivor of
+its listed files once more against the whole suite and reports both counts.
 
 A mutant whose original text is not found is reported as "stale" (the code moved on: update
 the mutant). The kill rate and the survivors with their reasons are kept in DEVELOPING.md.
@@ -60,6 +65,11 @@ def _build(work):
         raise RuntimeError(f"build failed:\n{out[-3000:]}")
 
 
+def _pytest(tests, work, timeout):
+    return _run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                work, timeout)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", help="mutant ids to run")
@@ -73,6 +83,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutant's tests")
     ap.add_argument("--why", action="store_true",
                     help="print the failing tests of each killed mutant")
+    ap.add_argument("--confirm", action="store_true",
+                    help="run each survivor of its listed test files again on the whole suite")
     ap.add_argument("--prebuilt", action="store_true",
                     help="copy the working tree's built kernels (dptm/*.so) instead of building "
                          "(no .pyx mutant may be selected)")
@@ -131,8 +143,10 @@ def main(argv=None):
                 if m["file"].endswith(kernel) or dirty:
                     _build(work)
                     dirty = False
-                code, out = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
-                                  "no:cacheprovider", *m["tests"]], work, args.timeout)
+                code, out = _pytest(m["tests"], work, args.timeout)
+                listed = code
+                if code == 0 and args.confirm:
+                    code, out = _pytest(["tests"], work, 4 * args.timeout)
             finally:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(source)
@@ -141,6 +155,8 @@ def main(argv=None):
                 dirty = dirty or m["file"].endswith(kernel)
             status = "survived" if code == 0 else ("killed (timeout)" if code == "timeout"
                                                    else "killed")
+            if listed == 0 and code != 0:
+                status += " (by the whole suite only)"
             results.append((m, status, time.perf_counter() - t0))
             print(f"{m['id']}: {status} ({results[-1][2]:.0f} s) - {m['what']}", flush=True)
             if args.why and code not in (0, "timeout"):
@@ -151,6 +167,10 @@ def main(argv=None):
         killed = sum(r[1].startswith("killed") for r in scored)
         print(f"\nkilled {killed} of {len(scored)} mutants"
               + (f" ({100 * killed / len(scored):.1f}%)" if scored else ""))
+        if args.confirm:
+            by_listed = sum(r[1].startswith("killed") and "whole suite" not in r[1]
+                            for r in scored)
+            print(f"killed by their listed test files: {by_listed} of {len(scored)}")
         for m, status, _ in results:
             if not status.startswith("killed"):
                 print(f"  {m['id']} {status}: {m['what']}"
