@@ -1,6 +1,8 @@
 """The data side of the ``dptm`` command: reading a corpus from its options, keeping a
 private model's training set every document it is given, the public evaluation data, and
 the split of a total epsilon between a DP vocabulary and the model."""
+import os
+
 import numpy as np
 
 __all__ = ["load_corpus", "budget_split", "load_grouped_texts"]
@@ -142,6 +144,20 @@ def _public_split(X, a):
     return order[n_test:], order[:n_test]
 
 
+def _check_reference_apart(reference, data):
+    """Refuse a ``--reference-data`` path that is, holds or lies in the ``--data`` path: a
+    metric on it would measure the private training text, not public text (a copy of the
+    file under another name is the user's declaration to keep)."""
+    if data == "demo":
+        return
+    ref, dat = os.path.realpath(reference), os.path.realpath(data)
+    if os.path.commonpath([ref, dat]) in (ref, dat):
+        raise ValueError(f"--reference-data {reference} overlaps --data {data}: the reference "
+                         "corpus must be PUBLIC text apart from the training data (a metric on "
+                         "the training documents is neither held out nor covered by the "
+                         "guarantee)")
+
+
 def load_corpus(a, audit=False):
     """The data of a run, from the command-line data options, as a Bunch with
     ``X_train`` (None when a DP vocabulary is to be selected), ``documents`` (the token
@@ -167,6 +183,10 @@ def load_corpus(a, audit=False):
                 X_prior=None, vocab=None, name=None, provenance=None, public=a.data == "demo",
                 groups=None)
     a.documents = a.reference_X = a.reference_tokens = a.groups = None
+    for flag, path in (("--data", None if a.data == "demo" else a.data),
+                       ("--reference-data", getattr(a, "reference_data", None))):
+        if path is not None and not os.path.exists(path):
+            raise ValueError(f"{flag}: no such file or folder: {path}")
     group_key = None if audit else getattr(a, "group_key", None)
     if group_key is not None:
         _check_group_key(a)
@@ -195,6 +215,9 @@ def load_corpus(a, audit=False):
         name = a.data
         if public_vocab is not None:
             X, vocab = text.tokens_to_matrix(tokens, vocabulary=_read_word_list(public_vocab))
+            if X.nnz == 0:      # the fit would refuse it anyway ("X has no tokens")
+                raise ValueError(f"no word of --vocabulary {public_vocab} occurs in {a.data} "
+                                 "(after lower-casing and tokenizing): every document is empty")
             out.provenance = f"public (given: {public_vocab})"
             tokens = None
         elif not private:
@@ -246,6 +269,7 @@ def load_corpus(a, audit=False):
     if getattr(a, "reference_data", None) is not None:
         # a PUBLIC corpus: TopicDP samples its sensitivity on it, olp-lda's prior set, and
         # the evaluation of a private model on private data
+        _check_reference_apart(a.reference_data, a.data)
         if a.vocab is not None:
             a.reference_X, _ = datasets.load_uci_bow(a.reference_data, a.vocab)
         else:

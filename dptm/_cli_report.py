@@ -114,8 +114,12 @@ def clip_line(model, unit):
     C = getattr(inner, "clip_norm_", None)
     if C is None:
         return None
+    from .models.private_vb import _edges
     how = ("given as public" if getattr(inner, "clip_norm", None) is not None else
            "chosen with DP from the noisy histogram of the norms")
+    if C == _edges()[0] and getattr(inner, "clip_norm", None) is None:
+        how += (", the smallest candidate bound (one token has norm 1): at this noise level "
+                f"every {unit} of more than a token or so is scaled down to it")
     return (f"clip bound: each {unit}'s contribution is clipped to L2 norm C = {C:.6g} "
             f"({how}; post-processing of the release)")
 
@@ -140,12 +144,14 @@ def words(n):
     return f"{n} word" if n == 1 else f"{n} words"
 
 
-def publication_concerns(n_words, n_topics, metrics, predicted):
-    """Why a release is not worth publishing as it is, from public facts only: the released
-    vocabulary's size (public or DP-selected, released either way), the measurement on
-    public held-out data (when there is one), else the fit's expectation from public
-    inputs."""
-    concerns = []
+def publication_concerns(n_words, n_topics, metrics, predicted, vacuous=()):
+    """Why a release is not worth publishing as it is, from public facts only: a vacuous
+    guarantee (``vacuous``: the fit's VacuousGuaranteeWarning messages, from its report and
+    public or DP counts), the released vocabulary's size (public or DP-selected, released
+    either way), the measurement on public held-out data (when there is one), else the
+    fit's expectation from public inputs."""
+    concerns = [str(w).replace("vacuous privacy guarantee: ", "its guarantee is vacuous (", 1)
+                + ")" for w in vacuous]
     if n_words < 10 * n_topics:
         concerns.append(f"its vocabulary has only {words(n_words)} for K = {n_topics} topics "
                         "(under 10 words per topic: fewer topics -k, or more words)")

@@ -135,10 +135,17 @@ def check_count_matrix(X, name="X", estimator=None, reset=True):
         X = X.astype(np.float32)
     kwargs = dict(accept_sparse="csr", dtype="numeric", ensure_min_samples=1,
                   ensure_min_features=1, ensure_all_finite=True)
-    if estimator is not None:
-        X = validate_data(estimator, X, reset=reset, **kwargs)
-    else:
-        X = check_array(X, input_name=name, **kwargs)
+    try:
+        if estimator is not None:
+            X = validate_data(estimator, X, reset=reset, **kwargs)
+        else:
+            X = check_array(X, input_name=name, **kwargs)
+    except ValueError as exc:
+        if "NaN" not in str(exc) and "infinity" not in str(exc):
+            raise
+        # scikit-learn's message suggests supervised estimators that accept missing values
+        raise ValueError(f"{name} contains NaN or infinity: document-term counts must be "
+                         "finite non-negative integers") from None
     if X.dtype == np.float16:
         X = X.astype(np.float32)
     # csr_matrix of a CSR input shares its arrays (no copy); of a dense or CSC input it

@@ -216,7 +216,7 @@ def _check_model_choice(a):
 
 
 def cmd_fit(a, out):
-    from .exceptions import UninformativeModelWarning
+    from .exceptions import UninformativeModelWarning, VacuousGuaranteeWarning
     from .metrics import npmi_coherence, umass_coherence
     _check_model_choice(a)
     data = load_corpus(a)
@@ -322,8 +322,9 @@ def cmd_fit(a, out):
                 warnings.simplefilter("default")
                 for w in predicted:         # no measurement: the expectation is all there is
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        vacuous = [w.message for w in caught if issubclass(w.category, VacuousGuaranteeWarning)]
         result["concerns"] = report.publication_concerns(n_words, a.topics, result["metrics"],
-                                                         predicted)
+                                                         predicted, vacuous)
         print("\n" + release.privacy.format(notes=a.verbose > 0), file=out)
         result["privacy"] = release.privacy.to_dict()
         total = float(release.privacy.epsilon(release.privacy.default_delta))
@@ -377,6 +378,9 @@ def _explain_unreachable(exc, a):
         return (f"{msg}\n  with dptm fit: give more {'users' if users else 'documents'}, a "
                 "larger --epsilon or "
                 "--vocab-share, or a public --vocabulary FILE (one word per line)")
+    if "must be <= 2^40 for the exact" in msg:
+        return (f"--epsilon {a.epsilon:g} is too small: the noise it needs is beyond the exact "
+                f"samplers' range ({msg}); give a larger --epsilon")
     if "smallest reachable total" not in msg or a.model not in ("hdp-lda", "cdp-lda+",
                                                                    "zhu-lda"):
         return msg
@@ -648,7 +652,8 @@ def _add_privacy_options(p):
                       help="topicdp: a public bound on the sensitivity of the topic matrix "
                            "(or give --reference-data)")
     priv.add_argument("--reference-data", default=None,
-                      help="a PUBLIC corpus (same format and vocabulary as --data): a private "
+                      help="a PUBLIC corpus apart from --data (same format and vocabulary; "
+                           "never the training documents or a part of them): a private "
                            "model's utility on it is printed beside a unigram model's (the "
                            "check before publishing); topicdp also samples its sensitivity on it")
 

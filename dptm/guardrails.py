@@ -191,6 +191,20 @@ def public_record_count(report):
     return None, None
 
 
+def _noisy_unit_count(estimator, report):
+    """``(n, unit)`` from the fit's DP estimate of its number of protected units (a
+    PrivateBatchLDA's ``n_documents_estimate_`` / ``n_users_estimate_``: post-processing
+    of its norm-histogram release), or ``(None, None)``: a delta check without a public
+    count."""
+    import math
+    inner = getattr(estimator, "model_", estimator)     # a vocabulary pipeline's model
+    user = str(report.adjacency).startswith("user")
+    value = getattr(inner, "n_users_estimate_" if user else "n_documents_estimate_", None)
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None, None
+    return max(1, int(round(value))), ("users" if user else "documents") + " (a DP estimate)"
+
+
 def _n_rows(X):
     if X is None:
         return None
@@ -207,7 +221,8 @@ def check_fitted(estimator, X=None, stacklevel=2):
     """The checks every dptm estimator runs when its ``fit`` returns.
 
     * :func:`check_guarantee` on ``estimator.privacy_`` (when set), with ``n`` the
-      number of protected units the report declares public (:func:`public_record_count`);
+      number of protected units the report declares public (:func:`public_record_count`),
+      else the fit's DP estimate of it (PrivateBatchLDA's noisy count), else none;
     * :func:`check_topic_count` with the number of topics released and the number of
       training documents: ``len(X)`` for a non-private estimator, the count the privacy
       report declares public for a private one, and no check when it declares none (a
@@ -222,8 +237,10 @@ def check_fitted(estimator, X=None, stacklevel=2):
     n_docs = _n_rows(X)
     if isinstance(report, PrivacyReport):
         n, unit = public_record_count(report)
-        problems += check_guarantee(report, n, unit=unit or "records", stacklevel=stacklevel + 1)
         n_docs = n if unit is not None and unit.startswith("documents") else None
+        if n is None:
+            n, unit = _noisy_unit_count(estimator, report)
+        problems += check_guarantee(report, n, unit=unit or "records", stacklevel=stacklevel + 1)
     topics = getattr(estimator, "topic_word_", None)
     if topics is None:
         topics = getattr(estimator, "components_", None)

@@ -120,6 +120,21 @@ def test_without_a_measurement_the_expectation_is_shown_and_withholds_the_advice
     assert "NOT worth publishing as it is: the fit expects its topics to be no better" in out
 
 
+@pytest.mark.parametrize("flags, concern", [
+    (["--delta", "0.5"], r"its guarantee is vacuous \(delta = 0.5 >= 1/n = 1/\d+ documents "
+                         r"\(a DP estimate\)"),
+    (["--epsilon", "20"], r"its guarantee is vacuous \(epsilon = 20 exceeds 10"),
+], ids=["delta", "epsilon"])
+def test_a_vacuous_guarantee_withholds_the_advice_to_publish(flags, concern, tmp_path):
+    # catches: "publish this" beside a VacuousGuaranteeWarning of the same run
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code, out = run("fit", *flags, "--save", tmp_path / "rel")
+    assert code == 0, out
+    assert "publish this" not in out
+    assert re.search(r"NOT worth publishing as it is: " + concern, out), out
+
+
 # ------------------------------------------------------------------ the clip bound
 @pytest.mark.parametrize("raw_text", [False, True], ids=["demo", "dp-vocabulary"])
 def test_the_clip_bound_printed_is_the_fits(raw_text, tmp_path, monkeypatch):
@@ -143,6 +158,10 @@ def test_the_clip_bound_printed_is_the_fits(raw_text, tmp_path, monkeypatch):
     C = re.search(r"clip bound: each document's contribution is clipped to L2 norm "
                   r"C = ([0-9.e+-]+) \(chosen with DP", out).group(1)
     assert len(fitted) == 1 and C == f"{fitted[0].clip_norm_:.6g}"
+    # the rule's lowest bin edge is named as such (it is the same on most fits)
+    from dptm.models.private_vb import _edges
+    smallest = "the smallest candidate bound (one token has norm 1)" in out
+    assert smallest == (fitted[0].clip_norm_ == _edges()[0])
     if not raw_text:
         # the norm histogram has sensitivity 1; every model release has C
         report = str(Release.load(str(tmp_path / "rel")).privacy)

@@ -196,3 +196,24 @@ def test_declared_total_samples_is_the_count_the_delta_guardrail_reads():
         _w.simplefilter("always")
         PrivateOnlineLDA(4, total_samples=1000, target_delta=0.01, **kw).fit(X)
     assert any(issubclass(w.category, VacuousGuaranteeWarning) for w in caught)
+
+
+@pytest.mark.parametrize("groups", [False, True], ids=["documents", "users"])
+def test_private_batch_lda_checks_delta_against_its_dp_count(groups):
+    """No public count: delta >= 1 / (the fit's noisy count of documents or users) is
+    vacuous and warned about, the count named as a DP estimate; delta = 1e-5 is silent
+    (catches: delta unchecked for the recommended model, or checked against the true D)."""
+    from dptm import PrivateBatchLDA
+    X = load_demo_corpus().X
+    kw = dict(groups=np.arange(X.shape[0]) // 2) if groups else {}
+    unit = "users" if groups else "documents"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = PrivateBatchLDA(4, target_epsilon=4.0, target_delta=0.2).fit(X, **kw)
+    n = round(m.n_users_estimate_ if groups else m.n_documents_estimate_)
+    msgs = [str(w.message) for w in caught if w.category is VacuousGuaranteeWarning]
+    assert msgs == [f"vacuous privacy guarantee: delta = 0.2 >= 1/n = 1/{n} {unit} (a DP "
+                    "estimate): a mechanism publishing one record in the clear meets this delta"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VacuousGuaranteeWarning)
+        PrivateBatchLDA(4, target_epsilon=4.0, target_delta=1e-5).fit(X, **kw)

@@ -165,6 +165,7 @@ def test_bad_counts_give_a_clear_error_naming_the_parameter(bad, match):
     with pytest.raises(ValueError, match=match) as info:
         check_count_matrix(bad, name="X_test")
     assert "X_test" in str(info.value) or "2**63" in str(info.value) or "Complex" in str(info.value)
+    assert "HistGradientBoosting" not in str(info.value)     # scikit-learn's supervised advice
 
 
 def test_huge_counts_are_refused_by_every_model_before_allocating():
@@ -194,6 +195,15 @@ def test_corpus_token_limit_is_the_int32_count_type():
     X = sp.csr_matrix(np.array([[INT32_MAX, 1]], dtype=np.int64))
     with pytest.raises(ValueError, match="int32"):
         Corpus.from_matrix(X)
+
+
+@pytest.mark.parametrize("word_ids", [[0, 3], [-1, 0]], ids=["V", "negative"])
+def test_corpus_refuses_word_ids_outside_the_vocabulary(word_ids):
+    # catches the bound off by one (fresh round 5, J67): id V would index one past the
+    # kernels' topic-word counts; V - 1 is the largest accepted
+    with pytest.raises(ValueError, match=r"word_ids must lie in \[0, n_words=3\)"):
+        Corpus(np.array([0, 2]), np.array(word_ids), 3)
+    assert Corpus(np.array([0, 2]), np.array([0, 2]), 3).n_words == 3
 
 
 # ------------------------------------------------------------------ parallel audit on KOS
