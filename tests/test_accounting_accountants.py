@@ -108,6 +108,19 @@ def test_calibrate_gaussian_never_overshoots(target, delta, q, steps):
     assert epsilon(ev(z * (1 - tol)), delta, method="rdp") > target
 
 
+@pytest.mark.parametrize("method", ["rdp", "zcdp"])
+@pytest.mark.parametrize("steps", [2, 3, 7])
+def test_calibrate_gaussian_steps_compose_like_one_release_of_sensitivity_root_steps(
+        method, steps):
+    # k Gaussian releases at sigma have the privacy loss of one at sigma / sqrt(k) (exactly,
+    # for every accountant), so z(steps = k) = sqrt(k) z(1) up to the calibration's tol;
+    # catches a steps count off by one (fresh round 5, J05: steps = 2 accounted as one)
+    tol = 1e-4
+    z1 = calibrate_gaussian(1.0, 1e-5, steps=1, method=method, tol=tol)
+    zk = calibrate_gaussian(1.0, 1e-5, steps=steps, method=method, tol=tol)
+    assert zk / (math.sqrt(steps) * z1) == pytest.approx(1.0, abs=2 * tol)
+
+
 def test_calibrate_gaussian_zcdp_and_errors():
     z = calibrate_gaussian(1.0, 1e-5, method="zcdp", steps=10)
     assert epsilon(SelfComposedEvent(GaussianEvent(z), 10), 1e-5, method="zcdp") <= 1.0

@@ -218,6 +218,15 @@ def test_randomize_matrix_uses_presence_only_and_is_reproducible():
     assert (a != randomize_matrix(counts, 0.2, random_state=6)).nnz > 0
     with pytest.raises(ValueError, match="non-negative"):
         randomize_matrix(-counts, 0.2, random_state=0)
+    # explicitly stored zeros are absent words: the same bits as without them (catches the
+    # sparse structure, not the counts, deciding a word's presence: fresh round 5, J28)
+    stored = counts.copy()
+    stored.data[::3] = 0
+    clean = stored.copy()
+    clean.eliminate_zeros()
+    assert stored.nnz > clean.nnz
+    assert (randomize_matrix(stored, 0.2, random_state=5)
+            != randomize_matrix(clean, 0.2, random_state=5)).nnz == 0
 
 
 # ------------------------------------------------------------------ estimators

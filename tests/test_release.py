@@ -137,6 +137,18 @@ def test_release_validation():
         rel.transform(np.ones((1, 4), dtype=int))
 
 
+def test_release_owns_its_topics():
+    # catches an already normalised float64 topic_word kept by reference: the caller's later
+    # edits would change the release (fresh round 5, J60); the caller's array is not written
+    tw = np.full((2, 4), 0.25)
+    rel = Release(tw, doc_topic_prior=1.0)
+    tw[0, 0] = 7.0
+    np.testing.assert_array_equal(rel.topic_word, np.full((2, 4), 0.25))
+    raw = np.ones((2, 4))
+    Release(raw, doc_topic_prior=1.0)
+    np.testing.assert_array_equal(raw, np.ones((2, 4)))
+
+
 def test_load_errors_name_the_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="release.json"):
         Release.load(str(tmp_path))
