@@ -99,6 +99,28 @@ def test_release_with_a_hand_fitted_vectorizer():
     assert release2.vocabulary == WORDS and release2.vocabulary_provenance.startswith("public")
 
 
+def test_release_with_a_vectorizers_feature_names_is_flagged_from_their_form():
+    # the idiom release(vocabulary=cv.get_feature_names_out()) after cv.fit on the private
+    # text: the words come as a sorted object array, which the release warns of (it still
+    # declares given words public); a list, a string array (the demo corpus' vocabulary) or
+    # an unsorted object array is taken as given, silently. Nothing of the data is looked at.
+    texts = _texts()
+    learned = CountVectorizer().fit(texts)
+    model = PrivateBatchLDA(4, target_epsilon=2).fit(learned.transform(texts))
+    names = learned.get_feature_names_out()
+    release, caught = _caught(lambda: model.release(vocabulary=names))
+    found = _of(caught, PrivateVocabularyWarning)
+    assert len(found) == 1 and found[0].filename == __file__
+    assert "get_feature_names_out()" in str(found[0].message)
+    assert release.vocabulary_provenance.startswith("public (given)")
+    for quiet in (list(names), names.astype(str), names[::-1].copy()):
+        _, caught = _caught(lambda: model.release(vocabulary=quiet))
+        assert not _of(caught, PrivateVocabularyWarning), type(quiet)
+    non_private = GibbsLDA(4, max_iter=2, random_state=0).fit(learned.transform(texts))
+    _, caught = _caught(lambda: non_private.release(vocabulary=names))
+    assert not _of(caught, PrivateVocabularyWarning)
+
+
 def test_non_private_pipeline_is_not_flagged():
     texts = _texts()
     model = GibbsLDA(3, max_iter=5, random_state=0)

@@ -148,6 +148,17 @@ def _release_vocabulary(estimator, vocabulary):
         return list(estimator.feature_names_in_), privacy
     learned = learned_vocabulary(vocabulary)
     if learned is None:
+        if (_private_report(estimator) is not None and privacy.vocabulary is None
+                and _sorted_like_a_vectorizer(vocabulary)):
+            warnings.warn(
+                "release(vocabulary=...): the words look like a fitted vectorizer's "
+                "get_feature_names_out() (a sorted object array); the release declares given "
+                "words public, and a "
+                "vocabulary learned from the private documents is not covered by the "
+                "guarantee. Pass the vectorizer itself (a learned vocabulary is then marked "
+                "in the release) or select the words with dptm.DPVocabulary; ignore this "
+                "warning for a public list", PrivateVocabularyWarning,
+                stacklevel=user_stacklevel())
         return vocabulary, privacy
     words = list(vocabulary.get_feature_names_out())
     if learned and _private_report(estimator) is not None:
@@ -159,6 +170,18 @@ def _release_vocabulary(estimator, vocabulary):
                 "the release says so", PrivateVocabularyWarning, stacklevel=user_stacklevel())
         privacy = _with_vocabulary(privacy, PRIVATE_VOCABULARY)
     return words, privacy
+
+
+def _sorted_like_a_vectorizer(vocabulary):
+    """Whether ``vocabulary`` is what a fitted scikit-learn vectorizer's
+    ``get_feature_names_out()`` returns: an object array of distinct strings in sorted
+    order. A check of the given words only (declared public), never of the data."""
+    if not isinstance(vocabulary, np.ndarray) or vocabulary.dtype != object \
+            or vocabulary.ndim != 1:
+        return False
+    words = list(vocabulary)
+    return (len(words) >= 2 and all(isinstance(w, str) for w in words)
+            and all(a < b for a, b in zip(words, words[1:])))
 
 
 class FitScopeMixin:
@@ -320,7 +343,9 @@ class TopicModelMixin(FitScopeMixin, ClassNamePrefixFeaturesOutMixin, Transforme
             ``get_feature_names_out()``; one that learned its vocabulary (no
             ``vocabulary=`` given to it) is taken to have learned it from the private
             data: a :class:`~dptm.exceptions.PrivateVocabularyWarning`, and the release
-            says "vocabulary from the private data: not covered by the guarantee".
+            says "vocabulary from the private data: not covered by the guarantee". Words
+            given as a vectorizer's ``get_feature_names_out()`` (a sorted object array)
+            warn too: the release cannot tell where they came from and declares them public.
         """
         check_is_fitted(self, "components_")
         fields = self._release_fields()
