@@ -80,6 +80,116 @@ def test_eb_fit_is_the_likelihood_maximum(p, lam, s):
         assert loglik(p_hat * dq, lam_hat * dr) <= best + 1e-6 * abs(best)
 
 
+def _eb_nll(y, s, a, b, scale=1.0):
+    # the negative log-likelihood at logit p = a, log slab mean = b, from the densities
+    l0, l1 = P._eb_log_densities(y, s, math.exp(-b) / scale)
+    return -float(np.logaddexp(-np.logaddexp(0, a) + l0, -np.logaddexp(0, -a) + l1).sum())
+
+
+def _eb_nll_at(y, s, p, lam):
+    return -float(np.logaddexp(np.log1p(-p) + P._eb_log_densities(y, s, lam)[0],
+                               math.log(p) + P._eb_log_densities(y, s, lam)[1]).sum())
+
+
+def _eb_brute_force(y, s):
+    # every local minimum of the nll on an 81 x 81 grid of the fit's box (logit p in
+    # [-20, 20], slab mean in [1e-3, 1e3] s), each refined by Nelder-Mead within two grid
+    # steps of it
+    from scipy.ndimage import minimum_filter
+    from scipy.optimize import minimize
+    A = np.linspace(-20, 20, 81)
+    B = np.linspace(math.log(1e-3 * s), math.log(1e3 * s), 81)
+    G = np.array([[_eb_nll(y, s, a, b) for b in B] for a in A])
+    lo, hi = np.array([-20.0, math.log(1e-3 * s)]), np.array([20.0, math.log(1e6 * s)])
+    out = []
+    step = np.array([A[1] - A[0], B[1] - B[0]])
+    for i, j in np.argwhere(G == minimum_filter(G, size=9, mode="nearest")):
+        x = np.array([A[i], B[j]])
+        box = list(zip(np.maximum(x - 2 * step, lo), np.minimum(x + 2 * step, hi)))
+        r = minimize(lambda x: _eb_nll(y, s, *x), x, method="Nelder-Mead", bounds=box,
+                     options={"xatol": 1e-9, "fatol": 1e-10, "maxiter": 4000})
+        out.append((r.fun, *np.clip(r.x, lo, hi)))
+    return sorted(out)
+
+
+def _noise_row(seed, shift, n=5000):
+    return np.random.default_rng(seed).normal(0, 1, n) + shift
+
+
+@pytest.mark.parametrize("kind", ["topic", "near-empty", "two-mode"])
+def test_eb_fit_rows_reaches_the_brute_force_optimum(kind):
+    # The batched fit (projected Newton, compressed rows first, a second start on weak
+    # topics) against a grid search refined by Nelder-Mead: a topic drawn from the model;
+    # a near-empty one (noise shifted by 0.02 sd: the maximum is a slab on every entry,
+    # p -> 1, where BFGS stops 2.7 nats short); a two-mode one (two separate maxima 0.88
+    # nats apart, BFGS and the fit both in the higher)
+    rng = np.random.default_rng(1)
+    if kind == "topic":
+        s = 10.0
+        t = np.where(rng.random(5000) < 0.1, rng.exponential(50, 5000), 0.0)
+        y = t + rng.normal(0, s, 5000)
+    else:
+        s = 1.0
+        y = _noise_row(4, 0.02) if kind == "near-empty" else _noise_row(1, 0.02)
+    optima = _eb_brute_force(y, s)
+    best = optima[0][0]
+    p, lam = P._eb_fit_rows(y[None], s, np.ones(y.size))
+    got = _eb_nll_at(y, s, p[0], lam[0])
+    assert got <= best + 1e-7 * abs(best)
+    bfgs = _eb_nll_at(y, s, *P._eb_fit_row(y, s, np.ones(y.size)))
+    assert got <= bfgs + 1e-7 * abs(bfgs)
+    if kind == "near-empty":
+        assert optima[0][1] > 3 and bfgs > best + 2.5          # BFGS stopped short of it
+        assert p[0] > 0.95 and lam[0][0] * s > 10              # the slab everywhere, small
+    if kind == "two-mode":
+        assert len(optima) >= 2 and optima[1][0] - best == pytest.approx(0.88, abs=0.02)
+        assert abs(optima[1][1] - optima[0][1]) > 5            # far apart: p and the
+        assert abs(optima[1][2] - optima[0][2]) > 3            # slab mean
+
+
+def test_eb_fit_rows_against_bfgs_on_many_rows():
+    # rows of several shapes at once (short rows: no compression; a per-entry scale): the
+    # batched fit is never worse than the per-row BFGS fit by more than 1e-7 of the nll
+    rng = np.random.default_rng(5)
+    V = 800
+    rows = [rng.normal(0, 1, V) + shift for shift in (-0.05, 0.0, 0.01, 0.03, 0.1)]
+    for p_, mean in ((0.05, 5.0), (0.3, 2.0), (0.01, 40.0), (0.6, 0.5)):
+        rows.append(np.where(rng.random(V) < p_, rng.exponential(mean, V), 0.0)
+                    + rng.normal(0, 1, V))
+    est = np.array(rows)
+    for scale in (np.ones(V), rng.uniform(0.2, 3.0, V)):
+        scale = scale / scale.mean()
+        p, lam = P._eb_fit_rows(est, 1.0, scale)
+        assert p.shape == (len(rows),) and lam.shape == est.shape
+        for k, y in enumerate(est):
+            got = _eb_nll_at(y, 1.0, p[k], lam[k])
+            bfgs = _eb_nll_at(y, 1.0, *P._eb_fit_row(y, 1.0, scale))
+            assert got <= bfgs + 1e-7 * abs(bfgs)
+            np.testing.assert_allclose(lam[k] * scale, lam[k][0] * scale[0], rtol=1e-12)
+
+
+def test_eb_fit_rows_falls_back_to_bfgs(monkeypatch):
+    # rows Newton reports unconverged get the per-row BFGS fit, unchanged
+    from dptm.models import vb_denoise
+    rng = np.random.default_rng(3)
+    est = np.where(rng.random((3, 2000)) < 0.1, rng.exponential(30, (3, 2000)), 0.0)
+    est += rng.normal(0, 4.0, est.shape)
+    real = vb_denoise._eb_newton
+
+    def unconverged(*args, **kwargs):
+        x, f, f0, conv = real(*args, **kwargs)
+        return x, f, f0, np.zeros_like(conv)
+    monkeypatch.setattr(vb_denoise, "_eb_newton", unconverged)
+    p, lam = P._eb_fit_rows(est, 4.0, np.ones(2000))
+    for k in range(3):
+        pk, lk = P._eb_fit_row(est[k], 4.0, np.ones(2000))
+        newton = _eb_nll_at(est[k], 4.0, p[k], lam[k])
+        # the better of the two: BFGS's unless the unconverged Newton fit is already better
+        assert newton <= _eb_nll_at(est[k], 4.0, pk, lk)
+        if (p[k], lam[k][0]) != (pk, lk[0]):
+            assert newton < _eb_nll_at(est[k], 4.0, pk, lk)
+
+
 def test_eb_denoise_beats_hard_threshold_and_leaves_input_alone():
     rng = np.random.default_rng(2)
     K, V, s = 5, 4000, 10.0

@@ -19,6 +19,16 @@ _SHRUNK_SEARCH_THRESHOLD = 1.0
 _FIRST_MEAN_THRESHOLD = 2.0
 # Smoothing (in noise sd) of the released topics with a numeric ``threshold``.
 _NOISE_SMOOTHING = 0.05
+# The batched EB fit (_eb_fit_rows): Newton stops when its decrement g' H^-1 g is below this
+# share of the negative log-likelihood (it is then within ~1e-7 of its local maximum; the
+# tolerance against BFGS is 1e-6, docs/records/2026-12-03-eb-fit-speed.md) ...
+_EB_NEWTON_TOL = 1e-7
+_EB_COMPRESSED_TOL = 1e-5
+# ... topics gaining less than this many nats over the all-spike model are also fitted from
+# a second start (a second maximum BFGS can stop in was seen only below 1.3 nats) ...
+_EB_WEAK_GAIN = 10.0
+# ... and rows go through numpy in blocks of this many (the temporaries stay in the cache).
+_EB_BLOCK = 8
 
 
 def _denoise(est, sigma, eta, threshold):
@@ -98,6 +108,17 @@ def _eb_log_densities(y, s, lam):
     return l0, l1
 
 
+def _eb_start(y, s, lam_scale):
+    """The EB fit's start (logit p, log slab mean) for one row ``y`` and its box (lo, hi):
+    p the share of entries above 3 noise sd (in [1e-3, 0.5]), the slab mean theirs."""
+    big = y > 3 * s
+    p0 = min(0.5, max(1e-3, float(big.mean())))
+    mu0 = float((y[big] / lam_scale[big]).mean()) if big.any() else s
+    lo = np.array([-20.0, math.log(1e-3 * s)])
+    hi = np.array([20.0, math.log(1e6 * s)])
+    return np.clip([math.log(p0 / (1 - p0)), math.log(max(mu0, 1e-3 * s))], lo, hi), lo, hi
+
+
 def _eb_fit_row(y, s, lam_scale):
     """Maximum-likelihood (p, lam) of the spike-and-slab prior of one topic's entries:
     t = 0 with probability 1 - p, else t ~ Exponential(rate lam / lam_scale) (lam_scale: a
@@ -107,12 +128,7 @@ def _eb_fit_row(y, s, lam_scale):
     slab mean), each clipped to its range."""
     from scipy.optimize import minimize
     from scipy.special import log_ndtr
-    big = y > 3 * s
-    p0 = min(0.5, max(1e-3, float(big.mean())))
-    mu0 = float((y[big] / lam_scale[big]).mean()) if big.any() else s
-
-    lo = np.array([-20.0, math.log(1e-3 * s)])
-    hi = np.array([20.0, math.log(1e6 * s)])
+    x0, lo, hi = _eb_start(y, s, lam_scale)
     z = y / s
     l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)    # the spike's
 
@@ -136,11 +152,192 @@ def _eb_fit_row(y, s, lam_scale):
                          float((r1 * (1.0 + (lam * s) ** 2 - lam * y - lam * s * mills)).sum())])
         return -float(mix.sum()), grad
 
-    x0 = np.clip([math.log(p0 / (1 - p0)), math.log(max(mu0, 1e-3 * s))], lo, hi)
     res = minimize(nll, x0, jac=True, method="BFGS", options={"gtol": 1e-3, "maxiter": 200})
     ok = np.all(np.isfinite(res.x)) and res.fun <= nll(x0)[0]
     par = np.clip(res.x if ok else x0, lo, hi)
     return 1.0 / (1.0 + math.exp(-par[0])), math.exp(-par[1]) / lam_scale
+
+
+def _eb_terms(a, b, z, l0, s, scale, wt=None):
+    """The EB fit's negative log-likelihood of rows ``z`` (observations in noise sd; ``l0``
+    their spike log densities) at (logit p, log slab mean) = (a, b), one pair a row, with
+    its gradient and Hessian in (a, b): arrays (R,), (R, 2), (R, 2, 2). ``scale``: the
+    slab mean's per-entry scale, shape (1, 1) or (1, V). The operations of
+    ``_eb_fit_row``'s objective, in blocks of rows (their temporaries stay in the cache)."""
+    from scipy.special import log_ndtr, ndtr
+    R, V = z.shape
+    if wt is not None:
+        V = wt[0].sum()
+    log_p, log_q = -np.logaddexp(0.0, -a), -np.logaddexp(0.0, a)      # log p, log(1 - p)
+    p = np.exp(log_p)
+    f, g, H = np.empty(R), np.empty((R, 2)), np.empty((R, 2, 2))
+    for i in range(0, R, _EB_BLOCK):
+        j = min(R, i + _EB_BLOCK)
+        zz, ll0 = z[i:j], l0[i:j]
+        if wt is None:
+            S = lambda A: A.sum(1)  # noqa: E731
+            E = lambda A, B: np.einsum("ij,ij->i", A, B)  # noqa: E731
+        else:
+            ww = wt[i:j]
+            S = lambda A: np.einsum("ij,ij->i", A, ww)  # noqa: E731
+            E = lambda A, B: np.einsum("ij,ij,ij->i", A, B, ww)  # noqa: E731
+        lam = np.exp(-b[i:j])[:, None] / scale
+        ls = lam * s
+        ls2 = ls * ls
+        u = zz - ls
+        if u.min() > -20.0:
+            # log_ndtr's own formula there (log of ndtr; -ndtr(-u) above 6) in numpy's log
+            cdf = ndtr(u)
+            log_cdf = np.log(cdf)
+            if u.max() > 6.0:
+                up = u > 6.0
+                log_cdf[up] = -ndtr(-u[up])
+            mills = np.exp(-0.5 * u * u)
+            mills *= 1.0 / math.sqrt(2 * math.pi)
+            mills /= cdf
+        else:
+            log_cdf = log_ndtr(u)
+            mills = np.exp(-0.5 * u * u - 0.5 * math.log(2 * math.pi) - log_cdf)
+        # d: log odds of slab against spike per entry; mix = log(1-p) + l0 + softplus(d)
+        d = (log_p[i:j] - log_q[i:j])[:, None] + np.log(lam) + 0.5 * ls2 - ls * zz
+        d += log_cdf
+        d -= ll0
+        d_neg = np.exp(np.minimum(d, 0.0))
+        np.maximum(d, 0.0, out=d)
+        e = np.exp(-d)
+        e *= d_neg                                   # exp(-|d|)
+        inv = 1.0 / (1.0 + e)
+        r1 = d_neg * inv                             # the posterior slab weight expit(d)
+        w = r1 * (1.0 - r1)
+        f[i:j] = -(S(ll0) + V * log_q[i:j] + S(d) + S(np.log1p(e)))
+        q = zz + mills
+        g1 = (1.0 + ls2) - ls * q                    # -d l1 / d b
+        # d g1 / d b = -2 (lam s)^2 + lam s q - (lam s)^2 M'(u), M' = -M (u + M)
+        dg1 = ls2 * mills * (u + mills) + ls * q - 2.0 * ls2
+        wg1 = w * g1
+        g[i:j, 0] = V * p[i:j] - S(r1)
+        g[i:j, 1] = E(r1, g1)
+        H[i:j, 0, 0] = V * p[i:j] * (1.0 - p[i:j]) - S(w)
+        H[i:j, 0, 1] = H[i:j, 1, 0] = S(wg1)
+        H[i:j, 1, 1] = E(r1, dg1) - E(wg1, g1)
+    return f, g, H
+
+
+def _eb_direction(g, H, x, lo, hi):
+    """Projected Newton steps (R, 2) and decrements for rows at x: coordinates at a bound
+    whose gradient points out of the box are held; the Hessian's eigenvalues taken in
+    absolute value (floored) so every step descends; steps capped at 4 in each coordinate."""
+    held = ((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0))
+    g = np.where(held, 0.0, g)
+    H = H.copy()
+    H[:, 0, 1] = H[:, 1, 0] = np.where(held.any(1), 0.0, H[:, 0, 1])
+    ev, vec = np.linalg.eigh(H)
+    ev = np.abs(ev)
+    ev = np.maximum(ev, 1e-8 * np.maximum(ev.max(1, keepdims=True), 1e-300))
+    d = -np.einsum("rij,rj->ri", vec, np.einsum("rij,ri->rj", vec, g) / ev)
+    d = np.where(held, 0.0, d)
+    d *= np.minimum(1.0, 4.0 / np.maximum(np.abs(d).max(1, keepdims=True), 1e-300))
+    return d, -(g * d).sum(1)
+
+
+def _eb_newton(x, z, l0, s, scale, lo, hi, max_rounds=100, wt=None, tol=None):
+    """Projected Newton from starts x (R, 2), every row its own backtracking (Armijo) line
+    search, all rows' trial points evaluated in one ``_eb_terms`` pass, converged rows
+    frozen. Returns (x, nll, nll at the start, converged)."""
+    R = len(x)
+    x = np.clip(x, lo, hi)
+    tol = _EB_NEWTON_TOL if tol is None else tol
+    f, g, H = _eb_terms(x[:, 0], x[:, 1], z, l0, s, scale, wt)
+    f_start = f.copy()
+    d, dec = _eb_direction(g, H, x, lo, hi)
+    conv = dec <= tol * np.maximum(1.0, np.abs(f))
+    done = conv | ~np.isfinite(f)
+    t = np.ones(R)
+    for _ in range(max_rounds):
+        act = np.flatnonzero(~done)
+        if act.size == 0:
+            break
+        xt = np.clip(x[act] + t[act, None] * d[act], lo, hi)
+        ft, gt, Ht = _eb_terms(xt[:, 0], xt[:, 1], z[act], l0[act], s, scale,
+                               None if wt is None else wt[act])
+        ok = np.isfinite(ft) & (ft <= f[act] + 1e-4 * (g[act] * (xt - x[act])).sum(1))
+        acc, rej = act[ok], act[~ok]
+        x[acc], f[acc], g[acc], H[acc], t[acc] = xt[ok], ft[ok], gt[ok], Ht[ok], 1.0
+        t[rej] *= 0.5
+        done[rej[t[rej] < 1e-10]] = True             # no descent left: not converged
+        if acc.size:
+            d[acc], dec = _eb_direction(g[acc], H[acc], x[acc], lo, hi)
+            c = acc[dec <= tol * np.maximum(1.0, np.abs(f[acc]))]
+            done[c] = conv[c] = True
+    return x, f, f_start, conv
+
+
+def _eb_compressed(z, s, top=64, groups=192):
+    """Rows ``z`` shortened for the first Newton iterations: each row sorted, its ``top``
+    largest entries kept, the others averaged in ``groups`` runs of consecutive entries
+    weighted by their length. Returns (z, l0, weights) or None for short rows."""
+    K, V = z.shape
+    if V <= 4 * (top + groups):
+        return None
+    zs = np.sort(z, axis=1)
+    edges = np.linspace(0, V - top, groups + 1).round().astype(np.intp)
+    counts = np.diff(edges).astype(np.float64)
+    zc = np.concatenate([np.add.reduceat(zs[:, :V - top], edges[:-1], axis=1) / counts,
+                         zs[:, V - top:]], axis=1)
+    wt = np.concatenate([np.broadcast_to(counts, (K, groups)), np.ones((K, top))], axis=1)
+    return zc, -0.5 * zc * zc - 0.5 * math.log(2 * math.pi) - math.log(s), wt
+
+
+def _eb_fit_rows(est, s, lam_scale):
+    """``_eb_fit_row`` of every row of ``est`` at once: (p (K,), lam (K, V)).
+
+    The rows' likelihoods are maximised together by projected Newton (``_eb_newton``) from
+    ``_eb_fit_row``'s start. A topic whose fit gains less than ``_EB_WEAK_GAIN`` nats over
+    the all-spike model and whose entries have a positive mean is also fitted from the
+    corner of a slab on every entry with a mean at that mean (a near-empty topic's
+    likelihood has a second maximum there, where BFGS can stop), the better fit kept. A
+    row that does not converge, or ends non-finite or above its start, gets
+    ``_eb_fit_row``'s BFGS fit instead when that is better. A deterministic function of
+    the release and public parameters."""
+    est = np.asarray(est, dtype=np.float64)
+    K, V = est.shape
+    lam_scale = np.asarray(lam_scale, dtype=np.float64)
+    uniform = bool(np.all(lam_scale == lam_scale[0]))
+    scale = lam_scale[:1].reshape(1, 1) if uniform else lam_scale.reshape(1, V)
+    z = est / s
+    l0 = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)
+    starts = [_eb_start(y, s, lam_scale) for y in est]
+    lo, hi = starts[0][1], starts[0][2]
+    x0 = np.array([st[0] for st in starts])
+    comp = _eb_compressed(z, s) if uniform else None
+
+    def fit(x, rows):
+        if comp is not None:          # most of the way on the compressed rows
+            zc, l0c, wt = comp
+            x = _eb_newton(x, zc[rows], l0c[rows], s, scale, lo, hi, wt=wt[rows],
+                           tol=_EB_COMPRESSED_TOL)[0]
+        return _eb_newton(x, z[rows], l0[rows], s, scale, lo, hi)
+
+    every = np.arange(K)
+    x, f, f_start, conv = fit(x0, every)
+    if comp is not None:
+        f_start = _eb_terms(x0[:, 0], x0[:, 1], z, l0, s, scale)[0]
+    mean = est.mean(axis=1)
+    weak = np.flatnonzero((-l0.sum(axis=1) - f < _EB_WEAK_GAIN) & (mean > 0))
+    if weak.size:
+        corner = np.stack([np.full(weak.size, 4.0), np.log(np.clip(mean[weak], 1e-3 * s, s))], 1)
+        x2, f2, _, conv2 = fit(corner, weak)
+        better = conv2 & (f2 < f[weak])
+        x[weak[better]], f[weak[better]], conv[weak[better]] = x2[better], f2[better], True
+    p = 1.0 / (1.0 + np.exp(-x[:, 0]))
+    lam = np.exp(-x[:, 1])[:, None] / lam_scale
+    for k in np.flatnonzero(~conv | ~np.isfinite(f) | ~(f <= f_start)):
+        pk, lk = _eb_fit_row(est[k], s, lam_scale)
+        par = np.array([math.log(pk / (1 - pk)), -math.log(lk[0] * lam_scale[0])])
+        fk = _eb_terms(par[:1], par[1:], z[k:k + 1], l0[k:k + 1], s, scale)[0][0]
+        if not fk >= f[k]:                          # also where the Newton fit is NaN
+            p[k], lam[k] = pk, lk
+    return p, lam
 
 
 def _eb_posterior_mean(y, s, p, lam):
@@ -171,9 +368,9 @@ def _eb_denoise(est, sigma, eta, column_scale=False):
     else:
         scale = np.ones(V)
     out = np.empty_like(est)
+    p, lam = _eb_fit_rows(est, sigma, scale)
     for k in range(K):
-        p, lam = _eb_fit_row(est[k], sigma, scale)
-        out[k] = _eb_posterior_mean(est[k], sigma, p, lam)
+        out[k] = _eb_posterior_mean(est[k], sigma, p[k], lam[k])
         if not np.all(np.isfinite(out[k])):     # never seen; fail safe to the hard threshold
             out[k] = np.where(est[k] > 3 * sigma, est[k], 0.0)
     return eta + out

@@ -765,4 +765,16 @@ MUTANTS += [
          old="grad = np.array([-float((r1 - p).sum()),",
          new="grad = np.array([float((r1 - p).sum()),", tests=_EB,
          what="the EB fit's gradient in logit p with the wrong sign"),
+    # the batched fit (_eb_fit_rows) that _eb_denoise uses
+    dict(id="EB03", file="dptm/models/vb_denoise.py",
+         old="        g[i:j, 1] = E(r1, g1)", new="        g[i:j, 1] = -E(r1, g1)", tests=_EB,
+         what="the batched EB fit's slab-mean gradient with the wrong sign (Newton fails, the "
+              "BFGS fallback stops short on near-empty topics)"),
+    dict(id="EB04", file="dptm/models/vb_denoise.py",
+         old="& (mean > 0))", new="& (mean < 0))", tests=_EB,
+         what="the second start of the batched EB fit on the wrong near-empty topics (those "
+              "with a negative mean, where the slab-everywhere maximum cannot be)"),
+    dict(id="EB05", file="dptm/models/vb_denoise.py",
+         old="        better = conv2 & (f2 < f[weak])", new="        better = conv2 & (f2 > f[weak])",
+         tests=_EB, what="the batched EB fit keeps the worse of its two starts"),
 ]
