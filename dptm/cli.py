@@ -704,7 +704,8 @@ def build_parser():
                           "data uses every document")
     fit.add_argument("--top-words", type=_POS_INT, default=10, help="top words shown per topic")
     fit.add_argument("--jobs", type=_int_type(1, extra=(-1,)), default=None,
-                     help="parallel model fits (topicdp); -1 = all cores")
+                     help="threads of batch-vb's statistic, or parallel model fits of "
+                          "topicdp; -1 = all cores")
     fit.add_argument("--save", default=None, metavar="DIR",
                      help="write the publishable release (topics, vocabulary, privacy report) "
                           "to DIR")
