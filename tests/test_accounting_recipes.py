@@ -32,6 +32,18 @@ def test_park2016_per_iteration_budget_closed_form():
     assert delta_iter == pytest.approx(DELTA / J / nu)
 
 
+@pytest.mark.parametrize("n_seen, batch_size, J", [(160_000, 100, 1600), (160_001, 100, 1601),
+                                                   (99, 100, 1), (1, 1, 1)])
+def test_park2016_iterations_count_a_partial_last_batch(n_seen, batch_size, J):
+    # J = ceil(n_seen / S): a partial last minibatch is an iteration that spends budget
+    # (catches J rounded down, fresh round 6, M06: every iteration then gets too much)
+    assert recipes.park2016_iterations(n_seen, batch_size) == J
+    S = 100
+    low, _ = recipes.park2016_per_iteration_budget(EPS, DELTA, D, S, SEEN)
+    more, _ = recipes.park2016_per_iteration_budget(EPS, DELTA, D, S, SEEN + 1)
+    assert more < low                    # one more (partial) iteration: a smaller share each
+
+
 def test_park2016_tight_accounting_needs_less_noise():
     """The sound RDP guarantee of the recipe's noise is below the target (the recipe is
     conservative here), so the tight accountant needs less noise."""

@@ -104,6 +104,8 @@ def test_randomize_output_type():
     ([0], ["a", "a"], ValueError, "duplicate"),
     ([0], [], ValueError, "empty"),
     ([0], {"a": 3}, ValueError, "ids 0..V-1"),
+    (["a"], {"a": 0, "b": 2}, ValueError, "ids 0..V-1"),    # a gap: id V (fresh round 6, M18)
+    (["a"], {"a": 0, "b": 0}, ValueError, "ids 0..V-1"),    # two words, one id
 ])
 def test_randomize_input_errors(doc, vocabulary, exc, match):
     with pytest.raises(exc, match=match):

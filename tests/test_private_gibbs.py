@@ -698,6 +698,17 @@ def test_noisy_bad_params(small, kw, match):
         NoisyGibbsLDA(**{"n_components": 2, "max_iter": 2, **kw}).fit(X)
 
 
+def test_trace_tokens_end_one_before_the_token_count(small):
+    # index N (one past the last token) is refused naming the range, N - 1 is traced
+    # (catches the bound off by one, fresh round 6, M26: an IndexError from the trace)
+    X, _ = small
+    N = int(X.sum())
+    with pytest.raises(ValueError, match=rf"trace_tokens must lie in \[0, n_tokens={N}\)"):
+        NoisyGibbsLDA(2, max_iter=1, record_trace=True, trace_tokens=[N]).fit(X)
+    m = NoisyGibbsLDA(2, max_iter=1, record_trace=True, trace_tokens=[N - 1]).fit(X)
+    assert m.trace_ is not None
+
+
 @pytest.mark.parametrize("kw,match", [
     ({"sample_rate": 0.0}, "sample_rate"),
     ({"sample_rate": 1.5}, "sample_rate"),

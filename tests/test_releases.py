@@ -31,15 +31,19 @@ def test_a_lattice_gaussian_draw_is_the_mechanism_and_states_its_effective_sigma
     assert release.event is ledger.events[0] and release.sigma_ == eff
 
 
-def test_a_lattice_laplace_draw_states_its_effective_scale():
+@pytest.mark.parametrize("nominal", [2.0, 1.0 / 3.0], ids=["dyadic", "one-third"])
+def test_a_lattice_laplace_draw_states_its_effective_scale(nominal):
+    # 1/3 is no multiple of g's grid: the scale drawn is above it, and the event must say
+    # the drawn one (catches the nominal scale recorded: fresh round 6, M14)
     x = np.arange(12.0).reshape(3, 4)
-    release = LatticeLaplaceRelease(2.0, 4.0, 2.0 ** -8)
+    release = LatticeLaplaceRelease(nominal, 4.0, 2.0 ** -8)
     noisy = release.draw(x, np.random.default_rng(2))
     g = release.granularity_
     assert np.all(noisy / g == np.rint(noisy / g)) and not np.array_equal(noisy, x)
-    scale = g * discrete_laplace_parameters(2.0 / g)[2]
+    scale = g * discrete_laplace_parameters(nominal / g)[2]
     assert release.event == LaplaceEvent(scale=scale, sensitivity=4.0, discrete=True)
-    assert scale >= 2.0
+    assert release.scale_ == scale >= nominal
+    assert (scale > nominal) == (nominal != 2.0)
 
 
 @pytest.mark.parametrize("cls,event", [(GaussianRelease, GaussianEvent(1.5, 2.0)),

@@ -214,7 +214,11 @@ def test_runs_with_sklearn_models(corpus, reference, estimator):
     dp = TopicDP(estimator, target_epsilon=3.0, gamma=0.4, reference_X=reference,
                  random_state=0).fit(X)
     assert dp.n_samples_ == 13 and dp.order_statistic_ == 13
-    assert dp.sensitivity_ == dp.sensitivity_samples_[-1] > 0
+    # sorted increasing: the k-th smallest is the bound (catches a decreasing sort reading
+    # a low quantile, fresh round 6, M33)
+    d = dp.sensitivity_samples_
+    assert np.all(np.diff(d) >= 0) and d[0] < d[-1]
+    assert dp.sensitivity_ == d[-1] > 0
     assert dp.topic_word_.shape == (3, X.shape[1])
     assert np.all(dp.topic_word_ >= 0)
     np.testing.assert_allclose(dp.topic_word_.sum(axis=1), 1.0)

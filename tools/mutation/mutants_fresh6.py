@@ -6,11 +6,24 @@ rounds' mutant definitions (only the top of ``mutants_fresh5.py``, for the forma
 format as the earlier rounds: ``id``, ``file``, ``old`` (an exact substring occurring once),
 ``new``, ``tests`` (chosen from the test files' names only), ``what``. Ids M01-M40 (the
 prefix M is new), Python files only (none needs a rebuild). Run with
-``run.py --set fresh6 --prebuilt``. Not run yet when written: every mutant was checked by
-reading the code path to be reachable and to change a result, none was executed. The
-classes aimed at: off-by-one counts, lost factors, a wrong argument passed on or two swapped,
-a missing validation, the wrong variable released, a leaked count or seed.
+``run.py --set fresh6 --prebuilt``. Not run when written: every mutant was checked by
+reading the code path to be reachable and to change a result. The classes aimed at:
+off-by-one counts, lost factors, a wrong argument passed on or two swapped, a missing
+validation, the wrong variable released, a leaked count or seed. The first run
+(``--confirm``) is recorded in docs/records/2026-12-03-fresh-mutants-round6.md: 36 of 40
+killed, 35 by the listed files; M33 was killed only by a frozen-draws hash, and M06, M14,
+M18 and M26 survived: gaps, each now killed by a test written for it (``GAPS``).
 """
+
+#: First-run gaps (survivors, or killed only by a frozen-draws hash), each killed since by a
+#: test written for it in its subject's file.
+GAPS = {
+    "M06": "tests/test_accounting_recipes.py::test_park2016_iterations_count_a_partial_last_batch",
+    "M14": "tests/test_releases.py::test_a_lattice_laplace_draw_states_its_effective_scale",
+    "M18": "tests/test_local.py::test_randomize_input_errors",
+    "M26": "tests/test_private_gibbs.py::test_trace_tokens_end_one_before_the_token_count",
+    "M33": "tests/test_topicdp.py::test_runs_with_sklearn_models",
+}
 
 ACC = ["tests/test_accounting_primitives.py", "tests/test_accounting_golden.py",
        "tests/test_accounting_soundness.py", "tests/test_accounting_crosscheck.py"]
