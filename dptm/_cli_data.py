@@ -145,13 +145,13 @@ def _public_split(X, a):
 
 
 def _check_reference_apart(reference, data):
-    """Refuse a ``--reference-data`` path that is, holds or lies in the ``--data`` path: a
-    metric on it would measure the private training text, not public text (a copy of the
-    file under another name is the user's declaration to keep)."""
+    """Refuse a ``--reference-data`` path that is (also as a hard link), holds or lies in the
+    ``--data`` path: a metric on it would measure the private training text, not public text
+    (a copy of the file under another name is the user's declaration to keep)."""
     if data == "demo":
         return
     ref, dat = os.path.realpath(reference), os.path.realpath(data)
-    if os.path.commonpath([ref, dat]) in (ref, dat):
+    if os.path.commonpath([ref, dat]) in (ref, dat) or os.path.samefile(ref, dat):
         raise ValueError(f"--reference-data {reference} overlaps --data {data}: the reference "
                          "corpus must be PUBLIC text apart from the training data (a metric on "
                          "the training documents is neither held out nor covered by the "
@@ -215,9 +215,6 @@ def load_corpus(a, audit=False):
         name = a.data
         if public_vocab is not None:
             X, vocab = text.tokens_to_matrix(tokens, vocabulary=_read_word_list(public_vocab))
-            if X.nnz == 0:      # the fit would refuse it anyway ("X has no tokens")
-                raise ValueError(f"no word of --vocabulary {public_vocab} occurs in {a.data} "
-                                 "(after lower-casing and tokenizing): every document is empty")
             out.provenance = f"public (given: {public_vocab})"
             tokens = None
         elif not private:

@@ -118,8 +118,8 @@ def clip_line(model, unit):
     how = ("given as public" if getattr(inner, "clip_norm", None) is not None else
            "chosen with DP from the noisy histogram of the norms")
     if C == _edges()[0] and getattr(inner, "clip_norm", None) is None:
-        how += (", the smallest candidate bound (one token has norm 1): at this noise level "
-                f"every {unit} of more than a token or so is scaled down to it")
+        how += (", the smallest candidate bound (one token alone has norm 1): at this "
+                "epsilon the noise a larger bound brings costs more than the clipping")
     return (f"clip bound: each {unit}'s contribution is clipped to L2 norm C = {C:.6g} "
             f"({how}; post-processing of the release)")
 

@@ -378,6 +378,10 @@ def _explain_unreachable(exc, a):
         return (f"{msg}\n  with dptm fit: give more {'users' if users else 'documents'}, a "
                 "larger --epsilon or "
                 "--vocab-share, or a public --vocabulary FILE (one word per line)")
+    if "has no tokens: every document is empty" in msg and getattr(a, "public_vocab", None):
+        # the central fits' own refusal, reworded (a local model fits such a corpus)
+        return (f"no word of --vocabulary {a.public_vocab} occurs in {a.data} (after "
+                f"lower-casing and tokenizing): every document is empty ({msg})")
     if "must be <= 2^40 for the exact" in msg:
         return (f"--epsilon {a.epsilon:g} is too small: the noise it needs is beyond the exact "
                 f"samplers' range ({msg}); give a larger --epsilon")

@@ -194,15 +194,19 @@ def public_record_count(report):
 def _noisy_unit_count(estimator, report):
     """``(n, unit)`` from the fit's DP estimate of its number of protected units (a
     PrivateBatchLDA's ``n_documents_estimate_`` / ``n_users_estimate_``: post-processing
-    of its norm-histogram release), or ``(None, None)``: a delta check without a public
-    count."""
+    of its norm-histogram release) plus twice its noise sd (``count_estimate_sd_``), so
+    that a delta at or above 1 / (the true count) warns unless the noise drew more than 2 sd
+    high; ``(None, None)`` without such an estimate."""
     import math
     inner = getattr(estimator, "model_", estimator)     # a vocabulary pipeline's model
     user = str(report.adjacency).startswith("user")
     value = getattr(inner, "n_users_estimate_" if user else "n_documents_estimate_", None)
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
+    sd = getattr(inner, "count_estimate_sd_", None)
+    if not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not isinstance(sd, float) or not math.isfinite(sd):
         return None, None
-    return max(1, int(round(value))), ("users" if user else "documents") + " (a DP estimate)"
+    unit = ("users" if user else "documents") + " (a DP estimate plus 2 noise sd)"
+    return max(1, int(math.ceil(max(value, 0.0) + 2.0 * sd))), unit
 
 
 def _n_rows(X):

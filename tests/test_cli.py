@@ -3,6 +3,7 @@ model prints and publishes, data files, errors."""
 import gzip
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -279,11 +280,15 @@ def test_newcomers_mistakes_get_messages_naming_the_flag(tmp_path, capsys):
                              for w in ("apple", "pear", "plum") * 40))
     words = tmp_path / "words.txt"
     words.write_text("zebra\nquartz\n")
+    hard = tmp_path / "elsewhere" / "public.txt"        # a hard link to the training file
+    hard.parent.mkdir()
+    os.link(notes, hard)
     cases = [
         (["--data", str(tmp_path / "notes") + "/"], "--data: no such file or folder: "),
         (["--data", notes, "--one-per-line", "--reference-data", notes],
          "overlaps --data"),
         (["--data", tmp_path, "--reference-data", notes], "overlaps --data"),
+        (["--data", notes, "--one-per-line", "--reference-data", hard], "overlaps --data"),
         (["--data", notes, "--one-per-line", "--reference-data", tmp_path / "pub.txt"],
          "--reference-data: no such file or folder"),
         (["--data", notes, "--one-per-line", "--vocabulary", words],

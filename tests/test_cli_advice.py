@@ -122,7 +122,7 @@ def test_without_a_measurement_the_expectation_is_shown_and_withholds_the_advice
 
 @pytest.mark.parametrize("flags, concern", [
     (["--delta", "0.5"], r"its guarantee is vacuous \(delta = 0.5 >= 1/n = 1/\d+ documents "
-                         r"\(a DP estimate\)"),
+                         r"\(a DP estimate plus 2 noise sd\)"),
     (["--epsilon", "20"], r"its guarantee is vacuous \(epsilon = 20 exceeds 10"),
 ], ids=["delta", "epsilon"])
 def test_a_vacuous_guarantee_withholds_the_advice_to_publish(flags, concern, tmp_path):
@@ -160,7 +160,7 @@ def test_the_clip_bound_printed_is_the_fits(raw_text, tmp_path, monkeypatch):
     assert len(fitted) == 1 and C == f"{fitted[0].clip_norm_:.6g}"
     # the rule's lowest bin edge is named as such (it is the same on most fits)
     from dptm.models.private_vb import _edges
-    smallest = "the smallest candidate bound (one token has norm 1)" in out
+    smallest = "the smallest candidate bound (one token alone has norm 1)" in out
     assert smallest == (fitted[0].clip_norm_ == _edges()[0])
     if not raw_text:
         # the norm histogram has sensitivity 1; every model release has C

@@ -168,6 +168,18 @@ def test_bad_counts_give_a_clear_error_naming_the_parameter(bad, match):
     assert "HistGradientBoosting" not in str(info.value)     # scikit-learn's supervised advice
 
 
+def test_only_nan_values_get_the_nan_message():
+    # scikit-learn's other errors pass through: a column NAMED "NaN" missing at transform
+    # is a feature-name mismatch, not a NaN value (review6 F3)
+    pd = pytest.importorskip("pandas")
+    from dptm import PrivateBatchLDA
+    X = pd.DataFrame(np.ones((20, 3), dtype=int), columns=["a", "NaN", "c"])
+    model = PrivateBatchLDA(2, target_epsilon=4.0).fit(X)
+    with pytest.raises(ValueError) as info:
+        model.transform(X.rename(columns={"NaN": "b"}))
+    assert "contains NaN or infinity" not in str(info.value)
+
+
 def test_huge_counts_are_refused_by_every_model_before_allocating():
     """One count of 3e9 (> int32 tokens) and 1e300 (> int64): a ValueError naming X, raised
     before any token array is allocated (tracemalloc peak stays small)."""

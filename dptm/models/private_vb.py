@@ -327,6 +327,9 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         with ``groups``).
     n_users_estimate_ : float or None
         With ``groups`` only: the noisy user count (None with a public clip_norm).
+    count_estimate_sd_ : float or None
+        The noise sd of that count (public: set by the budget; None with a public
+        clip_norm).
     release_sigmas_ : list of float
         Noise standard deviation of each model release (public: set by the budget and C).
 
@@ -469,12 +472,14 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
             + ([USER_ASSUMED_PUBLIC] if unit == "user" else [])
             + (["init_topics (given as public)"] if init is not None else [])
             + ([f"clip_norm = {C:g} (given as public)"] if self.clip_norm is not None else []))
+        count_sd = None
         if n_docs is not None:
             # the noisy count (post-processing of the histogram release), never the true one;
             # its noise sd is the bins' sd times sqrt(number of bins)
+            count_sd = float(drawn[0] * math.sqrt(_BINS_PER_OCTAVE * _OCTAVES))
             _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V,
-                                   unit + "s", drawn[0] * math.sqrt(_BINS_PER_OCTAVE * _OCTAVES))
-        return {"plan_": plan, "clip_norm_": float(C),
+                                   unit + "s", count_sd)
+        return {"plan_": plan, "clip_norm_": float(C), "count_estimate_sd_": count_sd,
                 "n_documents_estimate_": None if unit == "user" else n_docs,
                 # the histogram counts users; none is left from an earlier user-level fit
                 "n_users_estimate_": n_docs if unit == "user" else UNSET,
