@@ -226,7 +226,8 @@ def check_fitted(estimator, X=None, stacklevel=2):
 
     * :func:`check_guarantee` on ``estimator.privacy_`` (when set), with ``n`` the
       number of protected units the report declares public (:func:`public_record_count`),
-      else the fit's DP estimate of it (PrivateBatchLDA's noisy count), else none;
+      else the fit's DP estimate of it plus 2 noise sd (PrivateBatchLDA's noisy count),
+      else none;
     * :func:`check_topic_count` with the number of topics released and the number of
       training documents: ``len(X)`` for a non-private estimator, the count the privacy
       report declares public for a private one, and no check when it declares none (a

@@ -153,11 +153,10 @@ def _release_vocabulary(estimator, vocabulary):
             warnings.warn(
                 "release(vocabulary=...): the words look like a fitted vectorizer's "
                 "get_feature_names_out() (a sorted object array); the release declares given "
-                "words public, and a "
-                "vocabulary learned from the private documents is not covered by the "
-                "guarantee. Pass the vectorizer itself (a learned vocabulary is then marked "
-                "in the release) or select the words with dptm.DPVocabulary; ignore this "
-                "warning for a public list", PrivateVocabularyWarning,
+                "words public, and a vocabulary learned from the private documents is not "
+                "covered by the guarantee. Pass the vectorizer itself (a learned vocabulary "
+                "is then marked in the release) or select the words with dptm.DPVocabulary; "
+                "ignore this warning for a public list", PrivateVocabularyWarning,
                 stacklevel=user_stacklevel())
         return vocabulary, privacy
     words = list(vocabulary.get_feature_names_out())

@@ -35,8 +35,8 @@ from .user_contributions import (USER_ASSUMED_PUBLIC, USER_DESCRIPTION, group_do
 # post-processing of the releases (free in privacy); re-exported: tests and mutants read them here
 from .vb_denoise import (_FIRST_MEAN_THRESHOLD, _NOISE_SMOOTHING, _SEARCH_THRESHOLD,  # noqa: F401
                          _SHRUNK_SEARCH_THRESHOLD, _combine_releases, _denoise, _eb_denoise,
-                         _eb_fit_row, _eb_fit_rows, _eb_log_densities, _eb_posterior_mean, _post_process,
-                         _shrink_to_word_means, _word_shrunk)
+                         _eb_fit_row, _eb_fit_rows, _eb_log_densities, _eb_posterior_mean,
+                         _post_process, _shrink_to_word_means, _word_shrunk)
 # the statistic of every release (tests and mutants reach these through this module)
 from .vb_statistic import (_CHUNK_NNZ, _checked_word_weight, _clipped_sum,  # noqa: F401
                            _estep, _exp_dirichlet, _expected_counts, _within_norm)

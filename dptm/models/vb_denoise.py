@@ -20,12 +20,13 @@ _FIRST_MEAN_THRESHOLD = 2.0
 # Smoothing (in noise sd) of the released topics with a numeric ``threshold``.
 _NOISE_SMOOTHING = 0.05
 # The batched EB fit (_eb_fit_rows): Newton stops when its decrement g' H^-1 g is below this
-# share of the negative log-likelihood (it is then within ~1e-7 of its local maximum; the
-# tolerance against BFGS is 1e-6, docs/records/2026-12-03-eb-fit-speed.md) ...
+# share of the negative log-likelihood (then within ~1e-7 of its local maximum), on the
+# shortened rows of its first phase below the second ...
 _EB_NEWTON_TOL = 1e-7
 _EB_COMPRESSED_TOL = 1e-5
 # ... topics gaining less than this many nats over the all-spike model are also fitted from
-# a second start (a second maximum BFGS can stop in was seen only below 1.3 nats) ...
+# a second start (near-empty topics have a second maximum; a margin over where it was seen,
+# docs/records/2026-12-03-eb-fit-speed.md) ...
 _EB_WEAK_GAIN = 10.0
 # ... and rows go through numpy in blocks of this many (the temporaries stay in the cache).
 _EB_BLOCK = 8
