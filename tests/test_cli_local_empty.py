@@ -1,9 +1,9 @@
 """dptm fit with a local-DP model: whether the run is refused must not depend on the clients'
 true documents. The clients randomize their own presence vectors (randomized response), so
 the server's fit takes a corpus whose every document is empty over the vocabulary as it
-takes any other; a CLI refusal of that corpus alone tells it from its neighbour with one
-document holding one vocabulary word (review6: the refusal "no word of --vocabulary F
-occurs in D" ran for every model, though only the central fits refuse an empty X)."""
+takes any other; a CLI refusal of that corpus alone would tell it from its neighbour with
+one document holding one vocabulary word (only the central fits refuse an empty X, and the
+CLI only rewords their refusal)."""
 import io
 
 import pytest

@@ -80,15 +80,19 @@ def test_eb_fit_is_the_likelihood_maximum(p, lam, s):
         assert loglik(p_hat * dq, lam_hat * dr) <= best + 1e-6 * abs(best)
 
 
+def _mixture_nll(y, s, log_p, log_q, lam):
+    # the negative log-likelihood of the spike (weight e^log_q) and slab (e^log_p) mixture
+    l0, l1 = P._eb_log_densities(y, s, lam)
+    return -float(np.logaddexp(log_q + l0, log_p + l1).sum())
+
+
 def _eb_nll(y, s, a, b, scale=1.0):
-    # the negative log-likelihood at logit p = a, log slab mean = b, from the densities
-    l0, l1 = P._eb_log_densities(y, s, math.exp(-b) / scale)
-    return -float(np.logaddexp(-np.logaddexp(0, a) + l0, -np.logaddexp(0, -a) + l1).sum())
+    # at logit p = a, log slab mean = b (log p and log(1 - p) without rounding p near 1)
+    return _mixture_nll(y, s, -np.logaddexp(0, -a), -np.logaddexp(0, a), math.exp(-b) / scale)
 
 
 def _eb_nll_at(y, s, p, lam):
-    return -float(np.logaddexp(np.log1p(-p) + P._eb_log_densities(y, s, lam)[0],
-                               math.log(p) + P._eb_log_densities(y, s, lam)[1]).sum())
+    return _mixture_nll(y, s, math.log(p), np.log1p(-p), lam)
 
 
 def _eb_brute_force(y, s):
