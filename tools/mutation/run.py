@@ -19,6 +19,7 @@ whether the suite caught it ("killed": a test failed) or not ("survived").
     python tools/mutation/run.py --set fresh4 --confirm     # survivors rerun on the whole suite
     python tools/mutation/run.py --set fresh5 --prebuilt   # the fifth blind round
     python tools/mutation/run.py --set fresh6 --prebuilt   # the sixth blind round
+    python tools/mutation/run.py --set fresh7 --prebuilt   # the seventh blind round
 
 A mutant's test files are chosen by the names of the files (by someone who has not read them, for
 a blind round), so a test elsewhere may kill what they miss: ``--confirm`` runs every survivor of
@@ -47,13 +48,15 @@ from mutants_fresh3 import FRESH3_MUTANTS  # noqa: E402
 from mutants_fresh4 import FRESH4_MUTANTS  # noqa: E402
 from mutants_fresh5 import FRESH5_MUTANTS  # noqa: E402
 from mutants_fresh6 import FRESH6_MUTANTS  # noqa: E402
+from mutants_fresh7 import FRESH7_MUTANTS  # noqa: E402
 
 SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "fresh2": FRESH2_MUTANTS, "fresh3": FRESH3_MUTANTS,
         "fresh4": FRESH4_MUTANTS, "fresh5": FRESH5_MUTANTS, "fresh6": FRESH6_MUTANTS,
+        "fresh7": FRESH7_MUTANTS,
         "user": USER_MUTANTS,
         "user-e2e": E2E_MUTANTS,
         "all": MUTANTS + FRESH_MUTANTS + FRESH2_MUTANTS + FRESH3_MUTANTS + FRESH4_MUTANTS
-        + FRESH5_MUTANTS + FRESH6_MUTANTS + USER_MUTANTS + E2E_MUTANTS}
+        + FRESH5_MUTANTS + FRESH6_MUTANTS + FRESH7_MUTANTS + USER_MUTANTS + E2E_MUTANTS}
 
 
 def _run(cmd, cwd, timeout):
@@ -84,6 +87,7 @@ def main(argv=None):
                          "mutants_fresh2.py (fresh2), mutants_fresh3.py (fresh3), "
                          "mutants_fresh4.py (fresh4), mutants_fresh5.py (fresh5), "
                          "mutants_fresh6.py (fresh6), "
+                         "mutants_fresh7.py (fresh7), "
                          "mutants_user.py (user), "
                          "mutants_user_e2e.py (user-e2e) or all")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
