@@ -27,9 +27,20 @@ class Corpus:
     """
 
     def __init__(self, doc_ptr, word_ids, n_words):
-        self.doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
-        self.word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
-        self.n_words = int(n_words)
+        # copies: a Corpus never shares memory with the caller's arrays
+        self._set(np.array(doc_ptr, dtype=np.int64, order="C"),
+                  np.array(word_ids, dtype=np.int32, order="C"), n_words)
+
+    @classmethod
+    def _owning(cls, doc_ptr, word_ids, n_words):
+        """A Corpus of arrays the caller just built and hands over (no copy)."""
+        corpus = cls.__new__(cls)
+        corpus._set(np.ascontiguousarray(doc_ptr, dtype=np.int64),
+                    np.ascontiguousarray(word_ids, dtype=np.int32), n_words)
+        return corpus
+
+    def _set(self, doc_ptr, word_ids, n_words):
+        self.doc_ptr, self.word_ids, self.n_words = doc_ptr, word_ids, int(n_words)
         if self.doc_ptr.ndim != 1 or self.doc_ptr[0] != 0 or self.doc_ptr[-1] != self.word_ids.size \
                 or np.any(np.diff(self.doc_ptr) < 0):
             raise ValueError("doc_ptr must start at 0, be non-decreasing and end at len(word_ids)")
@@ -53,7 +64,7 @@ class Corpus:
         word_ids = np.repeat(X.indices.astype(np.int32), X.data)
         doc_ptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
         np.cumsum(np.asarray(X.sum(axis=1)).ravel(), out=doc_ptr[1:])
-        return cls(doc_ptr, word_ids, X.shape[1])
+        return cls._owning(doc_ptr, word_ids, X.shape[1])
 
     def to_matrix(self):
         """The CSR count matrix (int64) these tokens came from."""

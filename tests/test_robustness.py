@@ -209,6 +209,17 @@ def test_corpus_token_limit_is_the_int32_count_type():
         Corpus.from_matrix(X)
 
 
+def test_corpus_copies_the_callers_token_arrays():
+    # the caller's arrays stay theirs: changing them afterwards does not change the corpus
+    # (nor a later fit's tokens), and nothing the corpus holds is a view of them
+    doc_ptr, word_ids = np.array([0, 2, 3]), np.array([0, 2, 1], dtype=np.int32)
+    corpus = Corpus(doc_ptr, word_ids, 3)
+    assert not np.shares_memory(corpus.word_ids, word_ids)
+    assert not np.shares_memory(corpus.doc_ptr, doc_ptr)
+    word_ids[0], doc_ptr[1] = 2, 1
+    assert corpus.word_ids.tolist() == [0, 2, 1] and corpus.doc_ptr.tolist() == [0, 2, 3]
+
+
 @pytest.mark.parametrize("word_ids", [[0, 3], [-1, 0]], ids=["V", "negative"])
 def test_corpus_refuses_word_ids_outside_the_vocabulary(word_ids):
     # catches the bound off by one (fresh round 5, J67): id V would index one past the

@@ -209,7 +209,7 @@ def reconstruct(X_noisy, target_counts, random_state=None):
 def _corpus_from_bits(R):
     """Corpus of a 0/1 CSR matrix without the non-empty check of Corpus.from_matrix."""
     doc_ptr = R.indptr.astype(np.int64)
-    return Corpus(doc_ptr, R.indices.astype(np.int32), R.shape[1])
+    return Corpus._owning(doc_ptr, R.indices.astype(np.int32), R.shape[1])
 
 
 # ---------------------------------------------------------------------------- privacy

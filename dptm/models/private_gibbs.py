@@ -157,7 +157,7 @@ def _visiting_order(corpus, gen, order="random"):
     if order != "random":
         raise ValueError(f"order must be 'random' or 'sorted', got {order!r}")
     words = shuffle_within_segments(corpus.doc_ptr, corpus.word_ids, gen)
-    return Corpus(corpus.doc_ptr, words, corpus.n_words)
+    return Corpus._owning(corpus.doc_ptr, words, corpus.n_words)
 
 
 def _count_update_buffers(corpus, K, n_threads):
