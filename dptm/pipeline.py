@@ -367,7 +367,8 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
         # Every caveat of the stages is kept: their notes, their descriptions (paper modes),
         # random DP, test mode and what they assume public.
         notes.append(f"stage 1 release: {vreport.description}")
-        notes.extend(f"stage 1: {n}" for n in vreport.notes)
+        # (the vocabulary's own "groups=None" note repeats the adjacency note above)
+        notes.extend(f"stage 1: {n}" for n in vreport.notes if not n.startswith("groups=None"))
         notes.append(f"stage 2 release: {mreport.description}")
         notes.extend(f"stage 2: {n}" for n in mreport.notes)
         gamma = mreport.gamma

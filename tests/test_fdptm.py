@@ -53,6 +53,8 @@ def test_composition_is_basic_composition_of_both_stages():
     assert rep.epsilon(1.5e-5) == math.inf            # below delta1 + delta2: no guarantee
     text = str(rep)
     assert "stage 1" in text and "stage 2" in text and "Theorem 4.1" in text
+    # the adjacency is stated once, not again by the vocabulary stage's own note
+    assert sum("own user" in n for n in rep.notes) == 1
 
 
 def test_report_keeps_what_the_model_stage_assumes_public():
