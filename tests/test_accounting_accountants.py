@@ -209,6 +209,17 @@ def test_report_pure_and_validation():
         PaperClaim("x", "no_such_recipe")
 
 
+def test_pure_report_summary_states_the_epsilon_at_delta_zero():
+    # release.json's summary of a pure-DP report keeps its pure epsilon (basic composition:
+    # 400 x 1/2) beside the smaller epsilon at its delta > 0 (catches fresh round 7, T13:
+    # the summary's "pure" epsilon taken at the report's delta)
+    r = PrivacyReport(SelfComposedEvent(LaplaceEvent(2.0), 400), "word", default_delta=1e-5)
+    d = r.to_dict()
+    assert d["epsilon_pure"] == pytest.approx(200.0, rel=1e-12)
+    assert d["epsilon"] < 100.0 and d["method"] != "pure"
+    assert "epsilon_pure" not in PrivacyReport(GaussianEvent(2.0), "document").to_dict()
+
+
 @pytest.mark.skipif(not pld_available(), reason="dp-accounting not installed")
 @pytest.mark.parametrize("error", [OverflowError, ZeroDivisionError, MemoryError, ValueError])
 def test_report_keeps_the_built_in_bound_when_pld_fails(monkeypatch, error):

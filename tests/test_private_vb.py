@@ -342,6 +342,11 @@ def test_default_plan_draws_the_recorded_sigmas(eps):
     np.testing.assert_allclose(seen, [plan[0].z] + [r.z * m.clip_norm_ for r in plan[1:]],
                                rtol=1e-4)
     assert seen[1:] == m.release_sigmas_
+    # the noisy document count sums every bin of the histogram release: its sd is that
+    # release's sigma times the root of the number of bins (catches fresh round 7, T17:
+    # the sd taken from the last model release's sigma)
+    assert m.count_estimate_sd_ == pytest.approx(seen[0] * len(private_vb._edges()) ** 0.5,
+                                                 rel=1e-12)
     assert m.n_iter_ == len(plan) - 1
     assert eps - 0.01 < m.privacy_.epsilon(1e-5, method="rdp") <= eps
     assert m.clip_norm_ in set(private_vb._edges())
