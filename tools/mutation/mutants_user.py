@@ -56,8 +56,8 @@ USER_MUTANTS = [
          new="        cuts = target.round().astype(np.int64)", tests=USER,
          what="an in-process matrix split into row blocks that cut users"),
     dict(id="U11", file="dptm/models/private_vb.py",
-         old='                                   unit + "s", drawn[0]',
-         new='                                   "documents", drawn[0]', tests=USER,
+         old='                                   unit + "s", count_sd)',
+         new='                                   "documents", count_sd)', tests=USER,
          what="the uninformative-model warning calls the noisy user count a document count"),
     dict(id="U12", file=UC,
          old="    out = np.empty(len(seq), dtype=object)\n    for i, g in enumerate(seq):\n"
