@@ -15,7 +15,9 @@ topics fixed, then ``dptm.metrics.perplexity``), the ratio of the user-level mod
 document-level one at the same epsilon (target: <= 1.15 at epsilon 4 on the issue's shape),
 the clip bounds, the share of training tokens a scaling of each user's (document's) summed
 count vector to the clip bound would remove (an upper bound on the mass clipping costs), and
-both pipelines without noise at the first epsilon's clip bound (clipping's cost alone).
+both pipelines without noise at the first epsilon's clip bound (clipping's cost alone);
+with ``--clip-oracle`` the error each clip bound would give a release after rescaling,
+from the true count vectors (``clip_oracle``, non-private: a diagnosis of the rule).
 
 Corpora: ``authors17k`` (real, shaped like the issue's target: bench/corpora.py),
 ``synthetic`` (``corpora.target_shape()`` exactly: 17,000 documents by 8,500 users, each
@@ -96,6 +98,46 @@ def clipped_share(X, users, C):
     return float((tokens * (1 - scale)).sum() / tokens.sum())
 
 
+def clip_oracle(X, units, edges, noise_sq):
+    """What each clip bound C in ``edges`` would cost a release of the summed count vectors
+    of ``units`` (one id per row of ``X``) if the rescaling were free: min over lambda of
+    |S - lambda S_C|^2 + lambda^2 noise_sq C^2, with S the sum of the units' count vectors,
+    S_C the sum of each one scaled to L2 norm at most C, and noise_sq C^2 the squared norm of
+    the release's noise summed over topics (K V z^2 C^2). NON-PRIVATE (it reads every unit):
+    a diagnosis of the clip rule, which sees only the noisy norm histogram. A release scaled
+    by one common factor costs nothing here (the topics are normalised), so every C below all
+    the units' norms costs the same. Returns the costs, one per edge."""
+    _, inv = np.unique(units, return_inverse=True)
+    U = sp.csr_matrix((np.ones(len(inv)), (inv, np.arange(len(inv)))),
+                      shape=(inv.max() + 1, len(inv))) @ sp.csr_matrix(X, dtype=np.float64)
+    norms = np.sqrt(np.asarray(U.multiply(U).sum(axis=1)).ravel())
+    S = np.asarray(U.sum(axis=0)).ravel()
+    out = []
+    for C in edges:
+        scale = np.minimum(1.0, C / np.maximum(norms, 1e-300))
+        SC = np.asarray(U.multiply(scale[:, None]).sum(axis=0)).ravel()
+        lam = float(S @ SC) / (float(SC @ SC) + noise_sq * C * C)
+        out.append(float(np.sum((S - lam * SC) ** 2) + lam * lam * noise_sq * C * C))
+    return np.array(out)
+
+
+def _print_clip_oracle(Xtr, gtr, epsilons, name):
+    from dptm.models.private_vb import _edges, fit_plan
+    edges = _edges()[:24]
+    out = {}
+    for eps in epsilons:
+        zs = [r.z for r in fit_plan(eps, DELTA, K, Xtr.shape[1]) if r.statistic != "norm-histogram"]
+        q = K * Xtr.shape[1] * float(np.mean(np.square(zs)))     # as the clip rule's noise term
+        for level, units in (("document", np.arange(Xtr.shape[0])), ("user", gtr)):
+            cost = clip_oracle(Xtr, units, edges, q)
+            rel = cost / cost.min()
+            out[f"{level} eps {eps:g}"] = {f"{c:.3g}": float(r) for c, r in zip(edges, rel)}
+            print(f"   clip oracle {name} {level:8s} eps {eps:g}: best C {edges[np.argmin(cost)]:.3g}; "
+                  "cost / best at C = " + " ".join(f"{c:.3g}:{r:.3f}" for c, r in
+                                                    zip(edges[::2], rel[::2])), flush=True)
+    return out
+
+
 def adjacency(model):
     """The unit the model's report protects ("document", "user"), or None."""
     report = getattr(model, "privacy_", None)
@@ -112,12 +154,13 @@ def _fits(make, fit, Xte, repeats):
         clips.append(getattr(m, "clip_norm_", np.nan))
         unit = adjacency(m)
     ppl = [r["perplexity"] for r in runs]
-    return dict(perplexity=float(np.median(ppl)), lo=min(ppl), hi=max(ppl),
+    return dict(perplexity=float(np.median(ppl)), lo=min(ppl), hi=max(ppl), runs=ppl,
                 npmi=float(np.median([r["npmi"] for r in runs])), clip=float(np.median(clips)),
                 unit=unit, fits=repeats, cpu_s=(time.process_time() - t) / repeats)
 
 
-def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True, user_clips=()):
+def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True, user_clips=(),
+               oracle=False):
     from sklearn.decomposition import LatentDirichletAllocation
     try:
         Xtr, Xte, gtr, shape, desc = load(name, quick)
@@ -132,6 +175,7 @@ def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True, user
           f"{100 * shape['users_with_one_doc']:.1f}% with one doc, max "
           f"{shape['max_docs_per_user']} per user, top 1% of users hold "
           f"{100 * shape['docs_by_top1pct_users']:.1f}% of docs", flush=True)
+    oracle_costs = _print_clip_oracle(Xtr, gtr, epsilons, name) if oracle else None
     rows = []
     t = time.process_time()
     ref = LatentDirichletAllocation(K, learning_method="batch", random_state=0).fit(Xtr)
@@ -188,7 +232,8 @@ def run_corpus(name, quick, repeats, epsilons, floor=True, clip_floor=True, user
     print()
     print(format_table(rows, COLUMNS))
     return {"corpus": name, "description": desc, "shape": shape, "train_shape": tshape,
-            "n_train": Xtr.shape[0], "n_heldout": Xte.shape[0], "V": Xtr.shape[1], "rows": rows}
+            "n_train": Xtr.shape[0], "n_heldout": Xte.shape[0], "V": Xtr.shape[1], "rows": rows,
+            "clip_oracle": oracle_costs}
 
 
 COLUMNS = [("model", None), ("level", None), ("epsilon", "g"), ("perplexity", ".1f"),
@@ -207,6 +252,8 @@ def main(argv=None):
                    help="skip the eps 1e5 rows at the first epsilon's clip bound")
     p.add_argument("--user-clips", nargs="*", type=float, default=[],
                    help="diagnosis: user-level fits at the first epsilon with these clip_norm")
+    p.add_argument("--clip-oracle", action="store_true",
+                   help="diagnosis: print clip_oracle's cost at each clip bound (non-private)")
     p.add_argument("--quick", action="store_true", help="a 2,000-document synthetic corpus")
     p.add_argument("--name", default="bench_user_level", help="bench/results/NAME.json")
     a = p.parse_args(argv)
@@ -214,7 +261,7 @@ def main(argv=None):
     print(f"repeats: {a.repeats}; epsilons: {a.epsilons}; load: {os.getloadavg()}", flush=True)
     results = [r for c in chosen
                if (r := run_corpus(c, a.quick, a.repeats, a.epsilons, not a.no_floor,
-                                   not a.no_clip_floor, a.user_clips))]
+                                   not a.no_clip_floor, a.user_clips, a.clip_oracle))]
     print(f"\nload: {os.getloadavg()}")
     rows = [r for res in results for r in res["rows"]]
     report(a.name, rows, [("corpus", None)] + COLUMNS,

@@ -93,6 +93,21 @@ def test_clipped_share_closed_form():
     assert bul.clipped_share(X, users, 10.0) == 0.0
 
 
+def test_clip_oracle_closed_form():
+    # one direction: every C below both norms (5, 10) costs s^2 q / (n^2 + q) with s = |S| =
+    # 15, n = 2 units, whatever C (the common scale is free); a missing rescaling would not be
+    X = sp.csr_matrix(np.array([[3, 4], [6, 8]]))
+    cost = bul.clip_oracle(X, np.array([0, 1]), [1.0, 2.0, 5.0], 1.0)
+    assert cost == pytest.approx([225 / 5] * 3)
+    # orthogonal users (the second one's two documents summed: [0, 2]), no noise: clipped at
+    # 1, S_C = [1, 1] against S = [3, 2]: lambda = 5 / 2 leaves (0.5^2 + 0.5^2) of bias
+    X = sp.csr_matrix(np.array([[3, 0], [0, 1], [0, 1]]))
+    users = np.array([0, 1, 1])
+    assert bul.clip_oracle(X, users, [1.0], 0.0) == pytest.approx([0.5])
+    # nothing clipped (C = 10): only the noise, rescaled: s^2 q C^2 / (s^2 + q C^2), s^2 = 13
+    assert bul.clip_oracle(X, users, [10.0], 0.01) == pytest.approx([13 * 1 / (13 + 1)])
+
+
 def _tiny(name, quick):
     shape = corpora.target_shape(60, 150, 10)
     X, users = bul.synthetic_users(shape, n_words=80, n_topics=3, doc_length=(10, 20))
@@ -104,9 +119,14 @@ def test_bench_user_level_smoke(monkeypatch, capsys):
     monkeypatch.setattr(bul, "load", _tiny)
     monkeypatch.setattr(bul, "K", 3)
     res = bul.main(["--corpus", "synthetic", "--repeats", "1", "--epsilons", "4",
-                    "--user-clips", "3", "--name", "test_bench_user_level_smoke"])
+                    "--user-clips", "3", "--clip-oracle", "--name",
+                    "test_bench_user_level_smoke"])
     rows = {(r["level"], r["epsilon"]): r for r in res[0]["rows"]}
     assert ("document", 4.0) in rows and ("document", bul.FLOOR_EPSILON) in rows
+    assert len(rows[("document", 4.0)]["runs"]) == 1
+    oracle = res[0]["clip_oracle"]
+    assert set(oracle) == {"document eps 4", "user eps 4"}
+    assert all(min(c.values()) == 1.0 for c in oracle.values())
     assert rows[("document", 4.0)]["unit"] == "document"
     if bul.has_groups_api():
         user = rows[("user", 4.0)]
