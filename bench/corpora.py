@@ -500,12 +500,13 @@ _PROBES = {
 }
 
 
-def available():
-    """``{name: None}`` for every corpus this machine can build (or has cached), else
-    ``{name: reason}``. Cheap: the sources are looked for, not read."""
+def available(sources_only=False):
+    """``{name: None}`` for every corpus this machine can build (or has cached; with
+    ``sources_only``, only where its raw source is present, so that it can be built
+    again), else ``{name: reason}``. Cheap: the sources are looked for, not read."""
     out = {}
     for name in NAMES:
-        if glob.glob(str(cache_dir() / f"{name}-V*-seed*-{_stamp(name)}.npz")):
+        if not sources_only and glob.glob(str(cache_dir() / f"{name}-V*-seed*-{_stamp(name)}.npz")):
             out[name] = None
             continue
         check, hint = _PROBES[name]

@@ -679,11 +679,18 @@ def _models_epilog():
             + "\n\nexample: dptm fit --data texts/ --epsilon 4 -k 10 --save release")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad flag gives one line and where to look, not the whole usage block."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="dptm", description=__doc__.split("\n\n")[0],
-                                     epilog="dptm alone runs 'dptm fit' on the embedded demo "
-                                            "corpus with the recommended private model.",
-                                     formatter_class=_HelpFormatter)
+    parser = _Parser(prog="dptm", description=__doc__.split("\n\n")[0],
+                     epilog="dptm alone runs 'dptm fit' on the embedded demo corpus with the "
+                            "recommended private model.",
+                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"dptm {__version__}")
     sub = parser.add_subparsers(dest="command")
     fit = sub.add_parser("fit", help="train a topic model and report it (the default command)",

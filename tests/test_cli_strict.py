@@ -37,6 +37,8 @@ def test_every_flag_is_range_checked(flag, value, capsys):
     err = capsys.readouterr().err
     assert f"argument {flag}" in err or (flag in err and "argument" in err)
     assert "Traceback" not in err
+    # one line naming the flag and where to look (docs/guide/cli.md), not the usage block
+    assert err.count("\n") == 1 and err.endswith("(see 'dptm fit --help')\n")
 
 
 @pytest.mark.parametrize("value", ["0", "3", "-2"])
