@@ -140,6 +140,11 @@ def prior_guide(caught, ratio):
             f"model's perplexity, {verdict}")
 
 
+# A measured private / unigram ratio at or above this is a concern too: two fits of the same
+# model differ by a few percent in held-out perplexity.
+_MARGINAL_RATIO = 0.95
+
+
 def words(n):
     return f"{n} word" if n == 1 else f"{n} words"
 
@@ -160,6 +165,10 @@ def publication_concerns(n_words, n_topics, metrics, predicted, vacuous=()):
         if ratio >= 1.0:
             concerns.append("on public held-out data its topics are no better than a unigram "
                             f"model (private / unigram = {ratio:.2f}x)")
+        elif ratio >= _MARGINAL_RATIO:
+            concerns.append("on public held-out data its topics are barely better than a "
+                            f"unigram model (private / unigram = {ratio:.2f}x: within the "
+                            "few percent that separate two fits of the same model)")
     elif predicted:
         concerns.append("the fit expects its topics to be no better than a unigram model "
                         "(UninformativeModelWarning, from public inputs; measure on public "
@@ -167,14 +176,18 @@ def publication_concerns(n_words, n_topics, metrics, predicted, vacuous=()):
     return concerns
 
 
-def saved_line(path, concerns, hinted=False):
-    """The last line of a saved private fit: publish it, or why it is not worth it;
-    ``hinted``: the --group-key hint was printed (the verdict is then at document level)."""
+def saved_line(path, concerns, hinted=False, measured=False):
+    """The last line of a saved private fit: no concern, or why it is not worth publishing;
+    ``hinted``: the --group-key hint was printed (the verdict is then at document level);
+    ``measured``: the release was evaluated on public held-out text."""
     if not concerns:
         level = (" as a document-level release (if one person wrote several records, see the "
                  "--group-key hint above)") if hinted else ""
-        return (f"release written to {path} (topics.npz + release.json): publish this{level}, "
-                "not the fitted estimator")
+        checked = ("" if measured else "; its topics were not measured against word "
+                   "frequencies (give public text with --reference-data FILE)")
+        return (f"release written to {path} (topics.npz + release.json): no concern found "
+                f"for publishing it{level}{checked}. Publish the release, never the fitted "
+                "estimator")
     return (f"release written to {path} (topics.npz + release.json), but it is NOT worth "
             f"publishing as it is: {'; '.join(concerns)}. If you publish topics, publish a "
             "release, never the fitted estimator")

@@ -201,6 +201,10 @@ def test_report_contents_and_pickle():
 def test_report_pure_and_validation():
     r = PrivacyReport(SelfComposedEvent(LaplaceEvent(2.0), 4), "word")
     assert "delta = 0" in str(r) and r.epsilon() == pytest.approx(2.0)
+    # the route named in the repr (FDPTM's two approximate-DP stages), not "pure"
+    staged = PrivacyReport(ComposedEvent((ApproxDPEvent(1.0, 1e-6), ApproxDPEvent(2.0, 1e-6))),
+                           "document")
+    assert repr(staged).endswith("epsilon=3 at delta=1e-05 via basic composition)")
     with pytest.raises(ValueError, match="adjacency"):
         PrivacyReport(LaplaceEvent(1.0), "sentence")
     with pytest.raises(ValueError, match="gamma"):

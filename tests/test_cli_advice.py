@@ -39,7 +39,7 @@ def always_predicts_poor(monkeypatch):
 
 # ------------------------------------------------------------------ the advice to publish
 def test_a_tiny_dp_vocabulary_withholds_the_advice_to_publish(tmp_path):
-    # catches: "publish this" printed whatever the release looks like
+    # catches: "no concern found" printed whatever the release looks like
     notes = _jsonl(tmp_path / "notes.jsonl", [{"text": t} for t in DEMO.texts[:300]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -47,7 +47,7 @@ def test_a_tiny_dp_vocabulary_withholds_the_advice_to_publish(tmp_path):
         code, out = run("fit", "--data", notes, "-k", "30", "--save", tmp_path / "rel")
     assert code == 0, out
     n = int(re.search(r"private vocabulary: (\d+) words?", out).group(1))
-    assert "publish this" not in out
+    assert "no concern found" not in out
     assert f"NOT worth publishing as it is: its vocabulary has only {n} word" in out
     assert "for K = 30 topics (under 10 words per topic" in out
 
@@ -62,7 +62,7 @@ def test_a_tiny_public_vocabulary_withholds_the_advice_to_publish(tmp_path):
         code, out = run("fit", "--data", notes, "--vocabulary", words, "-k", "8",
                         "--save", tmp_path / "rel")
     assert code == 0, out
-    assert "publish this" not in out
+    assert "no concern found" not in out
     assert "its vocabulary has only 10 words for K = 8 topics" in out
 
 
@@ -89,7 +89,8 @@ def test_a_good_measurement_on_public_data_keeps_the_advice_to_publish(always_pr
     ratio = re.search(r"private / unigram = (\d+\.\d\d)x", out).group(1)
     assert (f"The measurement above, on public held-out data, is the one to go by: {ratio}x "
             "the unigram model's perplexity, better than word frequencies") in out
-    assert "publish this" in out and "NOT worth publishing" not in out
+    assert "no concern found" in out and "NOT worth publishing" not in out
+    assert "not measured" not in out           # measured on the demo's held-out split
 
 
 def test_a_poor_measurement_on_public_data_withholds_the_advice(tmp_path):
@@ -100,7 +101,7 @@ def test_a_poor_measurement_on_public_data_withholds_the_advice(tmp_path):
     assert code == 0
     ratio = float(re.search(r"private / unigram = (\d+\.\d\d)x", out).group(1))
     assert ratio >= 1
-    assert "publish this" not in out
+    assert "no concern found" not in out
     assert ("NOT worth publishing as it is: on public held-out data its topics are no better "
             f"than a unigram model (private / unigram = {ratio:.2f}x)") in out
 
@@ -116,7 +117,7 @@ def test_without_a_measurement_the_expectation_is_shown_and_withholds_the_advice
         code, out = run("fit", "--data", notes, "--vocabulary", words, "-k", "4",
                         "--save", tmp_path / "rel")
     assert code == 0, out
-    assert "prior guide" not in out and "publish this" not in out
+    assert "prior guide" not in out and "no concern found" not in out
     assert "NOT worth publishing as it is: the fit expects its topics to be no better" in out
 
 
@@ -126,12 +127,12 @@ def test_without_a_measurement_the_expectation_is_shown_and_withholds_the_advice
     (["--epsilon", "20"], r"its guarantee is vacuous \(epsilon = 20 exceeds 10"),
 ], ids=["delta", "epsilon"])
 def test_a_vacuous_guarantee_withholds_the_advice_to_publish(flags, concern, tmp_path):
-    # catches: "publish this" beside a VacuousGuaranteeWarning of the same run
+    # catches: "no concern found" beside a VacuousGuaranteeWarning of the same run
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         code, out = run("fit", *flags, "--save", tmp_path / "rel")
     assert code == 0, out
-    assert "publish this" not in out
+    assert "no concern found" not in out
     assert re.search(r"NOT worth publishing as it is: " + concern, out), out
 
 
@@ -215,7 +216,7 @@ def test_jsonl_gets_one_hint_that_names_no_field(tmp_path, capsys):
 
 
 def test_the_hint_comes_before_the_topics_and_qualifies_the_verdict(tmp_path):
-    # catches: a hint lost at the end of stderr while stdout says a plain "publish this"
+    # catches: a hint lost at the end of stderr while stdout says a plain "no concern found"
     words = tmp_path / "words.txt"
     words.write_text("\n".join(DEMO.vocabulary) + "\n")
     path = _jsonl(tmp_path / "a.jsonl", _records(author="a1"))
@@ -233,6 +234,22 @@ def test_the_hint_comes_before_the_topics_and_qualifies_the_verdict(tmp_path):
     assert "as a document-level release" in saved_line("rel", [], hinted=True)
     assert "document-level" not in saved_line("rel", [], hinted=False)
     assert "NOT worth publishing" in saved_line("rel", ["a concern"], hinted=True)
+    # without a measurement the verdict says so and how to measure
+    assert "not measured" in saved_line("rel", []) and "--reference-data" in saved_line("rel", [])
+    assert "not measured" not in saved_line("rel", [], measured=True)
+
+
+@pytest.mark.parametrize("ratio, concern", [(0.94, None), (0.95, "barely better"),
+                                            (0.999, "barely better"), (1.0, "no better")])
+def test_a_measured_ratio_within_a_few_percent_of_the_unigram_model_is_a_concern(ratio,
+                                                                                 concern):
+    # catches: 0.96x the unigram model's perplexity reported as worth publishing
+    from dptm._cli_report import publication_concerns
+    got = publication_concerns(500, 8, {"unigram_ratio": ratio}, predicted=[])
+    if concern is None:
+        assert got == []
+    else:
+        assert len(got) == 1 and concern in got[0] and f"{ratio:.2f}x" in got[0]
 
 
 def test_the_hint_reads_a_csv_header(tmp_path, capsys):

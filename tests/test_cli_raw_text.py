@@ -100,7 +100,7 @@ def test_non_private_output_is_marked_on_screen_and_in_the_file(inputs, tmp_path
     assert code == 0, out
     assert f"NOT PRIVATE, {int(N_DOCS - round(0.1 * N_DOCS))} training documents" in out
     assert "privacy: NONE. NOT PRIVATE" in out and "NOT PRIVATE: output written to" in out
-    assert "publish this" not in out
+    assert "no concern found" not in out
     meta = json.loads((save / "release.json").read_text())
     assert meta["private"] is False and meta["privacy"] is None
     assert meta["privacy_summary"].startswith("NOT PRIVATE")

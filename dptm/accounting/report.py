@@ -438,7 +438,8 @@ class PrivacyReport:
         eps, method = self._safe_eps(self.default_delta)
         mode = "TEST MODE (seeded), " if self.seeded else ""
         return (f"PrivacyReport({mode}adjacency={self.adjacency!r}, epsilon={eps:.4g} at "
-                f"delta={self.default_delta:.3g} via {method})")
+                f"delta={self.default_delta:.3g} via "
+                f"{'basic composition' if method == 'pure' else method})")
 
     def __eq__(self, other):
         return isinstance(other, PrivacyReport) and self.__dict__ == other.__dict__
