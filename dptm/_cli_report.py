@@ -89,7 +89,8 @@ def public_utility(a, data, release, out, make_reference, perplexity):
     line = (f"utility on {data.eval_where}: held-out perplexity {check.perplexity:.2f}"
             f" ({X_eval.shape[0]} public documents); a unigram model of those documents: "
             f"{check.unigram_perplexity:.2f} (private / unigram = {check.ratio:.2f}x, below 1 "
-            "is better than word frequencies)")
+            f"is better than word frequencies; both over the release's "
+            f"{words(len(release.vocabulary))})")
     if data.public:
         from .text import tokens_to_matrix
         X_ref = data.X_train

@@ -35,7 +35,8 @@ def test_main_job_on_demo_corpus():
     assert len(topics) == 8 and all(len(t) == 10 for t in topics)
     m = re.search(r"held-out perplexity (\d+\.\d\d) \(80 public documents\); a unigram model "
                   r"of those documents: (\d+\.\d\d) \(private / unigram = (\d+\.\d\d)x, "
-                  r"below 1 is better than word frequencies\); non-private "
+                  r"below 1 is better than word frequencies; both over the release's 232 "
+                  r"words\); non-private "
                   r"GibbsLDA on the same public documents: (\d+\.\d\d) \(private / non-private "
                   r"= (\d+\.\d\d)x\)", out)
     assert m and abs(float(m.group(1)) / float(m.group(4)) - float(m.group(5))) < 0.01
