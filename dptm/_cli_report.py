@@ -160,7 +160,8 @@ def publication_concerns(n_words, n_topics, metrics, predicted, vacuous=()):
                 + ")" for w in vacuous]
     if n_words < 10 * n_topics:
         concerns.append(f"its vocabulary has only {words(n_words)} for K = {n_topics} topics "
-                        "(under 10 words per topic: fewer topics -k, or more words)")
+                        "(under 10 words per topic: fewer topics -k, or more words: a public word "
+                        "list with --vocabulary FILE)")
     ratio = metrics.get("unigram_ratio")
     if ratio is not None:
         if ratio >= 1.0:
