@@ -187,6 +187,9 @@ def load_corpus(a, audit=False):
                        ("--reference-data", getattr(a, "reference_data", None))):
         if path is not None and not os.path.exists(path):
             raise ValueError(f"{flag}: no such file or folder: {path}")
+    if a.text_key != "text" and a.data != "demo" and os.path.isdir(a.data):
+        raise ValueError(f"--text-key names a field of JSONL or CSV records; --data {a.data} is "
+                         "a folder (one document per file): leave --text-key out")
     group_key = None if audit else getattr(a, "group_key", None)
     if group_key is not None:
         _check_group_key(a)

@@ -282,3 +282,14 @@ def test_raw_text_cli_guarantee_stays_within_the_requested_budget(tmp_path):
     m = re.search(r"guarantee  : epsilon = (\S+) at delta = (\S+) ", out.getvalue())
     eps, delta = float(m.group(1)), float(m.group(2))
     assert 0 < eps <= 4.0 and delta <= 1e-5 * (1 + 1e-9)
+
+
+def test_text_key_with_a_folder_is_refused_naming_both_flags(tmp_path, capsys):
+    # catches: --text-key silently ignored on a folder (the user meant another input)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("rain flood river storm")
+    code = main(["fit", "--data", str(folder), "--text-key", "body"], out=io.StringIO())
+    err = capsys.readouterr().err
+    assert code == 2 and "--text-key" in err and f"--data {folder}" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
