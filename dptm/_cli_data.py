@@ -25,15 +25,24 @@ def _is_private(name):
     return name not in NON_PRIVATE
 
 
-def _read_word_list(path):
+def _read_word_list(path, flag="--vocabulary", what="the public vocabulary file"):
     from .datasets import _check_file, load_text_lines
-    words = [w.strip() for w in load_text_lines(_check_file(path, "--vocabulary"))
-             if w.strip()]
+    words = [w.strip() for w in load_text_lines(_check_file(path, flag)) if w.strip()]
     if not words:
-        raise ValueError(f"{path}: the public vocabulary file has no words")
+        raise ValueError(f"{path}: {what} has no words")
     if len(set(words)) != len(words):
-        raise ValueError(f"{path}: the public vocabulary file repeats words")
+        raise ValueError(f"{path}: {what} repeats words")
     return words
+
+
+def _stop_words(a):
+    """English stop words, plus the words of ``--stop-words FILE`` (public, one per line)."""
+    from . import text
+    path = getattr(a, "stop_words", None)
+    if path is None:
+        return "english"
+    extra = _read_word_list(path, "--stop-words", "the stop-word file")
+    return text.get_stop_words("english") | {w.lower() for w in extra}
 
 
 def _ids(groups):
@@ -214,7 +223,7 @@ def load_corpus(a, audit=False):
             raise ValueError("--min-df chooses words by their counts in the private text, which "
                              "no guarantee covers; a private model uses a DP vocabulary or a "
                              "public --vocabulary FILE")
-        tokens = text.preprocess(docs)
+        tokens = text.preprocess(docs, stop_words=_stop_words(a))
         name = a.data
         if public_vocab is not None:
             X, vocab = text.tokens_to_matrix(tokens, vocabulary=_read_word_list(public_vocab))
@@ -274,7 +283,8 @@ def load_corpus(a, audit=False):
             a.reference_X, _ = datasets.load_uci_bow(a.reference_data, a.vocab)
         else:
             ref_tokens = text.preprocess(datasets.load_texts(
-                a.reference_data, key=a.text_key, one_per_line=a.one_per_line))
+                a.reference_data, key=a.text_key, one_per_line=a.one_per_line),
+                stop_words=_stop_words(a))
             if vocab is None or a.model == "fdptm":
                 a.reference_tokens = ref_tokens
             else:

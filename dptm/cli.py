@@ -590,6 +590,9 @@ def _add_data_options(p):
                    help="raw text: a PUBLIC vocabulary (one word per line; all of --epsilon "
                         "goes to the model); private models otherwise select their vocabulary "
                         "with DP (--vocab-share of --epsilon)")
+    p.add_argument("--stop-words", default=None, metavar="FILE",
+                   help="raw text: PUBLIC words to drop besides the English stop words (one "
+                        "per line; e.g. a domain's generic words)")
     p.add_argument("--text-key", default="text",
                    help="field of JSON/JSONL records, or CSV column, holding the text")
     p.add_argument("--min-df", type=_POS_INT, default=1,

@@ -293,3 +293,27 @@ def test_text_key_with_a_folder_is_refused_naming_both_flags(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "--text-key" in err and f"--data {folder}" in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_stop_words_file_drops_public_words_before_the_vocabulary_is_selected(tmp_path):
+    # catches: --stop-words read but not applied (to the private text or the reference)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i in range(300):
+        (folder / f"a{i}.txt").write_text("package library rain flood river storm water")
+        (folder / f"b{i}.txt").write_text("package library vote poll election senate ballot")
+    stop = tmp_path / "stop.txt"
+    stop.write_text("Package\nlibrary\n")
+    vocabularies = []
+    for extra in ([], ["--stop-words", str(stop)]):
+        with pytest.warns(Warning):
+            code, out = run("fit", "--data", str(folder), "-k", "2", "--seed", "0",
+                            "--save", str(tmp_path / f"rel{len(extra)}"), *extra)
+        assert code == 0, out
+        vocabularies.append(set(Release.load(tmp_path / f"rel{len(extra)}").vocabulary))
+    assert {"package", "library"} <= vocabularies[0]
+    assert not {"package", "library"} & vocabularies[1] and "flood" in vocabularies[1]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    code, _ = run("fit", "--data", str(folder), "--stop-words", str(empty))
+    assert code == 2
