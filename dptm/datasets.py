@@ -79,7 +79,8 @@ def _decode(path, raw):
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise ValueError(f"{path}: line {line}: not valid UTF-8 (byte offset {exc.start}: "
-                         f"{exc.reason})") from None
+                         f"{exc.reason}); convert it first, e.g. `iconv -f latin1 -t utf-8`"
+                         ) from None
 
 
 def _read_text(path):
