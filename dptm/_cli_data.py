@@ -39,10 +39,10 @@ def _stop_words(a):
     """English stop words, plus the words of ``--stop-words FILE`` (public, one per line)."""
     from . import text
     path = getattr(a, "stop_words", None)
+    words = text.get_stop_words("english")
     if path is None:
-        return "english"
-    extra = _read_word_list(path, "--stop-words", "the stop-word file")
-    return text.get_stop_words("english") | {w.lower() for w in extra}
+        return words
+    return words | {w.lower() for w in _read_word_list(path, "--stop-words", "the stop-word file")}
 
 
 def _ids(groups):
@@ -153,18 +153,40 @@ def _public_split(X, a):
     return order[n_test:], order[:n_test]
 
 
-def _check_reference_apart(reference, data):
-    """Refuse a ``--reference-data`` path that is (also as a hard link), holds or lies in the
-    ``--data`` path: a metric on it would measure the private training text, not public text
-    (a copy of the file under another name is the user's declaration to keep)."""
+def _overlaps(path, data):
+    """``path`` is (also as a hard link), holds or lies in the ``--data`` path (a copy of
+    the file under another name is the user's declaration to keep)."""
     if data == "demo":
-        return
-    ref, dat = os.path.realpath(reference), os.path.realpath(data)
-    if os.path.commonpath([ref, dat]) in (ref, dat) or os.path.samefile(ref, dat):
+        return False
+    ref, dat = os.path.realpath(path), os.path.realpath(data)
+    return os.path.commonpath([ref, dat]) in (ref, dat) or os.path.samefile(ref, dat)
+
+
+def _check_reference_apart(reference, data):
+    """Refuse a ``--reference-data`` path that overlaps ``--data``: a metric on it would
+    measure the private training text, not public text."""
+    if _overlaps(reference, data):
         raise ValueError(f"--reference-data {reference} overlaps --data {data}: the reference "
                          "corpus must be PUBLIC text apart from the training data (a metric on "
                          "the training documents is neither held out nor covered by the "
                          "guarantee)")
+
+
+def _check_word_lists(a):
+    """``--vocabulary`` and ``--stop-words`` are public word lists: not read from the
+    private ``--data``, and ``--stop-words`` only where raw text is tokenized."""
+    for flag, path in (("--vocabulary", getattr(a, "public_vocab", None)),
+                       ("--stop-words", getattr(a, "stop_words", None))):
+        if path is None:
+            continue
+        if not os.path.exists(path):
+            raise ValueError(f"{flag}: no such file: {path}")
+        if _overlaps(path, a.data):
+            raise ValueError(f"{flag} {path} overlaps --data {a.data}: a word list read from "
+                             "the private text would be published as public")
+    if getattr(a, "stop_words", None) is not None and (a.data == "demo" or a.vocab is not None):
+        raise ValueError("--stop-words applies to raw text; --data "
+                         f"{'demo' if a.data == 'demo' else a.data} is already counted")
 
 
 def load_corpus(a, audit=False):
@@ -199,6 +221,7 @@ def load_corpus(a, audit=False):
     if a.text_key != "text" and a.data != "demo" and os.path.isdir(a.data):
         raise ValueError(f"--text-key names a field of JSONL or CSV records; --data {a.data} is "
                          "a folder (one document per file): leave --text-key out")
+    _check_word_lists(a)
     group_key = None if audit else getattr(a, "group_key", None)
     if group_key is not None:
         _check_group_key(a)
@@ -223,11 +246,19 @@ def load_corpus(a, audit=False):
             raise ValueError("--min-df chooses words by their counts in the private text, which "
                              "no guarantee covers; a private model uses a DP vocabulary or a "
                              "public --vocabulary FILE")
-        tokens = text.preprocess(docs, stop_words=_stop_words(a))
+        stop_words = _stop_words(a)
+        tokens = text.preprocess(docs, stop_words=stop_words)
         name = a.data
         if public_vocab is not None:
-            X, vocab = text.tokens_to_matrix(tokens, vocabulary=_read_word_list(public_vocab))
-            out.provenance = f"public (given: {public_vocab})"
+            # a stop word of the list never occurs in the tokens: a column of noise only
+            given = _read_word_list(public_vocab)
+            words = [w for w in given if w.lower() not in stop_words]
+            if not words:
+                raise ValueError(f"{public_vocab}: every word of --vocabulary is a stop word")
+            X, vocab = text.tokens_to_matrix(tokens, vocabulary=words)
+            left = len(given) - len(words)
+            out.provenance = f"public (given: {public_vocab}" + (
+                f"; its {left} stop word{'' if left == 1 else 's'} left out)" if left else ")")
             tokens = None
         elif not private:
             X, vocab = text.tokens_to_matrix(tokens, min_df=a.min_df)

@@ -76,6 +76,11 @@ def public_utility(a, data, release, out, make_reference, perplexity):
     from ._cli_data import _matrix_over
     X_eval = _matrix_over(release, data.X_eval, data.eval_tokens)
     if X_eval is None:
+        if getattr(a, "reference_data", None) is not None:
+            print(f"(no measurement: no document of --reference-data {a.reference_data} has a "
+                  "word of the release's vocabulary)", file=out)
+            return {"unmeasured": "no document of --reference-data has a word of the release's "
+                                  "vocabulary"}
         print("(no metric of the private data is printed for a private model: it would not be "
               "covered by the guarantee; evaluate the release on public text with "
               "--reference-data FILE or dptm.Release.load(DIR).perplexity(X_public))", file=out)
@@ -178,15 +183,16 @@ def publication_concerns(n_words, n_topics, metrics, predicted, vacuous=()):
     return concerns
 
 
-def saved_line(path, concerns, hinted=False, measured=False):
+def saved_line(path, concerns, hinted=False, measured=False, unmeasured=None):
     """The last line of a saved private fit: no concern, or why it is not worth publishing;
     ``hinted``: the --group-key hint was printed (the verdict is then at document level);
-    ``measured``: the release was evaluated on public held-out text."""
+    ``measured``: the release was evaluated on public held-out text, else ``unmeasured``
+    (why not, when public text was given)."""
     if not concerns:
         level = (" as a document-level release (if one person wrote several records, see the "
                  "--group-key hint above)") if hinted else ""
         checked = ("" if measured else "; its topics were not measured against word "
-                   "frequencies (give public text with --reference-data FILE)")
+                   f"frequencies ({unmeasured or 'give public text with --reference-data FILE'})")
         return (f"release written to {path} (topics.npz + release.json): no concern found "
                 f"for publishing it{level}{checked}. Publish the release, never the fitted "
                 "estimator")

@@ -349,7 +349,8 @@ def cmd_fit(a, out):
         if private:
             print("\n" + report.saved_line(
                 a.save, result["concerns"], "group_key_hint" in result,
-                measured=result["metrics"].get("unigram_ratio") is not None), file=out)
+                measured=result["metrics"].get("unigram_ratio") is not None,
+                unmeasured=result["metrics"].get("unmeasured")), file=out)
         else:
             print(f"\nNOT PRIVATE: output written to {a.save} (topics.npz + release.json, "
                   "marked private: false); it exposes the training data", file=out)

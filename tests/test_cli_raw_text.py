@@ -317,3 +317,50 @@ def test_stop_words_file_drops_public_words_before_the_vocabulary_is_selected(tm
     empty.write_text("\n")
     code, _ = run("fit", "--data", str(folder), "--stop-words", str(empty))
     assert code == 2
+
+
+def test_public_word_lists_are_checked_like_reference_data(tmp_path, capsys):
+    # catches: a missing or misplaced word list ignored, or read from the private text
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"a{i}.txt").write_text("rain flood river storm the water")
+    words = tmp_path / "words.txt"
+    words.write_text("rain\nflood\nthe\nriver\n")
+    cases = [(["--stop-words", str(tmp_path / "missing.txt")], "--stop-words: no such file"),
+             (["--vocabulary", str(folder / "a0.txt")], "overlaps --data"),
+             (["--stop-words", str(folder / "a1.txt")], "overlaps --data"),
+             (["--stop-words", str(words), "--non-private", "--data", "demo"],
+              "--stop-words applies to raw text")]
+    for extra, message in cases:
+        argv = ["fit", "--data", str(folder), *extra] if "--data" not in extra else ["fit", *extra]
+        assert main(argv, out=io.StringIO()) == 2
+        assert message in capsys.readouterr().err
+    # a stop word of a public vocabulary never occurs in the tokens: left out, and said so
+    with pytest.warns(Warning):
+        code, out = run("fit", "--data", str(folder), "--vocabulary", str(words), "-k", "2",
+                        "--seed", "0", "--save", str(tmp_path / "rel"))
+    assert code == 0, out
+    assert list(Release.load(tmp_path / "rel").vocabulary) == ["rain", "flood", "river"]
+    assert "its 1 stop word left out" in out
+
+
+def test_reference_data_without_a_word_of_the_vocabulary_is_named_not_asked_for(tmp_path):
+    # catches: "give public text with --reference-data" when it was given but unusable
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    vocabulary = [f"word{chr(97 + i)}" for i in range(20)]   # 10 x K words: no size concern
+    for i in range(40):
+        (folder / f"a{i}.txt").write_text(" ".join(vocabulary))
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(vocabulary) + "\n")
+    ref = tmp_path / "ref.jsonl"
+    ref.write_text('{"text": "election vote poll"}\n' * 5)
+    with pytest.warns(Warning):
+        code, out = run("fit", "--data", str(folder), "--vocabulary", str(words), "-k", "2",
+                        "--reference-data", str(ref), "--seed", "0", "--save", str(tmp_path / "r"))
+    assert code == 0, out
+    assert "no measurement: no document of --reference-data" in out
+    last = out.strip().splitlines()[-1]
+    assert "no document of --reference-data has a word" in last
+    assert "give public text" not in last
