@@ -398,8 +398,6 @@ class DPVocabulary(BaseEstimator):
                 tok_word.append(index.setdefault(t, len(index)))
             tok_user.extend([uidx[d]] * len(doc))
         words = np.array(list(index), dtype=object)
-        if len(index) == 0:
-            raise ValueError("token_lists has no tokens: every document is empty")
         n_words = len(index)
         if n_words > _MAX_CANDIDATES:
             # the count of the private text is not named: the error message is seen

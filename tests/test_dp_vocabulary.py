@@ -218,8 +218,6 @@ def test_bad_inputs():
         DPVocabulary().fit("abc")
     with pytest.raises(ValueError, match="empty corpus"):
         DPVocabulary().fit([])
-    with pytest.raises(ValueError, match="no tokens"):
-        DPVocabulary().fit([[], []])
     with pytest.raises(ValueError, match="groups"):
         DPVocabulary().fit([["a"], ["b"]], groups=[1])
 
@@ -460,3 +458,19 @@ def test_vocabulary_processes_users_in_a_secret_random_order():
         assert len(users) == 1
         orders.append(users[0])
     assert not np.array_equal(orders[0], orders[1])
+
+
+def test_a_corpus_without_tokens_is_selected_not_refused():
+    # catches a data-dependent refusal: an all-empty corpus raised "has no tokens" while its
+    # neighbour with one added document released an empty vocabulary (two messages)
+    from dptm import FullyPrivateTopicModel, PrivateBatchLDA
+    empty = DPVocabulary(2.0, 5e-6).fit([[]] * 5)
+    assert len(empty.vocabulary_) == 0
+    assert empty.privacy_.epsilon(5e-6) == pytest.approx(2.0)
+    messages = []
+    for docs in ([[]] * 5, [[]] * 5 + [["rain"]]):
+        with pytest.raises(ValueError) as info:
+            FullyPrivateTopicModel(DPVocabulary(2.0, 5e-6),
+                                   PrivateBatchLDA(2, target_epsilon=2.0)).fit(docs)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "private vocabulary is empty" in messages[0]
