@@ -785,8 +785,8 @@ MUTANTS += [
     dict(id="VS01", file="dptm/models/vb_statistic.py",
          old="    if max_iter is None:\n        max_iter = _doc_updates(K)",
          new="    if max_iter is None:\n        max_iter = _MAX_DOC_UPDATES", tests=_CAP,
-         what="the E-step cap no longer shortened with many topics (main's 50 updates at "
-              "K = 100: the fit twice as slow)"),
+         what="the E-step cap no longer shortened with many topics (50 updates at K = 100: "
+              "a slower fit than the documented one)"),
     dict(id="VS02", file="dptm/models/vb_statistic.py",
          old="max(_MIN_DOC_UPDATES, _DOC_TOPIC_UPDATES // n_topics)",
          new="max(_MIN_DOC_UPDATES, _DOC_TOPIC_UPDATES // (2 * n_topics))", tests=_CAP,
