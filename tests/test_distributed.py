@@ -117,12 +117,14 @@ def test_vb_is_the_single_machine_fit_for_any_partitioning(X, schedule):
 
 
 @pytest.mark.parametrize("presence", [False, True])
-def test_vb_partition_sum_is_the_union_statistic(X, presence):
+@pytest.mark.parametrize("n_topics", [K, 100])
+def test_vb_partition_sum_is_the_union_statistic(X, presence, n_topics):
     # contributions rounded down to the lattice: the sum over blocks is exactly the
-    # statistic of their union, whatever the blocking
+    # statistic of their union, whatever the blocking (at K = 100 also with the shorter
+    # E-step cap of vb_statistic._doc_updates on the workers)
     from dptm.models.private_vb import _expected_counts
     rng = np.random.default_rng(0)
-    beta = 1.0 + rng.random((K, X.shape[1]))
+    beta = 1.0 + rng.random((n_topics, X.shape[1]))
     g = 2.0 ** -20
     whole = _expected_counts(X, beta, 0.3, 1.0, granularity=g, presence=presence)
     parts = sum(ddist._vb_stat(X[lo:hi], beta, 0.3, 1.0, g, presence)

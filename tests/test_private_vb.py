@@ -8,8 +8,9 @@ from scipy.special import psi
 
 from dptm.accounting import ComposedEvent, SelfComposedEvent, calibrate_gaussian
 from dptm.datasets import make_lda_corpus
-from dptm.models import private_vb
+from dptm.models import private_vb, vb_statistic
 from dptm.models.private_vb import PrivateBatchLDA, _expected_counts
+from dptm.models.user_contributions import user_expected_counts
 from dptm.noise.releases import recording
 
 from _releases import force_lattice_releases
@@ -31,7 +32,7 @@ class _fit(PrivateBatchLDA):
 
 def _estep_one_doc(ids, cnts, exp_elog_beta, alpha, n_inner=50, tol=1e-3):
     """Textbook per-document VB E-step (Blei et al. 2003), stopped when the mean absolute
-    change of gamma is below ``tol`` (the estimator's rule)."""
+    change of gamma is below ``tol`` or after ``n_inner`` updates (the estimator's rule)."""
     K = exp_elog_beta.shape[0]
     gamma = np.full(K, alpha + cnts.sum() / K)
     eb = exp_elog_beta[:, ids]
@@ -63,6 +64,38 @@ def test_statistic_matches_the_per_document_estep_and_norms():
     # additive over blocks (the distributed contract)
     np.testing.assert_allclose(_expected_counts(X[:25], beta, 0.3, 0.7)
                                + _expected_counts(X[25:], beta, 0.3, 0.7), got, rtol=1e-10)
+
+
+@pytest.mark.parametrize("K, cap", [(3, 50), (40, 50), (50, 40), (100, 20)])
+def test_every_document_stops_at_the_public_update_cap(monkeypatch, K, cap):
+    """Every document's E-step stops after ``_doc_updates(K)`` updates (most of these need
+    more), at document and user level and whatever the chunking: catches a cap lost on one
+    path (a chunk or the user-level statistic run with the kernel's own default, or to
+    convergence), which would also make the single and the distributed fit differ, and a
+    cap rule other than the documented one (50 up to K = 40, 2000 // K, 20 from K = 100)."""
+    assert vb_statistic._doc_updates(K) == cap
+    X = _corpus()
+    beta = 1.0 + np.random.default_rng(1).random((K, X.shape[1]))
+    eb = np.exp(psi(beta) - psi(beta.sum(axis=1, keepdims=True)))
+
+    def reference(n_inner):
+        want = np.zeros_like(beta)
+        for d in range(X.shape[0]):
+            lo, hi = X.indptr[d], X.indptr[d + 1]
+            if hi > lo:
+                want[:, X.indices[lo:hi]] += _estep_one_doc(
+                    X.indices[lo:hi], X.data[lo:hi].astype(float), eb, 0.3, n_inner)
+        return want
+
+    capped = reference(cap)
+    assert not np.allclose(capped, reference(cap + 1), rtol=1e-9)   # the cap matters here
+    ptr = np.arange(X.shape[0] + 1, dtype=np.int64)                 # one document per user
+    got = [_expected_counts(X, beta, 0.3, 1e9),
+           user_expected_counts(X, ptr, beta, 0.3, 1e9)]
+    monkeypatch.setattr(vb_statistic, "_CHUNK_NNZ", 7)              # many chunks
+    got.append(_expected_counts(X, beta, 0.3, 1e9))
+    for g in got:
+        np.testing.assert_allclose(g, capped, rtol=1e-9)
 
 
 def test_lattice_rounding_is_down_exact_and_norm_preserving():
