@@ -120,8 +120,7 @@ def test_vb_is_the_single_machine_fit_for_any_partitioning(X, schedule):
 @pytest.mark.parametrize("n_topics", [K, 100])
 def test_vb_partition_sum_is_the_union_statistic(X, presence, n_topics):
     # contributions rounded down to the lattice: the sum over blocks is exactly the
-    # statistic of their union, whatever the blocking (at K = 100 also with the shorter
-    # E-step cap of vb_statistic._doc_updates on the workers)
+    # statistic of their union, whatever the blocking (at K = 20 and 100)
     from dptm.models.private_vb import _expected_counts
     rng = np.random.default_rng(0)
     beta = 1.0 + rng.random((n_topics, X.shape[1]))
