@@ -173,15 +173,11 @@ def _check_reference_apart(reference, data):
 
 
 def _check_word_lists(a):
-    """``--vocabulary`` and ``--stop-words`` are public word lists: not read from the
-    private ``--data``, and ``--stop-words`` only where raw text is tokenized."""
+    """``--vocabulary`` and ``--stop-words`` (existing files) are public word lists: not read
+    from the private ``--data``, and ``--stop-words`` only where raw text is tokenized."""
     for flag, path in (("--vocabulary", getattr(a, "public_vocab", None)),
                        ("--stop-words", getattr(a, "stop_words", None))):
-        if path is None:
-            continue
-        if not os.path.exists(path):
-            raise ValueError(f"{flag}: no such file: {path}")
-        if _overlaps(path, a.data):
+        if path is not None and _overlaps(path, a.data):
             raise ValueError(f"{flag} {path} overlaps --data {a.data}: a word list read from "
                              "the private text would be published as public")
     if getattr(a, "stop_words", None) is not None and (a.data == "demo" or a.vocab is not None):
@@ -215,13 +211,16 @@ def load_corpus(a, audit=False):
                 groups=None)
     a.documents = a.reference_X = a.reference_tokens = a.groups = None
     for flag, path in (("--data", None if a.data == "demo" else a.data),
-                       ("--reference-data", getattr(a, "reference_data", None))):
+                       ("--reference-data", getattr(a, "reference_data", None)),
+                       ("--vocabulary", getattr(a, "public_vocab", None)),
+                       ("--stop-words", getattr(a, "stop_words", None))):
         if path is not None and not os.path.exists(path):
             raise ValueError(f"{flag}: no such file or folder: {path}")
     if a.text_key != "text" and a.data != "demo" and os.path.isdir(a.data):
         raise ValueError(f"--text-key names a field of JSONL or CSV records; --data {a.data} is "
                          "a folder (one document per file): leave --text-key out")
     _check_word_lists(a)
+    stop_words = _stop_words(a)
     group_key = None if audit else getattr(a, "group_key", None)
     if group_key is not None:
         _check_group_key(a)
@@ -246,7 +245,6 @@ def load_corpus(a, audit=False):
             raise ValueError("--min-df chooses words by their counts in the private text, which "
                              "no guarantee covers; a private model uses a DP vocabulary or a "
                              "public --vocabulary FILE")
-        stop_words = _stop_words(a)
         tokens = text.preprocess(docs, stop_words=stop_words)
         name = a.data
         if public_vocab is not None:
@@ -315,7 +313,7 @@ def load_corpus(a, audit=False):
         else:
             ref_tokens = text.preprocess(datasets.load_texts(
                 a.reference_data, key=a.text_key, one_per_line=a.one_per_line),
-                stop_words=_stop_words(a))
+                stop_words=stop_words)
             if vocab is None or a.model == "fdptm":
                 a.reference_tokens = ref_tokens
             else:

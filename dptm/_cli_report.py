@@ -183,16 +183,17 @@ def publication_concerns(n_words, n_topics, metrics, predicted, vacuous=()):
     return concerns
 
 
-def saved_line(path, concerns, hinted=False, measured=False, unmeasured=None):
+def saved_line(path, concerns, hinted=False, metrics=None):
     """The last line of a saved private fit: no concern, or why it is not worth publishing;
     ``hinted``: the --group-key hint was printed (the verdict is then at document level);
-    ``measured``: the release was evaluated on public held-out text, else ``unmeasured``
-    (why not, when public text was given)."""
+    ``metrics``: ``public_utility``'s (a measurement on public held-out text, or why none)."""
+    metrics = metrics or {}
     if not concerns:
         level = (" as a document-level release (if one person wrote several records, see the "
                  "--group-key hint above)") if hinted else ""
-        checked = ("" if measured else "; its topics were not measured against word "
-                   f"frequencies ({unmeasured or 'give public text with --reference-data FILE'})")
+        why = metrics.get("unmeasured", "give public text with --reference-data FILE")
+        checked = ("" if "unigram_ratio" in metrics else "; its topics were not measured "
+                   f"against word frequencies ({why})")
         return (f"release written to {path} (topics.npz + release.json): no concern found "
                 f"for publishing it{level}{checked}. Publish the release, never the fitted "
                 "estimator")

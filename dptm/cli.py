@@ -347,10 +347,9 @@ def cmd_fit(a, out):
         release.save(a.save)
         result["release"] = a.save
         if private:
-            print("\n" + report.saved_line(
-                a.save, result["concerns"], "group_key_hint" in result,
-                measured=result["metrics"].get("unigram_ratio") is not None,
-                unmeasured=result["metrics"].get("unmeasured")), file=out)
+            print("\n" + report.saved_line(a.save, result["concerns"],
+                                            "group_key_hint" in result, result["metrics"]),
+                  file=out)
         else:
             print(f"\nNOT PRIVATE: output written to {a.save} (topics.npz + release.json, "
                   "marked private: false); it exposes the training data", file=out)
