@@ -73,22 +73,68 @@ def test_digamma_nonpositive_is_nan():
     assert np.all(np.isnan(got))
 
 
-def test_the_e_steps_vectorised_exp_digamma_is_bitwise_the_scalar_digamma():
-    # The E-step's exp(psi(gamma) - psi(total)) runs digamma's recurrence as six masked,
-    # vectorisable steps: a missed step (x in (0, 1) needs six), a reordered series or an
-    # FMA would move low bits, and with them every seeded fit of PrivateBatchLDA / VIPS.
+def _ulps(got, want):
+    """|got - want| in units of the last place of ``want`` (0 where both are equal)."""
+    return np.where(got == want, 0.0, np.abs(got - want) / np.spacing(np.abs(want)))
+
+
+def test_the_e_steps_exp_is_within_two_ulp_of_libm():
+    # svi_elementary.h's exp (no libm, so that it vectorises): a wrong Taylor coefficient,
+    # a lost ln 2 low part or a bad 2^n split (subnormal results) shows here
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-745, 709, 200_000), rng.uniform(-1, 1, 100_000),
+                        rng.uniform(-745.1, -708, 20_000), [0.0, -0.0, 1e-300, -1e-300,
+                                                            709.78, -745.13]])
+    got = _svi.elementary_array(x, "exp")
+    want = np.array([math.exp(v) for v in x.tolist()])
+    normal = want >= np.finfo(float).tiny
+    assert _ulps(got[normal], want[normal]).max() <= 2
+    # subnormal results: rounded twice (2^n split in two factors), off by at most one step
+    assert np.abs(got[~normal] - want[~normal]).max() <= 2 * 5e-324
+    special = np.array([np.nan, -np.inf, np.inf, -800.0, 800.0, -746.5])
+    got = _svi.elementary_array(special, "exp")
+    assert np.isnan(got[0])
+    np.testing.assert_array_equal(got[1:], [0.0, np.inf, 0.0, np.inf, 0.0])
+
+
+def test_the_e_steps_log_is_within_two_ulp_of_libm():
+    # its argument is digamma's after the recurrence (>= 6); the whole range x >= 1, the
+    # mantissa fold at sqrt(2) and the exponent's double conversion are checked
+    rng = np.random.default_rng(6)
+    x = np.concatenate([10.0 ** rng.uniform(0, 308, 200_000), rng.uniform(1, 64, 100_000),
+                        [1.0, 1.4142135623730951, 1.4142135623730954, 2.0, 6.0,
+                         np.finfo(float).max]])
+    got = _svi.elementary_array(x, "log")
+    want = np.log(x)
+    assert _ulps(got, want).max() <= 2
+    assert _svi.elementary_array(np.array([np.inf]), "log")[0] == np.inf
+    with pytest.raises(ValueError, match="which must be"):
+        _svi.elementary_array(x[:3], "sqrt")
+
+
+def test_the_e_steps_vectorised_exp_digamma_matches_scipy():
+    # The E-step's exp(psi(gamma) - psi(total)): digamma's recurrence as six masked steps
+    # summed as one fraction, its series, and svi_elementary.h's log and exp. A missed
+    # step (x in (0, 1) needs six), a wrong series term or a bad select shows here.
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.gamma(0.3, 3.0, 1001), 10.0 ** rng.uniform(-300, 300, 300),
-                        rng.uniform(0, 12, 301), [0.0, -1.0, np.nan, np.inf, 1e-320,
-                                                  5.999999999999999, 6.0, 1.0, 0.5]])
+                        rng.uniform(0, 12, 301), [5.999999999999999, 6.0, 1.0, 0.5, 1e-10]])
     for total in (0.0, 3.7, -2.5):
-        # the C library's exp (math.exp), as the kernel calls it: numpy's own exp loops
-        # (AVX512F) differ from libm in the last bit
-        want = np.array([math.exp(v) for v in (_svi.digamma_array(x) - total).tolist()])
+        arg = psi(x) - total
         got = _svi.exp_digamma_array(x, total)
-        np.testing.assert_array_equal(got, want)
-        for n in (1, 3, 7):                  # the tails of the vector loops
-            np.testing.assert_array_equal(_svi.exp_digamma_array(x[:n], total), want[:n])
+        want = np.exp(arg)
+        # psi itself is good to 1e-12 of max(1, |psi|) (test_digamma_matches_scipy); exp
+        # turns that absolute error into a relative one
+        ok = want > 1e-300
+        rel = np.abs(got[ok] - want[ok]) / want[ok]
+        assert np.all(rel <= 1e-12 * np.maximum(1.0, np.abs(arg[ok])))
+        assert np.all(got[~ok] <= 1e-290)
+        special = _svi.exp_digamma_array(np.array([0.0, -1.0, np.nan, np.inf, 1e-320]),
+                                          total)
+        assert np.all(np.isnan(special[:3]))
+        np.testing.assert_array_equal(special[3:], [np.inf, 0.0])
+        for n in (1, 3, 7, 9):                  # the tails of the vector loops
+            np.testing.assert_array_equal(_svi.exp_digamma_array(x[:n], total), got[:n])
 
 
 def test_exp_dirichlet_expectation_t_reference():

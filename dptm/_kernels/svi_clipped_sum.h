@@ -152,6 +152,25 @@ static DPTM_CLIP_CLONES void dptm_row_peak(const double *__restrict row, Py_ssiz
     if (bad) nan[0] = 1;
 }
 
+/* sq[k] = (row[k] / pdiv)^2, and row[k] = row[k] / pdiv if ``store``: a unit's entries
+ * divided by its peak (a division, as numpy's; vectorised, each entry the same). */
+static DPTM_CLIP_CLONES void dptm_divided_squares(double *__restrict row,
+        double *__restrict sq, Py_ssize_t K, double pdiv, int store) {
+    Py_ssize_t k;
+    if (store) {
+        for (k = 0; k < K; k++) {
+            const double x = row[k] / pdiv;
+            sq[k] = x * x;
+            row[k] = x;
+        }
+    } else {
+        for (k = 0; k < K; k++) {
+            const double x = row[k] / pdiv;
+            sq[k] = x * x;
+        }
+    }
+}
+
 /* 1.5 * 2^52: (x + it) - it is x rounded to an integer for |x| < 2^51 */
 #define DPTM_ROUND_SHIFT 6755399441055744.0
 

@@ -14,6 +14,8 @@ cdef extern from "_kernels/svi_clipped_sum.h":
     void dptm_lattice_row(const double* row, double* lat, Py_ssize_t K, double scale,
                           double inv_g) noexcept nogil
     void dptm_prefetch_row(const int64_t* p, Py_ssize_t n) noexcept nogil
+    void dptm_divided_squares(double* row, double* sq, Py_ssize_t K, double pdiv,
+                              int store) noexcept nogil
 
 # doubles of scratch per thread, in units of K: v, m, and dptm_group_sum's (1 + 8 + 64)
 cdef Py_ssize_t _CLIP_SCRATCH = 75
@@ -144,11 +146,8 @@ cdef int _clip_unit(const _ClipArgs* a, Py_ssize_t u, double* work, int64_t* mar
     # sum), the groups added in order (bincount)
     for q in range(q0, q1):
         row = _group_row(a, q, q0, cached, cache, v, scr)
-        for k in range(K):
-            x = row[k] / pdiv
-            m[k] = x * x
-            if cached and a.lattice:
-                row[k] = x                  # the lattice pass reads the divided row
+        # with a cached lattice unit, the lattice pass reads the divided row
+        dptm_divided_squares(row, m, K, pdiv, cached and a.lattice)
         ss = ss + dptm_pairwise_sum(m, K)
     length = sqrt(ss)
     clip = a.target / length if length > 0.0 else 0.0

@@ -1,14 +1,16 @@
-# The two O(nnz_d * K) passes of the E-step, in C so that GCC can build AVX2 / AVX-512
-# clones of them (chosen at load time; "default" is the baseline SSE2 build). Both are
-# element-wise multiply-adds in a fixed order - no reductions are reordered and no FMA is
-# enabled - so every clone gives bitwise the same result.
+# The two O(nnz_d * K) passes of the E-step and its exp(E[log theta]), in C so that GCC can
+# build AVX2 / AVX-512 clones of them (chosen at load time; "default" is the baseline SSE2
+# build). All are element-wise IEEE operations in a fixed order - no reductions are
+# reordered, no FMA, no libm call - so every clone gives bitwise the same result.
 cdef extern from "_kernels/svi_e_step.h":
     void dptm_svi_norm_phi(const double* bdt, const double* et, double* pj, Py_ssize_t K,
-                           Py_ssize_t nnz, double init) noexcept nogil
+                           Py_ssize_t n, double init) noexcept nogil
     void dptm_svi_gradient(const double* bd, const double* r, double* acc, Py_ssize_t K,
                            Py_ssize_t nnz) noexcept nogil
     void dptm_svi_exp_digamma(const double* g, double* et, double* xs, Py_ssize_t K,
                               double psi_total) noexcept nogil
+    void dptm_svi_gather(const double* B, const int32_t* ids, Py_ssize_t nnz, Py_ssize_t K,
+                         Py_ssize_t n, double* bd, double* bdt) noexcept nogil
 
 # Machine epsilon added to every phi normaliser, as scikit-learn does.
 cdef double _SVI_EPS = 2.220446049250313e-16
@@ -64,6 +66,11 @@ def exp_dirichlet_expectation_t(const double[:, ::1] lam_t, double[:, ::1] out):
     return np.asarray(out)
 
 
+cdef inline Py_ssize_t _padded(Py_ssize_t nnz) noexcept nogil:
+    """``nnz`` rounded up to a multiple of 8: the row stride of the topic-major copy."""
+    return (nnz + 7) & ~(<Py_ssize_t> 7)
+
+
 cdef int _e_step_doc(const int64_t start, Py_ssize_t nnz, const int32_t[::1] indices,
                      const double[::1] counts, const double[:, ::1] exp_elog_beta_t,
                      double* g, Py_ssize_t K, double alpha, double tol, int max_iter,
@@ -71,21 +78,15 @@ cdef int _e_step_doc(const int64_t start, Py_ssize_t nnz, const int32_t[::1] ind
                      double* bdt, double* xs) noexcept nogil:
     """The E-step fixed point of one document (see lda_e_step) from gamma row ``g``
     (overwritten); leaves exp(E[log theta]) in ``et`` and the document's rows of B gathered
-    in ``bd`` / ``bdt``. Returns the number of updates."""
-    cdef Py_ssize_t j, k
+    in ``bd`` / ``bdt`` (``bdt`` rows, and ``pj``, padded to a multiple of 8 entries).
+    Returns the number of updates."""
+    cdef Py_ssize_t j, k, n = _padded(nnz)
     cdef int it
     cdef double total, change, new
-    cdef const double* brow
-    cdef double* row
-    # The document's rows of B are gathered twice: word-major (bd[j*K + k]) for the
-    # gradient and topic-major (bdt[k*nnz + j]) for the normalisers, so that both inner
-    # loops are axpy-like (vectorisable) rather than reductions.
-    for j in range(nnz):
-        brow = &exp_elog_beta_t[indices[start + j], 0]
-        row = bd + j * K
-        for k in range(K):
-            row[k] = brow[k]
-            bdt[k * nnz + j] = brow[k]
+    # The document's rows of B are gathered twice: word-major for the gradient and
+    # topic-major for the normalisers, so that both inner loops are axpy-like
+    # (vectorisable) rather than reductions.
+    dptm_svi_gather(&exp_elog_beta_t[0, 0], &indices[start], nnz, K, n, bd, bdt)
     total = 0.0
     for k in range(K):
         total += g[k]
@@ -93,7 +94,7 @@ cdef int _e_step_doc(const int64_t start, Py_ssize_t nnz, const int32_t[::1] ind
     it = 0
     while it < max_iter:
         # norm_phi[j] = eps + sum_k et[k] B[w_j, k]
-        dptm_svi_norm_phi(bdt, et, pj, K, nnz, _SVI_EPS)
+        dptm_svi_norm_phi(bdt, et, pj, K, n, _SVI_EPS)
         for j in range(nnz):
             pj[j] = counts[start + j] / pj[j]
         # acc[k] = sum_j (c_j / norm_phi[j]) B[w_j, k]
@@ -176,6 +177,7 @@ def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
         if nnz > max_nnz:
             max_nnz = nnz
     cdef int nt = <int> min(n_threads, n_rows)
+    max_nnz = _padded(max_nnz)
     cdef Py_ssize_t per = 4 * K + (max_nnz + 1) + 2 * (max_nnz * K + 1)
     cdef double* scratch = <double*> malloc(nt * per * sizeof(double))
     # final exp(E[log theta]) per row and c_j / (norm_phi_j + eps) per term, for sstats
@@ -212,7 +214,7 @@ def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
                                                   exp_elog_beta_t, &gamma[i, 0], K, alpha,
                                                   tol, max_iter, et, acc, pj, bd, bdt, xs)
                 if do_sstats or do_bound:
-                    dptm_svi_norm_phi(bdt, et, pj, K, nnz, 0.0)
+                    dptm_svi_norm_phi(bdt, et, pj, K, _padded(nnz), 0.0)
                     bound = 0.0
                     for j in range(nnz):
                         if do_bound:
