@@ -25,14 +25,27 @@ def _is_private(name):
     return name not in NON_PRIVATE
 
 
-def _read_word_list(path, flag="--vocabulary", what="the public vocabulary file"):
+def _read_word_list(path, flag="--vocabulary", what="the public vocabulary file",
+                    encoding="utf-8"):
     from .datasets import _check_file, load_text_lines
-    words = [w.strip() for w in load_text_lines(_check_file(path, flag)) if w.strip()]
+    words = [w.strip() for w in load_text_lines(_check_file(path, flag), encoding=encoding)
+             if w.strip()]
     if not words:
         raise ValueError(f"{path}: {what} has no words")
     if len(set(words)) != len(words):
         raise ValueError(f"{path}: {what} repeats words")
     return words
+
+
+def _encoding_type(text):
+    """argparse type of --encoding: a text codec Python knows (argparse turns the error into
+    "argument --encoding: ..." and exit status 2)."""
+    import argparse
+    from .datasets import _check_encoding
+    try:
+        return _check_encoding(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("encoding: ")) from None
 
 
 def _stop_words(a):
@@ -42,7 +55,8 @@ def _stop_words(a):
     words = text.get_stop_words("english")
     if path is None:
         return words
-    return words | {w.lower() for w in _read_word_list(path, "--stop-words", "the stop-word file")}
+    return words | {w.lower() for w in _read_word_list(path, "--stop-words", "the stop-word file",
+                                                   getattr(a, "encoding", "utf-8"))}
 
 
 def _ids(groups):
@@ -65,7 +79,7 @@ def _group_id(path, where, value, group_key):
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def load_grouped_texts(path, key="text", group_key="user"):
+def load_grouped_texts(path, key="text", group_key="user", encoding="utf-8"):
     """Documents and their authors from JSON Lines (``.jsonl``/``.ndjson``) or CSV
     (``.csv``/``.tsv``), optionally ``.gz``: ``key`` is the text field / column and
     ``group_key`` the field / column holding the user id. Blank lines are skipped as the
@@ -87,7 +101,7 @@ def load_grouped_texts(path, key="text", group_key="user"):
     path = _check_file(path, "path")
     docs, groups = [], []
     if suffix in (".jsonl", ".ndjson"):
-        for n, rec in _jsonl_records(path):
+        for n, rec in _jsonl_records(path, encoding):
             if not isinstance(rec, dict):
                 raise ValueError(f"{path}: line {n}: expected an object with the fields {key!r} "
                                  f"and {group_key!r} (--group-key), got {type(rec).__name__}")
@@ -98,7 +112,7 @@ def load_grouped_texts(path, key="text", group_key="user"):
             groups.append(_group_id(path, f"line {n}", rec[group_key], group_key))
         return docs, _ids(groups)
     delimiter = "\t" if suffix == ".tsv" else ","
-    with _csv_rows(_read_text(path), delimiter) as reader:
+    with _csv_rows(_read_text(path, encoding), delimiter) as reader:
         try:
             header = next(reader, None)
             if header is None:
@@ -236,9 +250,11 @@ def load_corpus(a, audit=False):
         out.provenance = f"public (given: {a.vocab})"
     else:
         if group_key is not None:
-            docs, out.groups = load_grouped_texts(a.data, key=a.text_key, group_key=group_key)
+            docs, out.groups = load_grouped_texts(a.data, key=a.text_key, group_key=group_key,
+                                                  encoding=getattr(a, "encoding", "utf-8"))
         else:
-            docs = datasets.load_texts(a.data, key=a.text_key, one_per_line=a.one_per_line)
+            docs = datasets.load_texts(a.data, key=a.text_key, one_per_line=a.one_per_line,
+                                       encoding=getattr(a, "encoding", "utf-8"))
         if not docs:
             raise ValueError(f"{a.data}: no documents")
         if private and a.min_df != 1:
@@ -249,7 +265,7 @@ def load_corpus(a, audit=False):
         name = a.data
         if public_vocab is not None:
             # a stop word of the list never occurs in the tokens: a column of noise only
-            given = _read_word_list(public_vocab)
+            given = _read_word_list(public_vocab, encoding=getattr(a, "encoding", "utf-8"))
             words = [w for w in given if w.lower() not in stop_words]
             if not words:
                 raise ValueError(f"{public_vocab}: every word of --vocabulary is a stop word")
@@ -312,7 +328,8 @@ def load_corpus(a, audit=False):
             a.reference_X, _ = datasets.load_uci_bow(a.reference_data, a.vocab)
         else:
             ref_tokens = text.preprocess(datasets.load_texts(
-                a.reference_data, key=a.text_key, one_per_line=a.one_per_line),
+                a.reference_data, key=a.text_key, one_per_line=a.one_per_line,
+                encoding=getattr(a, "encoding", "utf-8")),
                 stop_words=stop_words)
             if vocab is None or a.model == "fdptm":
                 a.reference_tokens = ref_tokens

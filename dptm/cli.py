@@ -37,8 +37,10 @@ __all__ = ["main", "MODELS", "load_corpus", "budget_split"]
 
 
 from ._cli_data import (DEFAULT_NONPRIVATE_SEED, LOCAL, NON_PRIVATE, RECOMMENDED,  # noqa: F401
-                        WORD_LEVEL, _is_private, _matrix_over, budget_split, load_corpus)
+                        WORD_LEVEL, _encoding_type, _is_private, _matrix_over, budget_split,
+                        load_corpus)
 from . import _cli_report as report
+from ._cli_terms import explain_unreachable, to_cli
 
 
 def _gibbs(a, seed=DEFAULT_NONPRIVATE_SEED):
@@ -265,7 +267,7 @@ def cmd_fit(a, out):
             with warnings.catch_warnings(record=True) as caught:
                 _fit_model(model, a.model, data.X_train, a, X_prior=data.X_prior)
         except ValueError as exc:
-            raise ValueError(_explain_unreachable(exc, a)) from exc
+            raise ValueError(explain_unreachable(exc, a)) from exc
         finally:
             # the fit's expectation from public inputs waits for a held-out measurement
             predicted = [w for w in caught if issubclass(w.category, UninformativeModelWarning)]
@@ -367,54 +369,6 @@ def _save_figure(fig, path):
     import matplotlib.pyplot as plt
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
-
-
-def _explain_unreachable(exc, a):
-    """The estimator's message, plus CLI flags that reach ``--epsilon`` for the Gibbs
-    models whose sampling has an inherent cost (hdp-lda: eps_I = 2 log(C / beta + 1) per
-    sweep, Zhao et al. 2021 Theorem 1)."""
-    msg = str(exc)
-    if "the private vocabulary is empty" in msg:
-        users = getattr(a, "group_key", None) is not None
-        return (f"{msg}\n  with dptm fit: give more {'users' if users else 'documents'}, a "
-                "larger --epsilon or "
-                "--vocab-share, or a public --vocabulary FILE (one word per line)")
-    if "has no tokens: every document is empty" in msg and getattr(a, "public_vocab", None):
-        # the central fits' own refusal, reworded (a local model fits such a corpus)
-        return (f"no word of --vocabulary {a.public_vocab} occurs in {a.data} (after "
-                f"lower-casing and tokenizing): every document is empty ({msg})")
-    if "must be <= 2^40 for the exact" in msg:
-        return (f"--epsilon {a.epsilon:g} is too small: the noise it needs is beyond the exact "
-                f"samplers' range ({msg}); give a larger --epsilon")
-    if "smallest reachable total" not in msg or a.model not in ("hdp-lda", "cdp-lda+",
-                                                                   "zhu-lda"):
-        return msg
-    from .models.private_gibbs import NoisyGibbsLDA, inherent_epsilon
-    suggestions = []
-    T0 = a.iterations or 100
-    for T in dict.fromkeys((T0, 20, 10)):
-        # the sampling steps may take half the budget; the rest buys the Laplace noise
-        ratio = math.expm1(a.epsilon / (4.0 * T))         # C / beta with T eps_I = eps / 2
-        clip = 1.0
-        # rounded up to 3 significant digits: a larger prior only lowers eps_I
-        scale = 10.0 ** (2 - math.floor(math.log10(clip / ratio)))
-        beta = math.ceil(clip / ratio * scale) / scale
-        probe = NoisyGibbsLDA(target_epsilon=a.epsilon, target_delta=a.delta, clip=clip,
-                              topic_word_prior=beta, max_iter=T)
-        try:
-            probe._make_noise(inherent_epsilon(clip, beta), None, T, a.delta)
-        except ValueError:
-            continue
-        suggestions.append(f"--model hdp-lda --iterations {T} --clip {clip:g} "
-                           f"--beta {beta:g}")
-    if not suggestions:
-        return msg
-    return (f"{msg}\n  with dptm fit: --clip is C, --beta the topic-word prior, --iterations "
-            f"the sweeps. A total of {a.epsilon:g} is reachable with, e.g.:\n    "
-            + "\n    ".join(f"dptm fit {s} --epsilon {a.epsilon:g}" for s in suggestions)
-            + "\n  (a prior beta much larger than 1 flattens the topics: fewer sweeps keep it "
-              "smaller), or use a document-level model whose noise is calibrated to any "
-              "total: --model vips")
 
 
 def cmd_curve(a, out):
@@ -595,6 +549,9 @@ def _add_data_options(p):
                         "per line; e.g. a domain's generic words)")
     p.add_argument("--text-key", default="text",
                    help="field of JSON/JSONL records, or CSV column, holding the text")
+    p.add_argument("--encoding", default="utf-8", type=_encoding_type, metavar="NAME",
+                   help="text encoding of the text files read (--data, --reference-data, "
+                        "word lists), e.g. latin-1, cp1252; default utf-8 (a BOM is dropped)")
     p.add_argument("--min-df", type=_POS_INT, default=1,
                    help="non-private models on raw text: drop words in fewer documents")
     p.add_argument("-k", "--topics", type=_POS_INT, default=8, help="number of topics K")
@@ -791,7 +748,7 @@ def main(argv=None, out=None):
     except (ValueError, TypeError, OSError, EOFError, MemoryError) as exc:
         # bad data or files: one line naming the file (loaders put it in the message), no
         # traceback
-        msg = str(exc) or type(exc).__name__
+        msg = to_cli(str(exc)) or type(exc).__name__
         if isinstance(exc, OSError) and getattr(exc, "filename", None) and str(exc.filename) not in msg:
             msg = f"{exc.filename}: {msg}"
         print(f"dptm: error: {msg}", file=sys.stderr)
@@ -810,7 +767,7 @@ def _format_warning(message, category, filename, lineno, line=None):
     message the command already printed on stdout is not repeated."""
     if str(message) in _SHOWN:
         return ""
-    return f"warning: {category.__name__}: {message}\n"
+    return f"warning: {category.__name__}: {to_cli(message)}\n"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,6 +8,7 @@
   TweetRumors JSON; Reuters C50 with author labels). The data is not shipped:
   :func:`shared_data_dir` finds the shared data folder (``$DPTM_DATA``).
 """
+import codecs
 import contextlib
 import csv
 import gzip
@@ -71,20 +72,38 @@ def _read_bytes(path):
         raise ValueError(f"{path}: is a directory, not a file") from None
 
 
-def _decode(path, raw):
-    """UTF-8 text of ``raw`` (a leading BOM dropped); a decoding error names the file, the
-    line and the byte offset."""
+def _check_encoding(encoding):
+    """The codec name ``encoding`` checked: a text codec Python knows (ValueError otherwise,
+    naming ``encoding``); the encoding is a public parameter of the run."""
+    if not isinstance(encoding, str):
+        raise TypeError(f"encoding must be a codec name (str), got {type(encoding).__name__}")
     try:
-        return raw.decode("utf-8-sig")
+        info = codecs.lookup(encoding)
+    except LookupError:
+        info = None
+    if info is None or not getattr(info, "_is_text_encoding", True):
+        raise ValueError(f"encoding: unknown text encoding {encoding!r} (e.g. 'utf-8', "
+                         "'latin-1', 'cp1252', 'utf-16')")
+    return encoding
+
+
+def _decode(path, raw, encoding="utf-8"):
+    """The text of ``raw`` in ``encoding`` (UTF-8: a leading BOM dropped); a decoding error
+    names the file, the line, the byte offset and the option to set."""
+    codec = codecs.lookup(_check_encoding(encoding)).name
+    try:
+        return raw.decode("utf-8-sig" if codec == "utf-8" else codec)
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(f"{path}: line {line}: not valid UTF-8 (byte offset {exc.start}: "
-                         f"{exc.reason}); convert it first, e.g. `iconv -f latin1 -t utf-8`"
-                         ) from None
+        shown = "UTF-8" if codec == "utf-8" else encoding
+        raise ValueError(f"{path}: line {line}: not valid {shown} (byte offset {exc.start}: "
+                         f"{exc.reason}); give the file's encoding, e.g. encoding='latin-1', or "
+                         "convert it first, e.g. "
+                         "`iconv -f latin1 -t utf-8`") from None
 
 
-def _read_text(path):
-    return _decode(path, _read_bytes(path))
+def _read_text(path, encoding="utf-8"):
+    return _decode(path, _read_bytes(path), encoding)
 
 
 def _lines(text):
@@ -108,7 +127,7 @@ def _text_of_record(path, where, rec, key):
     if isinstance(rec, dict):
         if key not in rec:
             raise ValueError(f"{path}: {where}: record has no key {key!r} (keys: "
-                             f"{sorted(rec)[:10]}); choose the text field with --text-key / key=")
+                             f"{sorted(rec)[:10]}); choose the text field with key=")
         val = rec[key]
         if not isinstance(val, str):
             raise ValueError(f"{path}: {where}: field {key!r} is {type(val).__name__}, not a string")
@@ -194,7 +213,7 @@ def load_uci_bow(docword_path, vocab_path):
     return X, vocabulary
 
 
-def load_json_texts(path, key="text"):
+def load_json_texts(path, key="text", *, encoding="utf-8"):
     """Load documents from a JSON file: ``{key: [str, ...]}``, a list of strings, or a list
     of records (objects) whose ``key`` field is the text.
 
@@ -213,8 +232,9 @@ def load_json_texts(path, key="text"):
         Invalid JSON (the message names the file, line and column), invalid UTF-8, corrupt
         gzip, or a record without a string ``key``.
     """
+    _check_encoding(encoding)
     path = _check_file(path, "path")
-    text = _read_text(path)
+    text = _read_text(path, encoding)
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -232,19 +252,21 @@ def load_json_texts(path, key="text"):
     return [_text_of_record(path, f"record {i}", t, key) for i, t in enumerate(obj)]
 
 
-def load_jsonl_texts(path, key="text"):
+def load_jsonl_texts(path, key="text", *, encoding="utf-8"):
     """Load documents from JSON Lines (``.jsonl``/``.ndjson``, optionally ``.gz``): one JSON
     value per line, a string or an object whose ``key`` field is the text; blank lines are
     skipped. Errors name the file and the line."""
+    _check_encoding(encoding)
     path = _check_file(path, "path")
-    return [_text_of_record(path, f"line {n}", rec, key) for n, rec in _jsonl_records(path)]
+    return [_text_of_record(path, f"line {n}", rec, key)
+            for n, rec in _jsonl_records(path, encoding)]
 
 
-def _jsonl_records(path):
+def _jsonl_records(path, encoding="utf-8"):
     """(line number, decoded value) of every non-blank line of the (checked) JSON Lines file
     ``path``, lazily; invalid JSON is a ValueError naming the file, the line and the column.
     The one JSONL reader of the text loaders and the CLI's grouped loader."""
-    for n, line in enumerate(_lines(_read_text(path)), start=1):
+    for n, line in enumerate(_lines(_read_text(path, encoding)), start=1):
         if not line.strip():
             continue
         try:
@@ -268,14 +290,15 @@ def _csv_rows(text, delimiter):
         csv.field_size_limit(old)
 
 
-def load_csv_texts(path, key="text", delimiter=None):
+def load_csv_texts(path, key="text", delimiter=None, *, encoding="utf-8"):
     """Load documents from a CSV (or ``.tsv``) file with a header row: the ``key`` column is
     the text of each row. ``delimiter`` defaults to tab for ``.tsv`` and comma otherwise.
     Errors name the file and the line."""
+    _check_encoding(encoding)
     path = _check_file(path, "path")
     if delimiter is None:
         delimiter = "\t" if _base_suffix(path) == ".tsv" else ","
-    with _csv_rows(_read_text(path), delimiter) as reader:
+    with _csv_rows(_read_text(path, encoding), delimiter) as reader:
         try:
             header = next(reader, None)
             if header is None:
@@ -284,7 +307,7 @@ def load_csv_texts(path, key="text", delimiter=None):
             if key not in header:
                 raise ValueError(f"{path}: line 1: the CSV header has no column {key!r} "
                                  f"(columns: {header[:10]}); choose the text column with "
-                                 "--text-key / key=")
+                                 "key=")
             col = header.index(key)
             docs = []
             for row in reader:
@@ -299,20 +322,22 @@ def load_csv_texts(path, key="text", delimiter=None):
     return docs
 
 
-def load_text_lines(path):
-    """Load one document per line (UTF-8; ``.gz`` is decompressed); blank lines are skipped.
+def load_text_lines(path, *, encoding="utf-8"):
+    """Load one document per line (``encoding``, default UTF-8; ``.gz`` is decompressed);
+    blank lines are skipped.
 
     Returns
     -------
     list of str
         The lines without their line ends (and without surrounding whitespace).
     """
+    _check_encoding(encoding)
     path = _check_file(path, "path")
-    text = _read_text(path)
+    text = _read_text(path, encoding)
     return [line.strip() for line in _lines(text) if line.strip()]
 
 
-def load_text_folder(path):
+def load_text_folder(path, *, encoding="utf-8"):
     """Load a folder of documents: one document per file, sub-folders included.
 
     Every regular file whose name does not start with ``.`` is a document (UTF-8; ``.gz``
@@ -324,6 +349,7 @@ def load_text_folder(path):
     list of str
         The file contents, surrounding whitespace removed.
     """
+    _check_encoding(encoding)
     root = Path(os.fspath(path))
     if not root.is_dir():
         raise FileNotFoundError(f"path: no such folder: {root}")
@@ -333,7 +359,7 @@ def load_text_folder(path):
                    key=lambda p: p.relative_to(root).as_posix())
     if not files:
         raise ValueError(f"{root}: the folder has no files (one document per file expected)")
-    return [_read_text(p).strip() for p in files]
+    return [_read_text(p, encoding).strip() for p in files]
 
 
 # Formats whose unit is fixed by the file: records, rows, files. A plain text file is read
@@ -341,7 +367,7 @@ def load_text_folder(path):
 RECORD_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".tsv")
 
 
-def load_texts(path, key="text", *, one_per_line=True):
+def load_texts(path, key="text", *, one_per_line=True, encoding="utf-8"):
     """Load raw documents, the format chosen by the path (a final ``.gz`` is ignored):
     a folder (:func:`load_text_folder`, one document per file), ``.json``
     (:func:`load_json_texts`), ``.jsonl``/``.ndjson`` (:func:`load_jsonl_texts`),
@@ -350,24 +376,28 @@ def load_texts(path, key="text", *, one_per_line=True):
 
     ``one_per_line=False`` refuses the last case with a ValueError: reading a plain text
     file line by line makes each line a document, which silently changes the unit a
-    document-level guarantee protects (e.g. ``cat texts/* > all.txt``)."""
+    document-level guarantee protects (e.g. ``cat texts/* > all.txt``).
+
+    ``encoding`` (default ``"utf-8"``, a leading BOM dropped) is the codec of every file
+    read; an unknown codec is a ValueError naming ``encoding``, bytes it cannot decode a
+    ValueError naming the file, the line and the byte offset."""
+    _check_encoding(encoding)
     if Path(os.fspath(path)).is_dir():
-        return load_text_folder(path)
+        return load_text_folder(path, encoding=encoding)
     suffix = _base_suffix(path)
     if suffix == ".json":
-        return load_json_texts(path, key=key)
+        return load_json_texts(path, key=key, encoding=encoding)
     if suffix in (".jsonl", ".ndjson"):
-        return load_jsonl_texts(path, key=key)
+        return load_jsonl_texts(path, key=key, encoding=encoding)
     if suffix in (".csv", ".tsv"):
-        return load_csv_texts(path, key=key)
+        return load_csv_texts(path, key=key, encoding=encoding)
     if not one_per_line:
         _check_file(path, "path")
         raise ValueError(
             f"{path}: a plain text file is read as one document per line only with "
-            "--one-per-line on the command line (one_per_line=True in Python): each line then "
-            "becomes the unit the guarantee protects. For one document per file pass the folder; for records use .jsonl or "
-            ".csv (--text-key)")
-    return load_text_lines(path)
+            "one_per_line=True: each line then becomes the unit the guarantee protects. For "
+            "one document per file pass the folder; for records use .jsonl or .csv (key=)")
+    return load_text_lines(path, encoding=encoding)
 
 
 def load_reuters_c50(path, subset="train"):

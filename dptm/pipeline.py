@@ -348,7 +348,7 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
         notes = []
         if per_document:
             adjacency = "document"
-            notes.append("groups=None: every document is its own user, so both stages are "
+            notes.append("no user ids given: every document is its own user, so both stages are "
                          "document-level (user-level if each document has a distinct author)")
         else:
             # fit refused every other case: both stages protect a user with all their documents
@@ -367,8 +367,9 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
         # Every caveat of the stages is kept: their notes, their descriptions (paper modes),
         # random DP, test mode and what they assume public.
         notes.append(f"stage 1 release: {vreport.description}")
-        # (the vocabulary's own "groups=None" note repeats the adjacency note above)
-        notes.extend(f"stage 1: {n}" for n in vreport.notes if not n.startswith("groups=None"))
+        # (the vocabulary's own "no user ids" note repeats the adjacency note above)
+        notes.extend(f"stage 1: {n}" for n in vreport.notes
+                     if not n.startswith("no user ids given"))
         notes.append(f"stage 2 release: {mreport.description}")
         notes.extend(f"stage 2: {n}" for n in mreport.notes)
         gamma = mreport.gamma

@@ -484,7 +484,7 @@ class DPVocabulary(BaseEstimator):
         else:
             notes.append("floating-point Gaussian sampler: not hardened")
         if per_document:
-            notes.append("groups=None: each document is its own user (document adjacency)")
+            notes.append("no user ids given: each document is its own user (document adjacency)")
         if self.paper_threshold:
             notes.append(
                 f"paper_threshold=True: Carvalho et al.'s single-word threshold; it was claimed "

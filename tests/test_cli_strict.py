@@ -111,7 +111,8 @@ BROKEN = [
     ("bad.csv", "id,body\n1,x\n", r"bad\.csv: line 1: the CSV header has no column 'text'"),
     ("ragged.csv", "id,text\n1,x\n2,y,z\n", r"ragged\.csv: line 3: 3 fields"),
     ("latin.txt", b"ok line\nbad \xe9 line\n",
-     r"latin\.txt: line 2: not valid UTF-8 .*; convert it first, e\.g\. `iconv"),
+     r"latin\.txt: line 2: not valid UTF-8 .*; give the file's encoding, e\.g\. "
+     r"encoding='latin-1', or convert it first, e\.g\. `iconv"),
     ("trunc.txt.gz", _gzip_bytes("a b c\n" * 50)[:-12], r"trunc\.txt\.gz: not a readable gzip"),
     ("notgz.json.gz", b"plain text", r"notgz\.json\.gz: not a readable gzip"),
     ("empty.csv", "", r"empty\.csv: empty CSV file"),

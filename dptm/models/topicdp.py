@@ -499,7 +499,7 @@ default="gaussian"
                 "statistically by the noisy matrix). Pass reference_X or a sensitivity bound for "
                 "a guarantee")
         if per_document:
-            notes.append("groups=None: every document is its own user, so user adjacency is "
+            notes.append("no user ids given: every document is its own user, so user adjacency is "
                          "document adjacency here")
         if self.mechanism.startswith("laplace"):
             notes.append("Laplace baseline (Wang et al. 2022 Sec. 4.2): L1 sensitivity 2m assumes "
