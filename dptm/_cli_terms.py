@@ -24,6 +24,8 @@ _TERMS = [
     (r"\bencoding='([^']*)'", r"--encoding \1"),
     (r"\bone_per_line=True", "--one-per-line"),
     (r"(?<![\w-])key=", "--text-key"),
+    (r"with dptm\.guardrails\.check_against_unigram", "with --reference-data FILE"),
+    (r"\blower clip\b", "lower --clip"),
     (r"\btarget_epsilon\b", "--epsilon"),
     (r"\btarget_delta\b", "--delta"),
     (r"\btopic_word_prior\b", "--beta"),
@@ -87,4 +89,4 @@ def explain_unreachable(exc, a):
             + "\n    ".join(f"dptm fit {s} --epsilon {a.epsilon:g}" for s in suggestions)
             + "\n  (a prior beta much larger than 1 flattens the topics: fewer sweeps keep it "
               "smaller), or use a document-level model whose noise is calibrated to any "
-              "total: --model vips")
+              "total: --model batch-vb")

@@ -96,10 +96,14 @@ def _decode(path, raw, encoding="utf-8"):
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         shown = "UTF-8" if codec == "utf-8" else encoding
+        # a byte-order mark names UTF-16; otherwise Windows' cp1252 is the usual culprit
+        # (latin-1 decodes any bytes, so it never fails, even on the wrong file)
+        guess = "utf-16" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else "cp1252"
+        source = "utf16" if guess == "utf-16" else "cp1252"
         raise ValueError(f"{path}: line {line}: not valid {shown} (byte offset {exc.start}: "
-                         f"{exc.reason}); give the file's encoding, e.g. encoding='latin-1', or "
-                         "convert it first, e.g. "
-                         "`iconv -f latin1 -t utf-8`") from None
+                         f"{exc.reason}); give the file's encoding, e.g. encoding='{guess}', "
+                         "and check that the words come out right, or convert it first, e.g. "
+                         f"`iconv -f {source} -t utf-8`") from None
 
 
 def _read_text(path, encoding="utf-8"):
@@ -126,8 +130,9 @@ def _text_of_record(path, where, rec, key):
         return rec
     if isinstance(rec, dict):
         if key not in rec:
-            raise ValueError(f"{path}: {where}: record has no key {key!r} (keys: "
-                             f"{sorted(rec)[:10]}); choose the text field with key=")
+            raise ValueError(f"{path}: {where}: record has no key {key!r} (its keys: "
+                             f"{', '.join(map(repr, sorted(rec)[:10]))}); every record needs the "
+                             "text field, chosen with key=")
         val = rec[key]
         if not isinstance(val, str):
             raise ValueError(f"{path}: {where}: field {key!r} is {type(val).__name__}, not a string")

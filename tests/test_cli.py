@@ -182,7 +182,7 @@ def test_unreachable_total_explains_the_smallest_one(capsys, tmp_path):
     assert code == 2
     err = capsys.readouterr().err
     m = re.search(r"smallest reachable total is ([\d.]+)", err)
-    assert m and float(m.group(1)) > 8 and "lower clip or --iterations" in err
+    assert m and float(m.group(1)) > 8 and "lower --clip or --iterations" in err
     # ... and how to get there with the CLI's own flags: the suggestion reaches a total of 8
     suggestions = re.findall(r"dptm fit (--model hdp-lda [^\n]*--epsilon 8)", err)
     assert len(suggestions) == 3

@@ -48,7 +48,7 @@ def test_loader_latin1_equals_utf8(tmp_path, name):
     lat = _write(tmp_path / "l" / name, "latin-1")
     assert datasets.load_texts(u) == datasets.load_texts(lat, encoding="latin-1")
     assert datasets.load_texts(lat, encoding="latin-1")[0].startswith("café")
-    with pytest.raises(ValueError, match="encoding='latin-1'"):
+    with pytest.raises(ValueError, match="encoding='cp1252'"):
         datasets.load_texts(lat)                            # the default stays utf-8
 
 
@@ -77,8 +77,19 @@ def test_decode_error_names_file_line_offset_and_options(tmp_path):
     msg = str(info.value)
     assert msg.startswith(f"{path}: line 3: not valid UTF-8 (byte offset 23")
     # the Python API speaks Python: the keyword first, iconv second
-    assert "encoding='latin-1'" in msg and "--encoding" not in msg
-    assert msg.index("encoding='latin-1'") < msg.index("iconv")
+    # (cp1252, not latin-1: latin-1 decodes any bytes, so it would hide a wrong guess)
+    assert "encoding='cp1252'" in msg and "--encoding" not in msg
+    assert msg.index("encoding='cp1252'") < msg.index("iconv -f cp1252")
+
+
+def test_decode_error_of_a_utf16_file_suggests_utf16(tmp_path):
+    # catches: the cp1252 hint on a file whose byte-order mark says UTF-16 (cp1252 would
+    # decode it into junk and the run would fail later with an empty vocabulary)
+    path = tmp_path / "docs.txt"
+    path.write_bytes("café au lait\nthé\n".encode("utf-16"))
+    with pytest.raises(ValueError, match=r"byte offset 0: .*encoding='utf-16'.*iconv -f utf16"):
+        datasets.load_text_lines(path)
+    assert datasets.load_text_lines(path, encoding="utf-16") == ["café au lait", "thé"]
 
 
 def test_cli_latin1_same_topics_and_vocab_as_utf8(tmp_path):
@@ -113,5 +124,5 @@ def test_cli_decode_error_names_file_line_and_option(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert f"{path}: line 2: not valid UTF-8" in err and "--encoding latin-1" in err
+    assert f"{path}: line 2: not valid UTF-8" in err and "--encoding cp1252" in err
     assert "encoding='" not in err and "iconv" in err

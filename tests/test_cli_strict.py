@@ -112,7 +112,8 @@ BROKEN = [
     ("ragged.csv", "id,text\n1,x\n2,y,z\n", r"ragged\.csv: line 3: 3 fields"),
     ("latin.txt", b"ok line\nbad \xe9 line\n",
      r"latin\.txt: line 2: not valid UTF-8 .*; give the file's encoding, e\.g\. "
-     r"encoding='latin-1', or convert it first, e\.g\. `iconv"),
+     r"encoding='cp1252', and check that the words come out right, or convert it first, "
+     r"e\.g\. `iconv -f cp1252"),
     ("trunc.txt.gz", _gzip_bytes("a b c\n" * 50)[:-12], r"trunc\.txt\.gz: not a readable gzip"),
     ("notgz.json.gz", b"plain text", r"notgz\.json\.gz: not a readable gzip"),
     ("empty.csv", "", r"empty\.csv: empty CSV file"),

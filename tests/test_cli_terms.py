@@ -33,7 +33,7 @@ def _fail(capsys, *argv, lines=1):
     ("nokey.jsonl", '{"body": "x"}\n', "--text-key"),
     ("nocol.csv", "id,body\n1,x\n", "--text-key"),
     ("plain.txt", "a b\nc d\n", "--one-per-line"),
-    ("latin.jsonl", b'"ok"\n"caf\xe9"\n', "--encoding latin-1"),
+    ("latin.jsonl", b'"ok"\n"caf\xe9"\n', "--encoding cp1252"),
 ])
 def test_loader_errors_name_the_flag_on_the_cli(tmp_path, capsys, name, content, flag):
     path = tmp_path / name
@@ -79,7 +79,9 @@ def test_privacy_notes_speak_neither_python_nor_flags(tmp_path):
     ("PrivateBatchLDA (fit(X, groups=...): add", "PrivateBatchLDA (--group-key: add"),
     ("raise the vocabulary stage's target_epsilon", "raise --epsilon or --vocab-share"),
     ("increase target_epsilon or topic_word_prior, or lower clip or max_iter",
-     "increase --epsilon or --beta, or lower clip or --iterations"),
+     "increase --epsilon or --beta, or lower --clip or --iterations"),
+    ("measure on public or held-out text with dptm.guardrails.check_against_unigram before",
+     "measure on public or held-out text with --reference-data FILE before"),
     # a field named like a parameter is left alone
     ("record has no key 'text_key' (group_key=)", "record has no key 'text_key' (group_key=)"),
 ])
