@@ -140,8 +140,8 @@ MODELS = {
                _lp_lda),
     "olp-lda": ("local DP, streaming: mini-batches denoised against a clean prior set "
                 "(Zhao et al. 2021)", _olp_lda),
-    "topicdp": ("user-level random DP: output perturbation of a GibbsLDA fit with sampled "
-                "sensitivity (Wang et al. 2022)", _topicdp),
+    "topicdp": ("random DP, each document its own user: output perturbation of a GibbsLDA "
+                "fit with sampled sensitivity (Wang et al. 2022)", _topicdp),
     "fdptm": ("document-level DP: DP vocabulary selection, then vips on the sanitized corpus "
               "(Manzonelli et al. 2024)", _vips),
 }
