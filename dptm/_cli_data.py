@@ -70,12 +70,14 @@ def _group_id(path, where, value, group_key):
     """A user id from a record's field: a non-empty string, or a JSON number / boolean by its
     JSON text (1 and "1" are the same user)."""
     import json
+
+    from .datasets import _json_kind
     if value is None or value == "":
         raise ValueError(f"{path}: {where}: the user id field {group_key!r} (--group-key) is "
                          "empty: every document needs its author's id")
     if isinstance(value, (dict, list)):
         raise ValueError(f"{path}: {where}: the user id field {group_key!r} (--group-key) is "
-                         f"a JSON {type(value).__name__}, not a string or number")
+                         f"{_json_kind(value)}, not a string or number")
     return value if isinstance(value, str) else json.dumps(value)
 
 
@@ -121,7 +123,7 @@ def load_grouped_texts(path, key="text", group_key="user", encoding="utf-8"):
             for name, flag in ((key, "--text-key"), (group_key, "--group-key")):
                 if name not in header:
                     raise ValueError(f"{path}: line 1: the CSV header has no column {name!r} "
-                                     f"(columns: {header[:10]}); choose it with {flag}")
+                                     f"(columns: {', '.join(map(repr, header[:10]))}); choose it with {flag}")
             col, gcol = header.index(key), header.index(group_key)
             for row in reader:
                 if not row or (len(row) == 1 and not row[0].strip()):

@@ -213,6 +213,12 @@ def canonical_csr(X):
     a word stored twice would add its contributions in one cell after the norm was taken
     over them apart, sqrt(2) times the sensitivity."""
     X = sp.csr_matrix(X)
+    try:
+        # a malformed CSR (indptr past the end, decreasing) would corrupt memory in the
+        # kernels and in scipy's own sum_duplicates
+        X.check_format(full_check=True)
+    except ValueError as exc:
+        raise ValueError(f"X is not a valid CSR matrix: {exc}") from None
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()

@@ -124,6 +124,16 @@ def _base_suffix(path):
     return suffixes[-1] if suffixes else ""
 
 
+def _json_kind(value):
+    """What a decoded JSON value is, in JSON's words (``null``, a number, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return {int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__)
+
+
 def _text_of_record(path, where, rec, key):
     """The document text of one JSON/JSONL record: a string, or an object's ``key`` field."""
     if isinstance(rec, str):
@@ -135,7 +145,7 @@ def _text_of_record(path, where, rec, key):
                              "text field, chosen with key=")
         val = rec[key]
         if not isinstance(val, str):
-            raise ValueError(f"{path}: {where}: field {key!r} is {type(val).__name__}, not a string")
+            raise ValueError(f"{path}: {where}: field {key!r} is {_json_kind(val)}, not a string")
         return val
     raise ValueError(f"{path}: {where}: expected a string or an object with key {key!r}, got "
                      f"{type(rec).__name__}")
@@ -311,7 +321,7 @@ def load_csv_texts(path, key="text", delimiter=None, *, encoding="utf-8"):
                                  "column is required)")
             if key not in header:
                 raise ValueError(f"{path}: line 1: the CSV header has no column {key!r} "
-                                 f"(columns: {header[:10]}); choose the text column with "
+                                 f"(columns: {', '.join(map(repr, header[:10]))}); choose the text column with "
                                  "key=")
             col = header.index(key)
             docs = []

@@ -104,7 +104,7 @@ def _gzip_bytes(text):
 
 BROKEN = [
     ("bad.json", '["a b",\n "c" "d"]', r"bad\.json: line 2 column 6: invalid JSON"),
-    ("bad.jsonl", '"a b"\n{"text": 1}\n', r"bad\.jsonl: line 2: field 'text' is int"),
+    ("bad.jsonl", '"a b"\n{"text": 1}\n', r"bad\.jsonl: line 2: field 'text' is a number"),
     ("bad2.jsonl", '"a b"\n"c"\n{oops\n', r"bad2\.jsonl: line 3 column 2: invalid JSON"),
     ("nokey.jsonl", '{"body": "x"}\n', r"nokey\.jsonl: line 1: record has no key 'text'"),
     ("rec.json", '[{"text": "a"}, {"body": "b"}]', r"rec\.json: record 1: record has no key"),

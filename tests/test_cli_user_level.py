@@ -205,7 +205,7 @@ def test_a_record_without_the_user_id_names_the_file_and_line(tmp_path, capsys):
     err = refused(capsys, "fit", "--data", path, "--group-key", "user")
     assert f"{path}: line 1: the user id field 'user' (--group-key) is empty" in err
     path.write_text(json.dumps({"text": "a b", "user": ["x"]}) + "\n")
-    assert "is a JSON list, not a string or number" in refused(
+    assert "is a list, not a string or number" in refused(
         capsys, "fit", "--data", path, "--group-key", "user")
     path.write_text(json.dumps("just a string") + "\n")
     assert f"{path}: line 1: expected an object" in refused(

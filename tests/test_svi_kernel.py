@@ -290,3 +290,30 @@ def test_add_remove_one_document_changes_statistic_by_at_most_N(case):
     assert np.all(change >= -1e-9)
     assert np.linalg.norm(change) <= N_CAP * (1 + 1e-12)
     assert np.linalg.norm(change) <= doc.sum() * (1 + 1e-12) + 1e-12
+
+
+def test_e_step_refuses_malformed_csr_arrays():
+    # catches: the kernel trusting indptr / counts (a read or write past the buffers)
+    X, _, B, gamma0 = _problem(0)
+    indptr, indices, counts = _csr(X)
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    args = (np.ascontiguousarray(B.T), gamma0.copy(), 0.1)
+    with pytest.raises(ValueError, match="counts must have one entry"):
+        _svi.lda_e_step(indptr, indices, counts[:-1], rows, *args)
+    bad = indptr.copy()
+    bad[-1] = indices.shape[0] + 5
+    with pytest.raises(ValueError, match="indptr must be non-decreasing"):
+        _svi.lda_e_step(bad, indices, counts, rows, *args)
+    bad = indptr.copy()
+    bad[1], bad[2] = bad[2], bad[1] - 1
+    with pytest.raises(ValueError, match="indptr must be non-decreasing"):
+        _svi.lda_e_step(bad, indices, counts, rows, *args)
+
+
+def test_canonical_csr_refuses_a_malformed_matrix():
+    # scipy builds such a matrix without complaint; its sum_duplicates would then corrupt memory
+    from dptm._utils import canonical_csr
+    X = sp.csr_matrix((np.ones(3), np.array([0, 1, 2], dtype=np.int32),
+                       np.array([0, 2, 1, 3], dtype=np.int32)), shape=(3, 4))
+    with pytest.raises(ValueError, match="X is not a valid CSR matrix"):
+        canonical_csr(X)

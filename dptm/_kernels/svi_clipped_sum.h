@@ -8,6 +8,12 @@
  * expression it replaces, so that the kernel's statistic is bitwise the numpy one (the
  * lattice floor of an entry could otherwise move by one step). No FMA: the module is
  * built for baseline x86-64, and fp-contract is off where GCC could contract. */
+/* The exact check refuses NaN and inf by comparisons that -ffast-math / -ffinite-math-only
+ * would fold away (a NaN entry would then cast to INT64_MIN and pass): refuse such a build. */
+#if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
+#error "dptm's kernels must not be built with -ffast-math or -ffinite-math-only"
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #define DPTM_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
 #else

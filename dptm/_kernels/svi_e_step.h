@@ -10,8 +10,10 @@
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
 #define DPTM_SVI_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off", "no-trapping-math")))
+#elif defined(__GNUC__) && !defined(__clang__)
+#define DPTM_SVI_CLONES __attribute__((optimize("fp-contract=off", "no-trapping-math")))
 #else
-#define DPTM_SVI_CLONES
+#define DPTM_SVI_CLONES   /* setup.py builds with -ffp-contract=off where the compiler has it */
 #endif
 /* B of pj's entries summed in registers over every k (each entry's own order kept) */
 #define DPTM_NORM_PHI_BLOCK(B) \
@@ -38,6 +40,11 @@ static DPTM_SVI_CLONES void dptm_svi_norm_phi(const double *__restrict bdt,
     DPTM_NORM_PHI_BLOCK(24)
     DPTM_NORM_PHI_BLOCK(16)
     DPTM_NORM_PHI_BLOCK(8)
+    for (; j < n; j++) {      /* never with a padded n: a caller's unpadded n stays correct */
+        double a = init;
+        for (k = 0; k < K; k++) a += et[k] * bdt[k * n + j];
+        pj[j] = a;
+    }
 }
 /* acc[k .. k + 32) summed in registers over every j (each entry's own order kept): with
  * K above 32 the running sums would otherwise go through memory at every j */
@@ -76,11 +83,11 @@ static void dptm_svi_gather(const double *__restrict B, const int32_t *__restric
     Py_ssize_t j, j0, k, t;
     for (j = 0; j < nnz; j++) memcpy(bd + j * K, B + (Py_ssize_t) ids[j] * K, K * sizeof(double));
     for (j0 = 0; j0 < n; j0 += 8) {
-        const Py_ssize_t m = nnz - j0 < 8 ? nnz - j0 : 8;
+        const Py_ssize_t m = nnz - j0 < 8 ? nnz - j0 : 8, end = n - j0 < 8 ? n - j0 : 8;
         for (k = 0; k < K; k++) {
             double *__restrict out = bdt + k * n + j0;
             for (t = 0; t < m; t++) out[t] = bd[(j0 + t) * K + k];
-            for (; t < 8; t++) out[t] = 0.0;
+            for (; t < end; t++) out[t] = 0.0;
         }
     }
 }

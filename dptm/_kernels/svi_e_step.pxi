@@ -158,6 +158,11 @@ def lda_e_step(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
         raise ValueError(f"sstats must have shape ({V}, {K})")
     if do_bound and word_bound.shape[0] != n_rows:
         raise ValueError(f"word_bound must have length {n_rows}")
+    if counts.shape[0] != indices.shape[0]:
+        raise ValueError("counts must have one entry per stored index")
+    if n_docs < 0 or (n_docs and (np.any(np.diff(np.asarray(indptr)) < 0) or indptr[0] < 0
+                                  or indptr[n_docs] > indices.shape[0])):
+        raise ValueError("indptr must be non-decreasing within [0, len(indices)]")
     if n_rows and (np.min(rows) < 0 or np.max(rows) >= n_docs):
         raise ValueError(f"rows must lie in [0, {n_docs})")
     if indices.shape[0] and (np.min(indices) < 0 or np.max(indices) >= V):
