@@ -50,10 +50,11 @@ def explain_unreachable(exc, a):
     sweep, Zhao et al. 2021 Theorem 1)."""
     msg = str(exc)
     if "the private vocabulary is empty" in msg:
+        # one line: the library's own advice ("raise ... or use more data") replaced by flags
         users = getattr(a, "group_key", None) is not None
-        return (f"{msg}\n  with dptm fit: give more {'users' if users else 'documents'}, a "
-                "larger --epsilon or "
-                "--vocab-share, or a public --vocabulary FILE (one word per line)")
+        head = msg.split("; raise", 1)[0]
+        return (f"{head}; give more {'users' if users else 'documents'}, a larger --epsilon "
+                "or --vocab-share, or a public --vocabulary FILE (one word per line)")
     if "has no tokens: every document is empty" in msg and getattr(a, "public_vocab", None):
         # the central fits' own refusal, reworded (a local model fits such a corpus)
         return (f"no word of --vocabulary {a.public_vocab} occurs in {a.data} (after "

@@ -140,8 +140,8 @@ def check_against_unigram(model, X_heldout, X_reference=None, margin=1.0, stackl
         warnings.warn(f"held-out perplexity {perplexity:.1f} is no better than the unigram "
                       f"model's ({unigram:.1f}, one word distribution for every document): "
                       "the topics carry no information beyond word frequencies (raise "
-                      "epsilon, use more documents or fewer topics)", UninformativeModelWarning,
-                      stacklevel=stacklevel + 1)
+                      "epsilon, use more data (more users, at user level) or fewer topics)",
+                      UninformativeModelWarning, stacklevel=stacklevel + 1)
     return UnigramComparison(perplexity, unigram)
 
 
