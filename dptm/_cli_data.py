@@ -329,8 +329,9 @@ def load_corpus(a, audit=False):
         if a.vocab is not None:
             a.reference_X, _ = datasets.load_uci_bow(a.reference_data, a.vocab)
         else:
+            # public text: a plain file is one document per line (no unit to protect)
             ref_tokens = text.preprocess(datasets.load_texts(
-                a.reference_data, key=a.text_key, one_per_line=a.one_per_line,
+                a.reference_data, key=a.text_key, one_per_line=True,
                 encoding=getattr(a, "encoding", "utf-8")),
                 stop_words=stop_words)
             if vocab is None or a.model == "fdptm":

@@ -368,3 +368,17 @@ def test_batch_vb_model_splits_the_total_across_its_releases():
     assert mech[1]["sigma"] > mech[2]["sigma"]
     for m, r in zip(mech, (plan[0], plan[1], plan[-1])):
         assert m["sigma"] / m["sensitivity"] == pytest.approx(r.z, rel=1e-6)
+
+
+def test_a_plain_text_reference_is_one_document_per_line_whatever_the_data(raw_text, tmp_path):
+    # catches: public --reference-data refused (or read as one document) because the private
+    # data is a folder, where --one-per-line is not given
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i, line in enumerate(raw_text.read_text().splitlines()):
+        (folder / f"{i}.txt").write_text(line)
+    reference = tmp_path / "public.txt"
+    reference.write_text("\n".join(["flood rain river", "vote poll candidate"] * 40))
+    code, out = run("fit", "--data", str(folder), "--reference-data", str(reference), "-k", "2")
+    assert code == 0, out
+    assert "(80 public documents)" in out, out
