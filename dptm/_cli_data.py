@@ -232,9 +232,15 @@ def load_corpus(a, audit=False):
                        ("--stop-words", getattr(a, "stop_words", None))):
         if path is not None and not os.path.exists(path):
             raise ValueError(f"{flag}: no such file or folder: {path}")
-    if a.text_key != "text" and a.data != "demo" and os.path.isdir(a.data):
-        raise ValueError(f"--text-key names a field of JSONL or CSV records; --data {a.data} is "
-                         "a folder (one document per file): leave --text-key out")
+    if a.text_key != "text" and a.data != "demo" and getattr(a, "vocab", None) is None:
+        from .datasets import _base_suffix
+        if os.path.isdir(a.data):
+            raise ValueError(f"--text-key names a field of JSONL or CSV records; --data "
+                             f"{a.data} is a folder (one document per file): leave --text-key "
+                             "out")
+        if _base_suffix(a.data) not in (".json", ".jsonl", ".ndjson", ".csv", ".tsv"):
+            raise ValueError(f"--text-key names a field of JSON, JSONL or CSV records; --data "
+                             f"{a.data} is plain text: leave --text-key out")
     _check_word_lists(a)
     stop_words = _stop_words(a)
     group_key = None if audit else getattr(a, "group_key", None)

@@ -364,3 +364,19 @@ def test_reference_data_without_a_word_of_the_vocabulary_is_named_not_asked_for(
     last = out.strip().splitlines()[-1]
     assert "no document of --reference-data has a word" in last
     assert "give public text" not in last
+
+
+def test_text_key_with_plain_text_is_refused_naming_both_flags(tmp_path, capsys):
+    # catches: --text-key silently ignored on a .txt file (the user meant a records file)
+    path = tmp_path / "notes.txt"
+    path.write_text("rain flood river storm\nvote poll\n")
+    code = main(["fit", "--data", str(path), "--one-per-line", "--text-key", "body"],
+                out=io.StringIO())
+    err = capsys.readouterr().err
+    assert code == 2 and "--text-key" in err and f"--data {path} is plain text" in err
+    assert err.count("\n") == 1
+    # a records file with its own field name is still read
+    rec = tmp_path / "notes.jsonl"
+    rec.write_text("".join('{"body": "rain flood river storm %d"}\n' % i for i in range(60)))
+    assert main(["fit", "--data", str(rec), "--text-key", "body", "--non-private", "-k", "2",
+                 "--iterations", "5"], out=io.StringIO()) == 0
