@@ -551,7 +551,7 @@ def _add_data_options(p):
                    help="field of JSON/JSONL records, or CSV column, holding the text")
     p.add_argument("--encoding", default="utf-8", type=_encoding_type, metavar="NAME",
                    help="text encoding of the text files read (--data, --reference-data, "
-                        "word lists), e.g. latin-1, cp1252; default utf-8 (a BOM is dropped)")
+                        "word lists), e.g. cp1252, latin-1, utf-16 (a UTF-8 BOM is dropped)")
     p.add_argument("--min-df", type=_POS_INT, default=1,
                    help="non-private models on raw text: drop words in fewer documents")
     p.add_argument("-k", "--topics", type=_POS_INT, default=8, help="number of topics K")
