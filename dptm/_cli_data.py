@@ -122,8 +122,9 @@ def load_grouped_texts(path, key="text", group_key="user", encoding="utf-8"):
                                  f"{group_key!r} columns is required)")
             for name, flag in ((key, "--text-key"), (group_key, "--group-key")):
                 if name not in header:
+                    columns = ", ".join(map(repr, header[:10]))
                     raise ValueError(f"{path}: line 1: the CSV header has no column {name!r} "
-                                     f"(columns: {', '.join(map(repr, header[:10]))}); choose it with {flag}")
+                                     f"(columns: {columns}); choose it with {flag}")
             col, gcol = header.index(key), header.index(group_key)
             for row in reader:
                 if not row or (len(row) == 1 and not row[0].strip()):
@@ -243,6 +244,7 @@ def load_corpus(a, audit=False):
                              f"{a.data} is plain text: leave --text-key out")
     _check_word_lists(a)
     stop_words = _stop_words(a)
+    encoding = getattr(a, "encoding", "utf-8")       # of every text file the run reads
     group_key = None if audit else getattr(a, "group_key", None)
     if group_key is not None:
         _check_group_key(a)
@@ -259,10 +261,10 @@ def load_corpus(a, audit=False):
     else:
         if group_key is not None:
             docs, out.groups = load_grouped_texts(a.data, key=a.text_key, group_key=group_key,
-                                                  encoding=getattr(a, "encoding", "utf-8"))
+                                                  encoding=encoding)
         else:
             docs = datasets.load_texts(a.data, key=a.text_key, one_per_line=a.one_per_line,
-                                       encoding=getattr(a, "encoding", "utf-8"))
+                                       encoding=encoding)
         if not docs:
             raise ValueError(f"{a.data}: no documents")
         if private and a.min_df != 1:
@@ -273,7 +275,7 @@ def load_corpus(a, audit=False):
         name = a.data
         if public_vocab is not None:
             # a stop word of the list never occurs in the tokens: a column of noise only
-            given = _read_word_list(public_vocab, encoding=getattr(a, "encoding", "utf-8"))
+            given = _read_word_list(public_vocab, encoding=encoding)
             words = [w for w in given if w.lower() not in stop_words]
             if not words:
                 raise ValueError(f"{public_vocab}: every word of --vocabulary is a stop word")
@@ -338,7 +340,7 @@ def load_corpus(a, audit=False):
             # public text: a plain file is one document per line (no unit to protect)
             ref_tokens = text.preprocess(datasets.load_texts(
                 a.reference_data, key=a.text_key, one_per_line=True,
-                encoding=getattr(a, "encoding", "utf-8")),
+                encoding=encoding),
                 stop_words=stop_words)
             if vocab is None or a.model == "fdptm":
                 a.reference_tokens = ref_tokens

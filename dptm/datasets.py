@@ -320,9 +320,9 @@ def load_csv_texts(path, key="text", delimiter=None, *, encoding="utf-8"):
                 raise ValueError(f"{path}: empty CSV file (a header row naming the {key!r} "
                                  "column is required)")
             if key not in header:
+                columns = ", ".join(map(repr, header[:10]))
                 raise ValueError(f"{path}: line 1: the CSV header has no column {key!r} "
-                                 f"(columns: {', '.join(map(repr, header[:10]))}); choose the text column with "
-                                 "key=")
+                                 f"(columns: {columns}); choose the text column with key=")
             col = header.index(key)
             docs = []
             for row in reader:

@@ -15,18 +15,22 @@
 #else
 #define DPTM_SVI_CLONES   /* setup.py builds with -ffp-contract=off where the compiler has it */
 #endif
-/* B of pj's entries summed in registers over every k (each entry's own order kept) */
-#define DPTM_NORM_PHI_BLOCK(B) \
-    for (; j + (B) <= n; j += (B)) { \
+/* out[o .. o + B) = init + sum_i coef * row[0 .. B), i ascending, for every block of B
+ * outputs that fits below O, summed in registers (each output's own order kept): ``coef``
+ * and ``row`` are expressions in the inner index i. The normalisers block over words, the
+ * gradient over topics. */
+#define DPTM_REGISTER_BLOCK(B, o, O, i, I, coef, row, init, out) \
+    for (; o + (B) <= O; o += (B)) { \
         double a_[B]; Py_ssize_t t_; \
         for (t_ = 0; t_ < (B); t_++) a_[t_] = init; \
-        for (k = 0; k < K; k++) { \
-            const double e = et[k]; \
-            const double *__restrict row = bdt + k * n + j; \
-            for (t_ = 0; t_ < (B); t_++) a_[t_] += e * row[t_]; \
+        for (i = 0; i < I; i++) { \
+            const double c_ = (coef); \
+            const double *__restrict r_ = (row); \
+            for (t_ = 0; t_ < (B); t_++) a_[t_] += c_ * r_[t_]; \
         } \
-        for (t_ = 0; t_ < (B); t_++) pj[j + t_] = a_[t_]; \
+        for (t_ = 0; t_ < (B); t_++) out[o + t_] = a_[t_]; \
     }
+#define DPTM_NORM_PHI_BLOCK(B) DPTM_REGISTER_BLOCK(B, j, n, k, K, et[k], bdt + k * n + j, init, pj)
 
 /* pj[j] = init + sum_k et[k] * bdt[k * n + j]   (k ascending), j < n; ``n``, the row
  * stride of bdt, a multiple of 8 (rows padded): every entry is in a block whose sums run
@@ -46,19 +50,8 @@ static DPTM_SVI_CLONES void dptm_svi_norm_phi(const double *__restrict bdt,
         pj[j] = a;
     }
 }
-/* acc[k .. k + 32) summed in registers over every j (each entry's own order kept): with
- * K above 32 the running sums would otherwise go through memory at every j */
-#define DPTM_GRADIENT_BLOCK(B) \
-    for (; k + (B) <= K; k += (B)) { \
-        double a_[B]; Py_ssize_t t_; \
-        for (t_ = 0; t_ < (B); t_++) a_[t_] = 0.0; \
-        for (j = 0; j < nnz; j++) { \
-            const double rj = r[j]; \
-            const double *__restrict row = bd + j * K + k; \
-            for (t_ = 0; t_ < (B); t_++) a_[t_] += rj * row[t_]; \
-        } \
-        for (t_ = 0; t_ < (B); t_++) acc[k + t_] = a_[t_]; \
-    }
+/* with K above 32 the gradient's running sums would otherwise go through memory at every j */
+#define DPTM_GRADIENT_BLOCK(B) DPTM_REGISTER_BLOCK(B, k, K, j, nnz, r[j], bd + j * K + k, 0.0, acc)
 
 /* acc[k] = sum_j r[j] * bd[j * K + k]   (j ascending) */
 static DPTM_SVI_CLONES void dptm_svi_gradient(const double *__restrict bd,
