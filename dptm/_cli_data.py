@@ -1,11 +1,12 @@
 """The data side of the ``dptm`` command: reading a corpus from its options, keeping a
-private model's training set every document it is given, the public evaluation data, and
-the split of a total epsilon between a DP vocabulary and the model."""
+private model's training set every document it is given, the public evaluation data, the
+split of a total epsilon between a DP vocabulary and the model, and the ``--save`` path
+checked before any of it."""
 import os
 
 import numpy as np
 
-__all__ = ["load_corpus", "budget_split", "load_grouped_texts"]
+__all__ = ["load_corpus", "budget_split", "load_grouped_texts", "check_save_target"]
 
 # The non-private model is reproducible by default (it protects nothing a seed could expose).
 DEFAULT_NONPRIVATE_SEED = 2
@@ -367,6 +368,34 @@ def load_corpus(a, audit=False):
     a.documents = out.documents
     a.groups = out.groups       # every document's user, in the order of the training set
     return out
+
+
+def check_save_target(a):
+    """Refuse ``--save`` before any work: an existing file where a release directory goes, a
+    non-empty directory (fit) or an existing file (audit) without ``--overwrite``. Reads
+    only the file system at the path given, never the data, so whether a run is refused
+    cannot depend on the private data; and no budget is spent on a release that cannot be
+    written."""
+    path = getattr(a, "save", None)
+    if path is None:
+        return
+    overwrite = getattr(a, "overwrite", False)
+    if getattr(a, "command", "fit") == "audit":
+        # np.savez_compressed adds ".npz" to a name without it
+        target = path if str(path).endswith(".npz") else f"{path}.npz"
+        if os.path.isdir(target):
+            raise ValueError(f"--save {path}: {target} is a directory; audit --save writes "
+                             "one .npz file")
+        if os.path.exists(target) and not overwrite:
+            raise ValueError(f"--save {path}: {target} exists; pass --overwrite to replace "
+                             "it, or give a new file name")
+        return
+    from ._cli_terms import to_cli
+    from .release import _check_save_path
+    try:
+        _check_save_path(path, overwrite)
+    except FileExistsError as exc:
+        raise ValueError(f"--save {to_cli(exc)}") from None
 
 
 def budget_split(a):

@@ -4,14 +4,15 @@ The library's errors and warnings name Python parameters (``key=``, ``groups=Non
 ``target_epsilon``); the command line shows them to its user with the flags that set those
 parameters. Every error and warning the CLI prints from the library passes through
 :func:`to_cli`; a parameter the CLI spells differently gets one row here. The privacy report
-is not translated: the CLI prints it exactly as published (``release.json``), so its notes
-are worded for both interfaces.
+is published as the library words it (``release.json``, ``--json``: read by Python users
+too); only the copy printed at user level names the CLI's flags where the library names its
+parameters (:func:`report_to_cli`), and its figures are untouched.
 :func:`explain_unreachable` adds to a few library refusals the flags that get past them.
 """
 import math
 import re
 
-__all__ = ["to_cli", "explain_unreachable"]
+__all__ = ["to_cli", "report_to_cli", "explain_unreachable"]
 
 # (pattern of the Python spelling, CLI spelling); applied in order, longer phrases first so
 # that a phrase is rewritten whole before its parts are.
@@ -24,6 +25,7 @@ _TERMS = [
     (r"\bencoding='([^']*)'", r"--encoding \1"),
     (r"\bone_per_line=True", "--one-per-line"),
     (r"(?<![\w-])key=", "--text-key"),
+    (r"\boverwrite=True\b", "--overwrite"),
     (r"with dptm\.guardrails\.check_against_unigram", "with --reference-data FILE"),
     (r"\blower clip\b", "lower --clip"),
     (r"\btarget_epsilon\b", "--epsilon"),
@@ -41,6 +43,21 @@ def to_cli(message):
     text = str(message)
     for pattern, repl in _COMPILED:
         text = pattern.sub(repl, text)
+    return text
+
+
+def report_to_cli(text, a):
+    """The printed privacy report ``text`` in the CLI's terms at user level (``--group-key``):
+    the library's ``groups`` argument is the CLI's ``--group-key FIELD`` and the vocabulary's
+    ``max_contribution`` its ``--vocab-cap``. Only these words change; document-level reports
+    are returned as they are (they name no Python parameter)."""
+    key = getattr(a, "group_key", None)
+    if key is None:
+        return text
+    for pattern, repl in ((r"\(groups\)", f"(--group-key {key})"),
+                          (r"\bgroups given\b", f"--group-key {key} given"),
+                          (r"\bmax_contribution\b", f"--vocab-cap {a.vocab_cap}")):
+        text = re.sub(pattern, lambda m, r=repl: r, text)
     return text
 
 

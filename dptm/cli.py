@@ -20,7 +20,8 @@ part of private data), is never seeded unless ``--seed`` is given (a labelled te
 and prints its topics and its privacy report, never a metric of the private data nor a
 timing; utility is measured on public data only (the demo corpus' held-out split or
 ``--reference-data``). A non-private model needs ``--non-private`` and its output says NOT
-PRIVATE. ``--save DIR`` writes the release. ``-v`` logs progress on stderr.
+PRIVATE. ``--save DIR`` writes the release to a new or empty DIR (``--overwrite`` for a
+non-empty one). ``-v`` logs progress on stderr.
 """
 import argparse
 import json
@@ -38,9 +39,9 @@ __all__ = ["main", "MODELS", "load_corpus", "budget_split"]
 
 from ._cli_data import (DEFAULT_NONPRIVATE_SEED, LOCAL, NON_PRIVATE, RECOMMENDED,  # noqa: F401
                         WORD_LEVEL, _encoding_type, _is_private, _matrix_over, budget_split,
-                        load_corpus)
+                        check_save_target, load_corpus)
 from . import _cli_report as report
-from ._cli_terms import explain_unreachable, to_cli
+from ._cli_terms import explain_unreachable, report_to_cli, to_cli
 
 
 def _gibbs(a, seed=DEFAULT_NONPRIVATE_SEED):
@@ -221,6 +222,7 @@ def cmd_fit(a, out):
     from .exceptions import UninformativeModelWarning, VacuousGuaranteeWarning
     from .metrics import npmi_coherence, umass_coherence
     _check_model_choice(a)
+    check_save_target(a)
     data = load_corpus(a)
     private = _is_private(a.model)
     desc = MODELS[a.model][0]
@@ -327,7 +329,9 @@ def cmd_fit(a, out):
         vacuous = [w.message for w in caught if issubclass(w.category, VacuousGuaranteeWarning)]
         result["concerns"] = report.publication_concerns(n_words, a.topics, result["metrics"],
                                                          predicted, vacuous)
-        print("\n" + release.privacy.format(notes=a.verbose > 0), file=out)
+        # at user level the printed copy says --group-key / --vocab-cap (release.json keeps
+        # the library's words)
+        print("\n" + report_to_cli(release.privacy.format(notes=a.verbose > 0), a), file=out)
         result["privacy"] = release.privacy.to_dict()
         total = float(release.privacy.epsilon(release.privacy.default_delta))
         result["total_epsilon"] = total
@@ -346,7 +350,7 @@ def cmd_fit(a, out):
             result["clip_norm"] = float(getattr(model, "model_", model).clip_norm_)
             print(clip, file=out)
     if a.save:
-        release.save(a.save)
+        release.save(a.save, overwrite=a.overwrite)
         result["release"] = a.save
         if private:
             print("\n" + report.saved_line(a.save, result["concerns"],
@@ -461,6 +465,7 @@ AUDIT_TRAINERS = {
 def cmd_audit(a, out):
     """Membership-inference audit (LiRA) of a trainer on a corpus."""
     from .attacks import audit
+    check_save_target(a)
     data = load_corpus(a, audit=True)
     X, name = data.X_train, data.name
     if getattr(a, "total_samples", None) is None:
@@ -640,11 +645,17 @@ def _models_epilog():
             + "\n\nexample: dptm fit --data texts/ --epsilon 4 -k 10 --save release")
 
 
+def _error_line(prog, message):
+    """Every error of the command, argparse's and the command's own refusals alike, in
+    argparse's form: ``dptm fit: error: ...`` (the subcommand's prog)."""
+    return f"{prog}: error: {message}\n"
+
+
 class _Parser(argparse.ArgumentParser):
     """A bad flag gives one line and where to look, not the whole usage block."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, _error_line(self.prog, f"{message} (see '{self.prog} --help')"))
 
 
 def build_parser():
@@ -680,7 +691,10 @@ def build_parser():
                           "topicdp; -1 = all cores")
     fit.add_argument("--save", default=None, metavar="DIR",
                      help="write the publishable release (topics, vocabulary, privacy report) "
-                          "to DIR")
+                          "to DIR, a new or empty directory (checked before the fit)")
+    fit.add_argument("--overwrite", action="store_true",
+                     help="let --save write into a non-empty DIR (its topics.npz and "
+                          "release.json replaced, other files kept)")
     fit.add_argument("--json", action="store_true",
                      help="print the result (top words, privacy report, metrics) as JSON")
     fit.add_argument("--plot", default=None, metavar="FILE",
@@ -702,7 +716,11 @@ def build_parser():
                      help="number of shadow models (even)")
     aud.add_argument("--jobs", type=_int_type(1, extra=(-1,)), default=None,
                      help="parallel shadow fits (joblib); -1 = all cores")
-    aud.add_argument("--save", default=None, help="save the LiRA statistics to this .npz file")
+    aud.add_argument("--save", default=None, metavar="FILE",
+                     help="save the LiRA statistics to this new .npz file (checked before the "
+                          "shadow fits)")
+    aud.add_argument("--overwrite", action="store_true",
+                     help="let --save replace an existing file")
     aud.add_argument("--plot", default=None, metavar="FILE",
                      help="save the attacks' log-log ROC curves to this image (needs matplotlib)")
     _add_privacy_options(aud)
@@ -719,6 +737,7 @@ def main(argv=None, out=None):
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a flag out of range (2, message on stderr)
         return exc.code if isinstance(exc.code, int) else 2
+    prog = " ".join(filter(None, ("dptm", args.command)))   # argparse's prog of the subcommand
     args.epsilon_given = args.epsilon is not None
     if args.epsilon is None:
         args.epsilon = 4.0
@@ -727,8 +746,8 @@ def main(argv=None, out=None):
         try:
             import matplotlib
         except ImportError:
-            print("dptm: error: --plot needs matplotlib: pip install 'dptm[plot]'",
-                  file=sys.stderr)
+            sys.stderr.write(_error_line(prog, "--plot needs matplotlib: pip install "
+                                               "'dptm[plot]'"))
             return 2
         matplotlib.use("Agg")
     fmt = warnings.formatwarning
@@ -751,7 +770,7 @@ def main(argv=None, out=None):
         msg = to_cli(str(exc)) or type(exc).__name__
         if isinstance(exc, OSError) and getattr(exc, "filename", None) and str(exc.filename) not in msg:
             msg = f"{exc.filename}: {msg}"
-        print(f"dptm: error: {msg}", file=sys.stderr)
+        sys.stderr.write(_error_line(prog, msg))
         return 2
     finally:
         warnings.formatwarning = fmt

@@ -62,6 +62,21 @@ def _public_value(v):
     return f"<{type(v).__name__}>"
 
 
+def _check_save_path(path, overwrite=False):
+    """Refuse ``path`` as the directory of :meth:`Release.save`: an existing file, or a
+    non-empty directory unless ``overwrite``. Reads only the file system at ``path``, so a
+    caller can check it before any work."""
+    if overwrite not in (True, False):
+        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise FileExistsError(f"{os.fspath(path)}: exists and is not a directory (a release "
+                              "is a directory: topics.npz + release.json)")
+    if not overwrite and os.path.isdir(path) and os.listdir(path):
+        raise FileExistsError(f"{os.fspath(path)}: the directory is not empty; pass "
+                              "overwrite=True to write the release into it anyway "
+                              "(topics.npz and release.json replaced, other files kept)")
+
+
 class Release:
     """A publishable topic model.
 
@@ -228,9 +243,21 @@ class Release:
         }
 
     # -- files -----------------------------------------------------------------------------
-    def save(self, path):
+    def save(self, path, *, overwrite=False):
         """Write the release to the directory ``path`` (created if needed): ``topics.npz``
-        and ``release.json``. Returns ``path``."""
+        and ``release.json``. Returns ``path``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A new or empty directory.
+        overwrite : bool, default=False
+            Also write into a non-empty directory, replacing ``topics.npz`` and
+            ``release.json`` there (other files are left as they are). Without it a
+            non-empty directory raises ``FileExistsError``: an earlier release is never
+            replaced by accident.
+        """
+        _check_save_path(path, overwrite)
         os.makedirs(path, exist_ok=True)
         arrays = {"topic_word": self.topic_word}
         if self.components is not None:

@@ -170,7 +170,7 @@ def test_the_clip_bound_printed_is_the_fits(raw_text, tmp_path, monkeypatch):
         assert sensitivities[0] == "1" and set(sensitivities[1:]) == {C}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        code, out = run(*args, "--json")
+        code, out = run(*args, "--json", "--overwrite")       # the same --save DIR again
     assert json.loads(out)["clip_norm"] == fitted[1].clip_norm_
 
 

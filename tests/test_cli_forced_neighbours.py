@@ -6,6 +6,7 @@ bound or count that read the private data other than through a release would dif
 import contextlib
 import io
 import json
+import shutil
 import warnings
 
 import numpy as np
@@ -38,6 +39,7 @@ def _fit(tmp_path, texts, users, *flags):
     words = tmp_path / "words.txt"
     words.write_text("\n".join(DEMO.vocabulary) + "\n")
     save = tmp_path / "release"
+    shutil.rmtree(save, ignore_errors=True)     # --save refuses the first run's release
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), warnings.catch_warnings():
         warnings.resetwarnings()

@@ -9,6 +9,7 @@ size other than through a release would differ."""
 import contextlib
 import io
 import json
+import shutil
 import warnings
 
 import numpy as np
@@ -73,6 +74,7 @@ def _fit(tmp_path, held, texts, users, *flags):
                                                    for t in PUBLIC))
     (tmp_path / "stop.txt").write_text("zzgeneric\nQQFiller\nstorm\n")
     save = tmp_path / "release"
+    shutil.rmtree(save, ignore_errors=True)     # --save refuses the first run's release
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), warnings.catch_warnings():
         warnings.resetwarnings()

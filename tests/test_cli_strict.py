@@ -133,7 +133,7 @@ def test_cli_reports_broken_files_in_one_line(tmp_path, capsys, name, content, m
     code, _ = run("fit", "--data", str(p))
     err = capsys.readouterr().err
     assert code == 2
-    assert err.startswith("dptm: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("dptm fit: error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert name in err
 
 

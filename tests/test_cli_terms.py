@@ -24,7 +24,7 @@ def run(*argv):
 def _fail(capsys, *argv, lines=1):
     code, out = run(*argv)
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("dptm: error: ") and err.count("\n") == lines, err
+    assert code == 2 and err.startswith("dptm fit: error: ") and err.count("\n") == lines, err
     assert not PYTHON.search(err), err
     return err
 

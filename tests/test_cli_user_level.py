@@ -143,6 +143,32 @@ def test_raw_text_run_is_user_level_end_to_end(grouped_jsonl, tmp_path):
     assert "user-0" not in out and " 800 " not in out
 
 
+@pytest.mark.parametrize("vocabulary", [False, True], ids=["dp-vocabulary", "public-vocabulary"])
+def test_printed_user_level_report_names_the_cli_flags(vocabulary, grouped_jsonl, tmp_path):
+    # catches the library's "(groups)" and "max_contribution" printed to a CLI user, and a
+    # rewording that leaks into the published release.json (read by Python users too)
+    flags = ["--vocabulary", tmp_path / "words.txt"] if vocabulary else []
+    (tmp_path / "words.txt").write_text("\n".join(DEMO.vocabulary) + "\n")
+    code, out = run("fit", "--data", grouped_jsonl, "--group-key", "user", "-k", "2", "-v",
+                    "--vocab-cap", "7", *flags, "--save", tmp_path / "rel")
+    assert code == 0, out
+    report = out.split("Privacy report", 1)[1]
+    assert "the user of each document (--group-key user) is given" in report
+    assert "(groups)" not in report and "max_contribution" not in report
+    if not vocabulary:
+        assert ("--group-key user given: both stages are user-level (add or remove one user "
+                "with all their documents); the vocabulary counts at most --vocab-cap 7 "
+                "distinct words per user") in report
+    published = str(Release.load(tmp_path / "rel").privacy)
+    assert "the user of each document (groups) is given" in published
+    assert "--group-key" not in published and "--vocab-cap" not in published
+    # only those words differ: the printed report is the published one otherwise
+    printed = report.split("\n\n", 1)[0]
+    assert re.sub(r"\(--group-key user\)|--group-key user given|--vocab-cap 7", "#",
+                  printed) == re.sub(r"\(groups\)|groups given|max_contribution", "#",
+                                     published.split("Privacy report", 1)[1]).rstrip("\n")
+
+
 def test_public_vocabulary_run_is_user_level(grouped_jsonl, tmp_path):
     words = tmp_path / "words.txt"
     words.write_text("\n".join(DEMO.vocabulary) + "\n")

@@ -205,3 +205,29 @@ def test_pyldavis_prepares_the_export(fitted, demo):
     assert (data["term_frequency"] == 0).any()      # words unseen in X are fine
     vis = pyLDAvis.prepare(**data, sort_topics=False, n_jobs=1)
     assert vis.topic_coordinates.shape[0] == rel.n_components
+
+
+def test_save_never_replaces_a_release_by_accident(tmp_path):
+    # catches the silent overwrite of an earlier release (os.makedirs(exist_ok=True) and
+    # the files written over), and an overwrite=True that deletes the directory's other files
+    first = Release(np.full((2, 3), 1 / 3), doc_topic_prior=0.5, model="first")
+    second = Release(np.full((3, 3), 1 / 3), doc_topic_prior=0.5, model="second")
+    path = str(tmp_path / "rel")
+    first.save(path)
+    with pytest.raises(FileExistsError, match=r"rel: the directory is not empty; pass "
+                                              r"overwrite=True"):
+        second.save(path)
+    assert Release.load(path) == first
+    with open(os.path.join(path, "NOTES.txt"), "w") as f:
+        f.write("mine")
+    assert Release.load(second.save(path, overwrite=True)) == second
+    assert sorted(os.listdir(path)) == ["NOTES.txt", "release.json", "topics.npz"]
+    os.mkdir(tmp_path / "empty")                 # an empty directory holds nothing to lose
+    assert Release.load(first.save(tmp_path / "empty")) == first
+    (tmp_path / "file").write_text("x")
+    for overwrite in (False, True):
+        with pytest.raises(FileExistsError, match="exists and is not a directory"):
+            first.save(tmp_path / "file", overwrite=overwrite)
+    with pytest.raises(TypeError, match="overwrite must be True or False"):
+        first.save(tmp_path / "new", overwrite="yes")
+    assert not (tmp_path / "new").exists()
