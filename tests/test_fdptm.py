@@ -97,9 +97,10 @@ def test_users_with_a_document_level_model_are_refused():
 
 def test_topicdp_model_is_user_level_random_dp():
     users = np.arange(len(DOCS)) % 150
-    dp = TopicDP(NMF(2, max_iter=100, init="nndsvda"), target_epsilon=3.0, target_delta=1e-5,
-                 gamma=0.5)
     public = ["storm rain flood river", "vote poll candidate senate"] * 40   # public corpus
+    # the public corpus' users (40 of 2 documents): the unit the sensitivity is measured on
+    dp = TopicDP(NMF(2, max_iter=100, init="nndsvda"), target_epsilon=3.0, target_delta=1e-5,
+                 gamma=0.5, reference_groups=np.arange(len(public)) // 2)
     f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), dp,
                                reference_documents=public, random_state=0).fit(DOCS, groups=users)
     assert f.model_.reference_X.shape == (80, f.vocabulary_.size)
@@ -108,7 +109,22 @@ def test_topicdp_model_is_user_level_random_dp():
     v_event, _ = rep.event.events
     assert v_event.epsilon == pytest.approx(3.0)          # same unit: no group privacy
     assert "random DP" in str(rep)
+    assert "one uniformly random user (40 users given by reference_groups)" in str(rep)
     assert f.model_.privacy_.adjacency == "user"
+
+
+def test_topicdp_stage_without_reference_users_is_refused_at_user_level():
+    # catches the overclaim through the pipeline: groups made the composed report user-level
+    # while TopicDP sampled its sensitivity by removing one public DOCUMENT
+    users = np.arange(len(DOCS)) % 150
+    public = ["storm rain flood river", "vote poll candidate senate"] * 40
+    dp = TopicDP(NMF(2, max_iter=100, init="nndsvda"), target_epsilon=3.0, target_delta=1e-5,
+                 gamma=0.5)
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), dp,
+                               reference_documents=public, random_state=0)
+    with pytest.raises(ValueError, match=r"groups=.*reference_groups=None.*one reference DOCUMENT"):
+        f.fit(DOCS, groups=users)
+    assert not hasattr(f, "privacy_")
 
 
 @pytest.mark.parametrize("clip", [None, 50])

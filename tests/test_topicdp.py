@@ -369,8 +369,9 @@ def test_bad_inputs(corpus):
         TopicDP(nmf(), gamma=0.5, sensitivity="sample-private").fit(X, groups=np.zeros(X.shape[0]))
     with pytest.raises(ValueError, match="reference_X has 5 columns"):
         TopicDP(nmf(), reference_X=np.ones((4, 5))).fit(X)
-    with pytest.raises(ValueError, match="reference_groups"):
-        TopicDP(nmf(), reference_X=X, reference_groups=np.zeros(X.shape[0])).fit(X)
+    with pytest.raises(ValueError, match="reference_groups must contain at least 2 users"):
+        TopicDP(nmf(), reference_X=X, reference_groups=np.zeros(X.shape[0])).fit(
+            X, groups=np.arange(X.shape[0]))
     with pytest.raises(TypeError, match="estimator"):
         TopicDP(object(), sensitivity=0.1).fit(X)
 

@@ -118,7 +118,10 @@ default="gaussian"
         A public corpus over the same columns (vocabulary) as ``X``: Algorithm 1 runs on it
         (a fit plus h refits, each without one random reference user).
     reference_groups : array-like (n_ref_docs,), optional
-        User of each reference document; each document is a user when None.
+        User of each reference document (public); each document is a user when None. It
+        sets the unit the sensitivity is measured on, so it goes with ``fit(X, groups=...)``:
+        ``groups`` without ``reference_groups`` (or the converse) is refused, since the noise
+        would then be calibrated to another unit than the report states.
     max_refits : int, default=2000
         Work-size guard: ``fit`` refuses to start more refits than this (gamma = 0.001 would
         need 5,486,187). Raise it deliberately for small gamma.
@@ -174,7 +177,9 @@ default="gaussian"
     is (epsilon, delta)-DP for every pair of neighbours whose aligned Frobenius change is
     within the bound (the bound is the caller's claim, not checked). With ``reference_X``
     it is (epsilon, delta, gamma)-random DP for neighbours drawn from the reference
-    corpus, which stands in for the private data (Wang et al. 2022 Def. 4, Theorem 1); the
+    corpus, which stands in for the private data (Wang et al. 2022 Def. 4, Theorem 1): one
+    reference user removed with ``groups`` and ``reference_groups``, one reference document
+    with neither (a mix is refused); the
     noise scale is a function of public data only. With ``"sample-private"`` the noise
     scale depends on the private data: not DP, and Delta_s is revealed. The vocabulary
     (the column labels) is treated as public. The released rows are in a uniformly random
@@ -255,6 +260,10 @@ default="gaussian"
             source = None           # global sensitivity 2m: nothing to sample
         else:
             raise ValueError(_SENSITIVITY_HELP)
+        if self.reference_groups is not None and self.reference_X is None:
+            raise ValueError("reference_groups names the user of each reference_X document; "
+                             "without reference_X it would be ignored: drop reference_groups or "
+                             "pass reference_X")
         if self.mechanism in ("laplace", "laplace-float"):
             source = None
         if self.calibration == "renyi":
@@ -285,6 +294,24 @@ default="gaussian"
         if X.shape[1] < 1:
             raise ValueError(f"{name} has an empty vocabulary: 0 columns")
         return X
+
+    def _check_units(self, groups):
+        """With ``reference_X`` the noise is calibrated to the change of removing one
+        reference unit: a user (``reference_groups``) or a document. The unit asked for on
+        the private data (``groups``: users, None: documents) must be that unit, or the
+        report would claim a unit the sensitivity was not measured on."""
+        if groups is not None and self.reference_groups is None:
+            raise ValueError(
+                "groups= asks for user-level privacy, but reference_groups=None: the "
+                "sensitivity would be sampled by removing one reference DOCUMENT, which "
+                "protects a document, not a user. Pass reference_groups=<the user of each "
+                "reference_X document> (public), or fit without groups for document-level "
+                "privacy")
+        if groups is None and self.reference_groups is not None:
+            raise ValueError(
+                "reference_groups= samples the sensitivity by removing a whole reference user, "
+                "but groups=None asks for document-level privacy on X: pass groups=<the user "
+                "of each document of X> for user-level privacy, or drop reference_groups")
 
     def _refits(self, gamma):
         h, k, rho = sensitivity_sample_size(gamma)
@@ -319,6 +346,8 @@ default="gaussian"
         base, source = self._check_params()
         X = self._check_X(X)
         gidx, n_users = _group_index(groups, X.shape[0])
+        if source == "reference":
+            self._check_units(groups)
         ref = None
         if source == "reference":
             ref = self._check_X(self.reference_X, "reference_X")
@@ -372,7 +401,10 @@ default="gaussian"
 
         f = {"estimator_": est, "n_samples_": h, "order_statistic_": k, "rho_": rho,
              "sensitivity_samples_": None, "sensitivity_source_": source,
-             "reference_shape_": None if ref is None else tuple(ref.shape)}
+             "reference_shape_": None if ref is None else tuple(ref.shape),
+             # users of the reference corpus (public); None: each document its own user
+             "_reference_users": (None if ref_gidx is None or self.reference_groups is None
+                                  else int(ref_gidx.max()) + 1)}
         if source is None:
             f["sensitivity_"] = None
         elif source == "given":
@@ -515,13 +547,20 @@ default="gaussian"
                     "random DP of that sampling")
             else:
                 gamma = self._gamma
-                where = ("the public reference corpus (reference_X, "
-                         f"{a.reference_shape_[0]} documents)" if source == "reference"
-                         else "the private data")
+                # the unit the distances were measured on (the private user count is
+                # not stated: it is not public)
+                if source == "reference":
+                    where = ("the public reference corpus (reference_X, "
+                             f"{a.reference_shape_[0]} documents)")
+                    unit = ("document" if a._reference_users is None else
+                            f"user ({a._reference_users} users given by reference_groups)")
+                else:
+                    where = "the private data"
+                    unit = "document" if per_document else "user (given by groups)"
                 notes.append(
                     f"(epsilon={self._epsilon:g}, delta={self._delta:g}, gamma={self._gamma:g})"
                     "-random DP, NOT DP: the (epsilon, delta) bound holds with probability >= "
-                    "1 - gamma over neighbours drawn by removing one uniformly random user of "
+                    f"1 - gamma over neighbours drawn by removing one uniformly random {unit} of "
                     f"{where} (Wang et al. 2022 Def. 4, Theorem 1)")
                 notes.append(
                     f"sampled sensitivity Delta_s = {a.sensitivity_:.6g}: the k="
