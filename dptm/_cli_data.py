@@ -171,13 +171,30 @@ def _public_split(X, a):
     return order[n_test:], order[:n_test]
 
 
+def _within(path, data):
+    """``path`` is the ``--data`` path or lies in it: by name once symlinks are resolved,
+    or as the same file (a hard link) or under the same folder (a bind mount). ``path``
+    need not exist yet (a ``--save`` target)."""
+    if data == "demo" or not os.path.exists(data):
+        return False
+    ref, dat = os.path.realpath(path), os.path.realpath(data)
+    if os.path.commonpath([ref, dat]) == dat:
+        return True
+    # identity, not name: the path itself if it exists, else its nearest existing ancestor
+    while not os.path.exists(ref) and os.path.dirname(ref) != ref:
+        ref = os.path.dirname(ref)
+    while True:
+        if os.path.samefile(ref, dat):
+            return True
+        if os.path.dirname(ref) == ref:
+            return False
+        ref = os.path.dirname(ref)
+
+
 def _overlaps(path, data):
     """``path`` is (also as a hard link), holds or lies in the ``--data`` path (a copy of
     the file under another name is the user's declaration to keep)."""
-    if data == "demo":
-        return False
-    ref, dat = os.path.realpath(path), os.path.realpath(data)
-    return os.path.commonpath([ref, dat]) in (ref, dat) or os.path.samefile(ref, dat)
+    return _within(path, data) or (data != "demo" and _within(data, path))
 
 
 def _check_reference_apart(reference, data):
@@ -371,7 +388,8 @@ def load_corpus(a, audit=False):
 
 
 def check_save_target(a):
-    """Refuse ``--save`` before any work: an existing file where a release directory goes, a
+    """Refuse ``--save`` before any work: a path inside the ``--data`` folder (its files would
+    be documents of the next run), an existing file where a release directory goes, a
     non-empty directory (fit) or an existing file (audit) without ``--overwrite``. Reads
     only the file system at the path given, never the data, so whether a run is refused
     cannot depend on the private data; and no budget is spent on a release that cannot be
@@ -379,6 +397,11 @@ def check_save_target(a):
     path = getattr(a, "save", None)
     if path is None:
         return
+    data = getattr(a, "data", "demo")
+    if _within(path, data):
+        # every file of a --data folder is a document: the next run would train on it
+        raise ValueError(f"--save {path} lies inside --data {data}: the next run on --data "
+                         "would read the saved files as documents; save outside the data")
     overwrite = getattr(a, "overwrite", False)
     if getattr(a, "command", "fit") == "audit":
         # np.savez_compressed adds ".npz" to a name without it

@@ -20,8 +20,9 @@ part of private data), is never seeded unless ``--seed`` is given (a labelled te
 and prints its topics and its privacy report, never a metric of the private data nor a
 timing; utility is measured on public data only (the demo corpus' held-out split or
 ``--reference-data``). A non-private model needs ``--non-private`` and its output says NOT
-PRIVATE. ``--save DIR`` writes the release to a new or empty DIR (``--overwrite`` for a
-non-empty one). ``-v`` logs progress on stderr.
+PRIVATE. ``--save DIR`` writes the release to a new or empty DIR outside ``--data``
+(``--overwrite`` for a non-empty one; not with ``--epsilons``). ``-v`` logs progress on
+stderr.
 """
 import argparse
 import json
@@ -380,6 +381,11 @@ def cmd_curve(a, out):
     (:func:`dptm.metrics.privacy_utility_curve`), evaluated on public held-out data only:
     the embedded demo corpus' held-out split, or ``--reference-data``."""
     from .metrics import privacy_utility_curve
+    if getattr(a, "save", None) is not None:
+        # several fits, none of them a release to publish: the curve is drawn on public data
+        raise ValueError("--save writes one release and --epsilons fits one model per epsilon "
+                         "for a curve, saving none: drop --save, or fit once with --epsilon E "
+                         "--save DIR")
     _check_model_choice(a)
     if not _is_private(a.model):
         raise ValueError("--epsilons draws the privacy-utility curve of a private --model")
@@ -691,7 +697,8 @@ def build_parser():
                           "topicdp; -1 = all cores")
     fit.add_argument("--save", default=None, metavar="DIR",
                      help="write the publishable release (topics, vocabulary, privacy report) "
-                          "to DIR, a new or empty directory (checked before the fit)")
+                          "to DIR, a new or empty directory outside --data (checked before "
+                          "the fit; not with --epsilons, which saves no release)")
     fit.add_argument("--overwrite", action="store_true",
                      help="let --save write into a non-empty DIR (its topics.npz and "
                           "release.json replaced, other files kept)")
