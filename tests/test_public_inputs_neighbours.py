@@ -182,7 +182,9 @@ def _with_user(X):
 def test_topicdp_on_an_added_user(kw):
     kw = dict(kw)
     if kw.pop("reference", False):
+        # a public corpus with its users (groups= needs them: the unit sampled there)
         kw["reference_X"] = _base(40)
+        kw["reference_groups"] = np.arange(kw["reference_X"].shape[0]) // 2
     make = (lambda: TopicDP(NMF(3, max_iter=50, init="nndsvda", random_state=0),
                             target_epsilon=2.0, target_delta=1e-5, random_state=1, **kw))
     _assert_same(make, _with_user(_base()), fit=lambda e, d: e.fit(d[0], groups=d[1]))

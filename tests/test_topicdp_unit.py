@@ -87,6 +87,7 @@ def test_user_level_sampling_removes_whole_reference_users_and_says_so():
     assert dp.privacy_.adjacency == "user"
     text = str(dp.privacy_)
     assert "one uniformly random user (5 users given by reference_groups)" in text
+    assert "its users (reference_groups: 5 users)" in dp.privacy_.assumed_public
 
 
 def test_document_level_sampling_removes_one_reference_document_and_says_so():

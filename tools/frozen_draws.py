@@ -721,9 +721,11 @@ def _fit_topicdp(model):
 def _fit_topicdp_reference():
     # the wrapped fit, sensitivity sampling on a reference corpus, the exact Gaussian
     from dptm import GibbsLDA, TopicDP
+    # groups= needs the reference users: each of the 30 reference documents its own user
+    # (the same draws as before reference_groups was required)
     return _fit_topicdp(TopicDP(GibbsLDA(4, max_iter=5), gamma=0.3, reference_X=matrix()[:30],
-                                output="keywords", n_top_topics=3, n_top_words=6,
-                                random_state=0))
+                                reference_groups=np.arange(30), output="keywords",
+                                n_top_topics=3, n_top_words=6, random_state=0))
 
 
 @case("fit-TopicDP-laplace")

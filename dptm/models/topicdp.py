@@ -594,6 +594,8 @@ default="gaussian"
         if a.reference_shape_ is not None:
             public.append(f"reference corpus for sensitivity sampling (reference_X: "
                           f"{a.reference_shape_[0]} documents)")
+            if a._reference_users is not None:
+                public.append(f"its users (reference_groups: {a._reference_users} users)")
         return fit.report(event, "user", description=f"TopicDP: {what}", notes=notes,
                           gamma=gamma, default_delta=self._delta, assumed_public=public,
                           vocabulary="public (given)")
