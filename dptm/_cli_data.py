@@ -207,6 +207,24 @@ def _check_reference_apart(reference, data):
                          "guarantee)")
 
 
+def _plain_lines(path):
+    """``path`` is a plain text file, which the loaders read one document per line."""
+    from .datasets import RECORD_SUFFIXES, _base_suffix
+    return not os.path.isdir(path) and _base_suffix(path) not in RECORD_SUFFIXES
+
+
+def _check_reference_unit(a):
+    """TopicDP's sensitivity is the change from removing one reference document: a plain
+    text ``--reference-data`` (one document per line) measures a line, so it is accepted
+    only when the private documents are lines too (``--data`` plain text, --one-per-line)."""
+    if _plain_lines(a.reference_data) and not (_plain_lines(a.data) and a.one_per_line):
+        raise ValueError(
+            f"--reference-data {a.reference_data} is plain text, read one document per line: "
+            "topicdp would measure its sensitivity by removing one LINE while --data "
+            f"{a.data} protects a whole document; give the reference as --data is (a folder, "
+            ".jsonl or .csv), or use --one-per-line with a plain-text --data")
+
+
 def _check_word_lists(a):
     """``--vocabulary`` and ``--stop-words`` (existing files) are public word lists: not read
     from the private ``--data``, and ``--stop-words`` only where raw text is tokenized."""
@@ -355,6 +373,8 @@ def load_corpus(a, audit=False):
         if a.vocab is not None:
             a.reference_X, _ = datasets.load_uci_bow(a.reference_data, a.vocab)
         else:
+            if a.model == "topicdp" and private and not out.public:
+                _check_reference_unit(a)
             # public text: a plain file is one document per line (no unit to protect)
             ref_tokens = text.preprocess(datasets.load_texts(
                 a.reference_data, key=a.text_key, one_per_line=True,
