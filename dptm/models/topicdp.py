@@ -346,10 +346,9 @@ default="gaussian"
         base, source = self._check_params()
         X = self._check_X(X)
         gidx, n_users = _group_index(groups, X.shape[0])
-        if source == "reference":
-            self._check_units(groups)
         ref = None
         if source == "reference":
+            self._check_units(groups)
             ref = self._check_X(self.reference_X, "reference_X")
             if ref.shape[1] != X.shape[1]:
                 raise ValueError(f"reference_X has {ref.shape[1]} columns but X has "
