@@ -9,7 +9,9 @@ words on the HELD-OUT documents, at delta = 1e-5, for
 - the non-private reference: scikit-learn's batch variational LDA with its defaults,
 - the noise-free floor: PrivateBatchLDA at target_epsilon 1e5 (its bias without noise),
 - the unigram model (one word distribution for every document, from the training counts),
-- ``PrivateBatchLDA`` with its defaults at each epsilon (``--models`` adds PrivateOnlineLDA),
+- ``PrivateBatchLDA`` with its defaults at each epsilon (``--models`` adds PrivateOnlineLDA,
+  and ``PrivateBatchLDA+counts``: ``word_counts`` counted on ``--public-counts``
+  training documents left out of the fitted subset, standing in for same-domain public text),
 - the expectation ``dptm.models.private_vb.expected_ratio`` (public inputs only).
 
 Private fits use the secret generator (no seed); the median over ``--repeats`` fits is
@@ -20,6 +22,8 @@ printed with the range.
     python bench/bench_utility.py --corpus synthetic --quick        # no corpus needed
     python bench/bench_utility.py --set evaluation --k 50 --vocabulary-size 10000 --epsilons 1 4
     python bench/bench_utility.py --set evaluation --corpus pydoc --timing --k 20 100 --epsilons 1 4
+    python bench/bench_utility.py --corpus pydoc wordnet changelogs --models PrivateBatchLDA \
+        PrivateBatchLDA+counts --public-counts 5000
 
 ``--timing`` prints instead the CPU seconds of a default PrivateBatchLDA fit at each of
 ``--epsilons`` and of scikit-learn's batch LDA, same K, same corpus, alternated in the same
@@ -76,9 +80,12 @@ def evaluate(topic_word, Xte):
             "npmi": float(npmi_coherence(Xte, tw)) if tw.shape[0] > 1 else None}
 
 
-def private_models(n_train, epochs, K):
+def private_models(n_train, epochs, K, word_counts=None):
     return {
         "PrivateBatchLDA": lambda eps: PrivateBatchLDA(K, target_epsilon=eps, target_delta=DELTA),
+        # the rare words read from public counts (--public-counts)
+        "PrivateBatchLDA+counts": lambda eps: PrivateBatchLDA(
+            K, target_epsilon=eps, target_delta=DELTA, word_counts=word_counts),
         # VIPS as its README example configures it, the corpus size declared public
         "PrivateOnlineLDA": lambda eps: PrivateOnlineLDA(
             K, target_epsilon=eps, target_delta=DELTA, batch_size=256, max_iter=epochs,
@@ -100,7 +107,7 @@ def _repeat(make, Xtr, Xte, repeats):
 
 
 def run_corpus(name, quick, repeats, models, epsilons, vips_epochs, K=K, vocabulary_size=5000,
-               floor=True):
+               floor=True, public_docs=None):
     from sklearn.decomposition import LatentDirichletAllocation
     try:
         Xtr, Xte = load(name, quick, vocabulary_size)
@@ -127,7 +134,13 @@ def run_corpus(name, quick, repeats, models, epsilons, vips_epochs, K=K, vocabul
         rows.append(dict(model="floor (PrivateBatchLDA, eps 1e5)", epsilon=None, **f,
                          ratio=f["perplexity"] / base["perplexity"]))
         print_row(rows[-1], flush=True)
-    makers = private_models(D, vips_epochs, K)
+    freq = None
+    if "PrivateBatchLDA+counts" in models:
+        freq = corpora.public_counts(name, public_docs, vocabulary_size=vocabulary_size,
+                                     max_docs=MAX_DOCS.get(name))
+        print(f"public word counts: of {public_docs} training documents left out of "
+              "the fitted subset", flush=True)
+    makers = private_models(D, vips_epochs, K, freq)
     for model in models:
         for eps in epsilons:
             r = _repeat(lambda: makers[model](eps), Xtr, Xte, repeats)
@@ -230,6 +243,9 @@ def main():
     p.add_argument("--k", nargs="*", type=int, default=[K], help="numbers of topics")
     p.add_argument("--vocabulary-size", type=int, default=5000)
     p.add_argument("--no-floor", action="store_true", help="skip the noise-free floor")
+    p.add_argument("--public-counts", type=int, default=5000, metavar="N",
+                   help="model PrivateBatchLDA+counts: word_counts counted on N training "
+                        "documents the fitted subset leaves out (same-domain public text)")
     p.add_argument("--timing", action="store_true",
                    help="CPU time of a default fit against sklearn's batch LDA instead")
     p.add_argument("--out", default=None, help="JSON results file")
@@ -247,7 +263,8 @@ def main():
     else:
         results = [r for c in chosen for k in a.k
                    if (r := run_corpus(c, a.quick, a.repeats, a.models, a.epsilons,
-                                       a.vips_epochs, k, a.vocabulary_size, not a.no_floor))]
+                                       a.vips_epochs, k, a.vocabulary_size, not a.no_floor,
+                                       a.public_counts))]
     print(f"load: {os.getloadavg()}")
     if a.out:
         with open(a.out, "w") as f:

@@ -453,8 +453,7 @@ def load(name, *, vocabulary_size=5000, max_docs=None, seed=0):
     Xtr, Xte, vocab, gtr, gte, meta = _read(path)
     meta["set"], meta["regime"] = corpus_set(name), REGIME[name]
     if max_docs is not None and max_docs < Xtr.shape[0]:
-        keep = np.sort(np.random.default_rng([int(seed), 1]).choice(
-            Xtr.shape[0], int(max_docs), replace=False))
+        keep = _subset(Xtr.shape[0], max_docs, seed)
         Xtr = Xtr[keep]
         gtr = None if gtr is None else gtr[keep]
         meta["ids_train"] = [meta["ids_train"][i] for i in keep]
@@ -462,6 +461,28 @@ def load(name, *, vocabulary_size=5000, max_docs=None, seed=0):
         meta["n_docs"] = {"train": Xtr.shape[0], "test": Xte.shape[0]}
         meta["train_tokens"] = length_stats(Xtr)
     return Corpus(Xtr, Xte, vocab, gtr, gte, meta)
+
+
+def _subset(n, max_docs, seed):
+    """The training rows ``load(max_docs=...)`` keeps (seeded, sorted)."""
+    return np.sort(np.random.default_rng([int(seed), 1]).choice(n, int(max_docs),
+                                                                 replace=False))
+
+
+def public_counts(name, n_docs, *, vocabulary_size=5000, max_docs=None, seed=0):
+    """Word counts (V,) of ``n_docs`` training documents that ``load(name, max_docs=...)``
+    leaves out (seeded): same-domain text disjoint from the documents fitted and from the
+    held-out ones, standing in for the public text a deployment counts its vocabulary's
+    frequencies on. Raises ValueError when fewer than ``n_docs`` are left out."""
+    c = load(name, vocabulary_size=vocabulary_size, seed=seed)
+    n = c.X_train.shape[0]
+    rest = np.arange(n) if max_docs is None or max_docs >= n else np.setdiff1d(
+        np.arange(n), _subset(n, max_docs, seed))
+    if len(rest) < n_docs:
+        raise ValueError(f"{name}: only {len(rest)} training documents are left out of "
+                         f"max_docs={max_docs}, fewer than {n_docs}")
+    pick = np.random.default_rng([int(seed), 2]).choice(rest, int(n_docs), replace=False)
+    return np.asarray(c.X_train[np.sort(pick)].sum(axis=0), dtype=np.float64).ravel()
 
 
 def corpus_set(name):

@@ -2,6 +2,7 @@
 private model's training set every document it is given, the public evaluation data, the
 split of a total epsilon between a DP vocabulary and the model, and the ``--save`` path
 checked before any of it."""
+import math
 import os
 
 import numpy as np
@@ -36,6 +37,31 @@ def _read_word_list(path, flag="--vocabulary", what="the public vocabulary file"
     if len(set(words)) != len(words):
         raise ValueError(f"{path}: {what} repeats words")
     return words
+
+
+def _read_vocabulary(path, encoding="utf-8"):
+    """The words of ``--vocabulary FILE`` and, when every line is ``word count``, their
+    PUBLIC counts (batch-vb reads its rare words from them); else (words, None)."""
+    lines = _read_word_list(path, encoding=encoding)
+    fields = [line.split() for line in lines]
+    if all(len(f) == 1 for f in fields):
+        return lines, None
+    words, counts = [], []
+    for f in fields:
+        try:
+            word, count = f
+            count = float(count)
+            if not (math.isfinite(count) and count >= 0):
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{path}: the line {' '.join(f)!r} is not 'word count' (a word and "
+                             "a count >= 0); --vocabulary takes one word per line, or every "
+                             "line a word and its count in public text") from None
+        words.append(word)
+        counts.append(count)
+    if len(set(words)) != len(words):
+        raise ValueError(f"{path}: the public vocabulary file repeats words")
+    return words, np.asarray(counts)
 
 
 def _encoding_type(text):
@@ -311,8 +337,11 @@ def load_corpus(a, audit=False):
         name = a.data
         if public_vocab is not None:
             # a stop word of the list never occurs in the tokens: a column of noise only
-            given = _read_word_list(public_vocab, encoding=encoding)
-            words = [w for w in given if w.lower() not in stop_words]
+            given, counts = _read_vocabulary(public_vocab, encoding=encoding)
+            keep = [w.lower() not in stop_words for w in given]
+            words = [w for w, k in zip(given, keep) if k]
+            if counts is not None and counts[keep].sum() > 0:
+                a.word_counts = counts[keep]        # public: read with the words
             if not words:
                 raise ValueError(f"{public_vocab}: every word of --vocabulary is a stop word")
             X, vocab = text.tokens_to_matrix(tokens, vocabulary=words)

@@ -91,7 +91,7 @@ def _batch_vb(a):
     from .models.private_vb import PrivateBatchLDA
     return PrivateBatchLDA(n_components=a.topics, target_epsilon=a.epsilon,
                            target_delta=a.delta, n_jobs=a.jobs, random_state=a.seed,
-                           verbose=a.verbose)
+                           word_counts=getattr(a, "word_counts", None), verbose=a.verbose)
 
 
 def _local_budget(a):
@@ -552,9 +552,9 @@ def _add_data_options(p):
     p.add_argument("--vocab", default=None, help="UCI vocab file for a docword --data")
     p.add_argument("--vocabulary", "--public-vocab", dest="public_vocab", default=None,
                    metavar="FILE",
-                   help="raw text: a PUBLIC vocabulary (one word per line; all of --epsilon "
-                        "goes to the model); private models otherwise select their vocabulary "
-                        "with DP (--vocab-share of --epsilon)")
+                   help="raw text: a PUBLIC vocabulary, one word per line or 'word count' "
+                        "(counts in public text: batch-vb reads its rare words from them); all "
+                        "of --epsilon goes to the model, else a DP vocabulary takes --vocab-share")
     p.add_argument("--stop-words", default=None, metavar="FILE",
                    help="raw text: PUBLIC words to drop besides the English stop words (one "
                         "per line; e.g. a domain's generic words)")

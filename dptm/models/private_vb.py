@@ -34,7 +34,8 @@ from .user_contributions import (USER_ASSUMED_PUBLIC, USER_DESCRIPTION, group_do
                                  user_expected_counts)
 # post-processing of the releases (free in privacy); re-exported: tests and mutants read them here
 from .vb_denoise import (_FIRST_MEAN_THRESHOLD, _NOISE_SMOOTHING, _SEARCH_THRESHOLD,  # noqa: F401
-                         _SHRUNK_SEARCH_THRESHOLD, _combine_releases, _denoise, _eb_denoise,
+                         _SHRUNK_SEARCH_THRESHOLD, _background_words, _combine_releases,
+                         _denoise, _eb_denoise,
                          _eb_fit_row, _eb_fit_rows, _eb_log_densities, _eb_posterior_mean,
                          _post_process, _shrink_to_word_means, _word_shrunk)
 # the statistic of every release (tests and mutants reach these through this module)
@@ -309,6 +310,14 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
     init_topics : array of shape (K, V), optional
         PUBLIC initial topic-word weights (e.g. from a public corpus); must not be derived
         from the private documents. Default: a data-independent random start.
+    word_counts : array of shape (V,), optional
+        PUBLIC counts of the vocabulary's words in text of the same kind (never counted on
+        the private documents); their total says how far they are trusted. The words the
+        final estimate cannot resolve (mass, estimated from the release and these counts,
+        below 4 noise sd; topics not told apart) get, in each topic, its estimated mass on
+        those words spread in proportion to these counts instead of their noisy entries
+        (post-processing; ``background_words_``). Helps most at low epsilon and on
+        heavy-tailed corpora; needs counts from a few thousand documents. Default: none.
     doc_topic_prior, topic_word_prior : float, optional
         Default (None) 1 / K for ``transform`` and the release; the fit's E-step uses 0.35
         instead from target epsilon 2 on (with the random start).
@@ -340,14 +349,16 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         clip_norm).
     release_sigmas_ : list of float
         Noise standard deviation of each model release (public: set by the budget and C).
+    background_words_ : ndarray of bool (V,) or None
+        With ``word_counts``: the words read from them (post-processing); else None.
 
     Privacy contract
     ----------------
     ``components_``, ``clip_norm_`` and ``n_documents_estimate_`` are post-processing of
     the lattice-Gaussian releases recorded in ``privacy_`` (their sequential
-    composition). The vocabulary and ``init_topics`` are assumed public; the number of
-    documents is neither used by the mechanism nor published except through the noisy
-    histogram. A corpus without any token is refused with a ``ValueError``, which tells it
+    composition). The vocabulary, ``init_topics`` and ``word_counts`` are assumed
+    public; the number of documents is neither used by the mechanism nor published except
+    through the noisy histogram. A corpus without any token is refused with a ``ValueError``, which tells it
     apart from its one-document neighbours: the guarantee is for corpora holding at
     least one token. With ``fit(X, groups=...)`` the unit is a user (every document with
     the same id): the guarantee is for adding or removing one user, each user's summed
@@ -360,8 +371,8 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
 
     def __init__(self, n_components=10, *, target_epsilon=1.0, target_delta=1e-5,
                  schedule=None, clip_norm=None, threshold=None, init_topics=None,
-                 doc_topic_prior=None, topic_word_prior=None, transform_max_iter=50,
-                 n_jobs=None, random_state=None, verbose=0):
+                 word_counts=None, doc_topic_prior=None, topic_word_prior=None,
+                 transform_max_iter=50, n_jobs=None, random_state=None, verbose=0):
         self.n_components = n_components
         self.target_epsilon = target_epsilon
         self.target_delta = target_delta
@@ -369,6 +380,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         self.clip_norm = clip_norm
         self.threshold = threshold
         self.init_topics = init_topics
+        self.word_counts = word_counts
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
         self.transform_max_iter = transform_max_iter
@@ -386,6 +398,21 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         except (TypeError, ValueError):
             eps = 1.0           # validated by the fit
         return len(_search_posts(eps, self.target_delta, self.init_topics is not None)) + 1
+
+    def _check_word_counts(self, V):
+        if self.word_counts is None:
+            return None
+        try:
+            counts = np.array(self.word_counts, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"word_counts must be an array of {V} numbers, got "
+                            f"{type(self.word_counts).__name__}") from None
+        if counts.shape != (V,):
+            raise ValueError(f"word_counts must have shape (n_features,) = ({V},), "
+                             f"got {counts.shape}")
+        if not np.all(np.isfinite(counts)) or np.any(counts < 0) or not counts.sum() > 0:
+            raise ValueError("word_counts must be finite, non-negative, with a positive sum")
+        return counts
 
     def _check_init(self, V):
         if self.init_topics is None:
@@ -421,6 +448,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         self._check_common_params()
         K = self.n_components
         init = self._check_init(V)
+        counts = self._check_word_counts(V)
         C = None if self.clip_norm is None else check_positive(self.clip_norm, "clip_norm")
         if self.threshold is not None and not check_real(self.threshold, "threshold") >= 0:
             raise ValueError(f"threshold must be >= 0, got {self.threshold!r}")
@@ -431,9 +459,10 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
             alpha = _FIT_DOC_TOPIC_PRIOR        # the fit's E-step only (public: eps)
         if C is not None:
             _check_noise_range([r for r in plan if r.statistic != "norm-histogram"], C)
-        return self._run_private(self._releases, V, statistic, unit, plan, init, C, alpha)
+        return self._run_private(self._releases, V, statistic, unit, plan, init, C, alpha,
+                                 counts)
 
-    def _releases(self, fit, V, statistic, unit, plan, init, C, alpha):
+    def _releases(self, fit, V, statistic, unit, plan, init, C, alpha, counts):
         """The releases of ``plan`` in order, from ``fit.generator``; the fitted attributes."""
         fit.adjacency = unit                   # "document" or "user"
         K, eta = self.n_components, self.topic_word_prior_
@@ -442,7 +471,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         gen = fit.generator
         beta = (1.0 + 0.1 * gen.random((K, V)) if init is None    # data-independent start
                 else eta + init * (1e3 / init.sum(axis=1, keepdims=True)))
-        n_docs, releases = None, []
+        n_docs, releases, rare = None, [], None
         for r in plan:
             if r.statistic == "norm-histogram":     # integer counts: sensitivity 1, unit lattice
                 hist = statistic(np.zeros((1, _BINS_PER_OCTAVE * _OCTAVES)), None, None,
@@ -466,6 +495,8 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
                 est, est_sd = _combine_releases(releases[-2:], _COMBINE_THRESHOLD)
             beta = _post_process(r.post, est, est_sd, eta,
                                  None if self.threshold is None else float(self.threshold))
+            if r.post == "final" and counts is not None:
+                beta, rare = _background_words(beta, est, est_sd, eta, counts)
             self._progress(len(releases), total=len(model), unit="release")
         drawn = [ev.sigma for ev in fit.ledger.events]
         privacy = fit.report(
@@ -479,6 +510,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
             assumed_public=[f"vocabulary (V = {V} words)"]
             + ([USER_ASSUMED_PUBLIC] if unit == "user" else [])
             + (["init_topics (given as public)"] if init is not None else [])
+            + (["word_counts (given as public)"] if counts is not None else [])
             + ([f"clip_norm = {C:g} (given as public)"] if self.clip_norm is not None else []))
         count_sd = None
         if n_docs is not None:
@@ -494,6 +526,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
                 "release_sigmas_": [float(x) for x, r in zip(drawn, plan)
                                     if r.statistic != "norm-histogram"],
                 "sigma_": float(drawn[-1]), "sensitivity_": float(C), "privacy_": privacy,
+                "background_words_": rare,
                 **topic_attributes(beta), "n_iter_": len(model)}
 
 

@@ -30,6 +30,9 @@ _EB_COMPRESSED_TOL = 1e-5
 _EB_WEAK_GAIN = 10.0
 # ... and rows go through numpy in blocks of this many (the temporaries stay in the cache).
 _EB_BLOCK = 8
+# With public word counts, a word whose estimated mass is below this many noise sd (and
+# whose topics the release does not tell apart) is read from the background.
+_BACKGROUND_SD = 4.0
 
 
 def _denoise(est, sigma, eta, threshold):
@@ -388,3 +391,37 @@ def _word_shrunk(est, sd):
     ratio = np.einsum("kw,kw->w", z, z) / (K - 1)          # s_w^2 / sd^2
     keep = 1.0 - 1.0 / np.maximum(ratio, 1.0)
     return np.maximum(mean + keep * dev, 0.0), mean
+
+
+def _background_words(beta, est, sd, eta, counts):
+    """The released topics ``beta`` (pseudo-counts, from the estimate ``est`` of noise sd
+    ``sd``) with the words the estimate cannot resolve read from PUBLIC word ``counts`` (V
+    non-negative numbers with a positive total N). Post-processing (free in privacy).
+
+    Each word's mass m_w is estimated from both sources, weighted by their precision: the
+    estimate's column total (variance K sd^2) and M c_w / N (M the estimate's total; the
+    counts' Poisson variance M^2 (c_w + 1) / N^2). A word is background when m_w is below
+    ``_BACKGROUND_SD`` sd and its entries vary over the topics no more than the noise (their
+    sample variance under 1 + 3 sqrt(2 / (K - 1)) sd^2: 3 sd of that variance under pure
+    noise). Topic k's estimated mass on the background words (clamped at 0) is spread over
+    them in proportion to c_w + 1/2 (a Jeffreys prior: a word the public text misses keeps
+    some mass), plus the prior ``eta``. Returns (topics, boolean mask of the background
+    words).
+    """
+    est = np.asarray(est, dtype=np.float64)
+    K = est.shape[0]
+    total, n = max(float(est.sum()), 0.0), float(counts.sum())
+    w_release = 1.0 / (K * sd * sd)
+    w_public = n * n / (total * total * (counts + 1.0)) if total > 0 else np.zeros_like(counts)
+    mass = (w_release * est.sum(axis=0) + w_public * total * counts / n) / (w_release + w_public)
+    background = mass < _BACKGROUND_SD * sd
+    if K >= 2:
+        dev = (est - est.mean(axis=0)) / sd
+        spread = np.einsum("kw,kw->w", dev, dev) / (K - 1)
+        background &= spread < 1.0 + 3.0 * math.sqrt(2.0 / (K - 1))
+    out = np.array(beta, dtype=np.float64)
+    out[:, background] = eta
+    q = counts[background] + 0.5
+    topic_mass = np.maximum(est[:, background].sum(axis=1), 0.0)
+    out[:, background] += topic_mass[:, None] * (q / max(q.sum(), 1e-300))[None, :]
+    return out, background

@@ -1,0 +1,78 @@
+"""``dptm fit --vocabulary FILE`` with ``word count`` lines: the counts (public) reach
+batch-vb as ``word_counts`` aligned with the words kept (a stop word dropped with its
+count), the report lists them as assumed public, a plain word list passes none, and a
+malformed line is refused with the file and the line."""
+import io
+import json
+
+import numpy as np
+import pytest
+
+from dptm import Release
+from dptm._cli_data import load_corpus
+from dptm.cli import build_parser, main
+
+WORDS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "olive", "peach", "plum",
+         "quince", "the"]
+
+
+def run(*argv):
+    out = io.StringIO()
+    return main(list(argv), out=out), out.getvalue()
+
+
+@pytest.fixture
+def data(tmp_path):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "docs.jsonl"
+    with open(path, "w") as fh:
+        for i in range(400):
+            words = rng.choice(WORDS[:10], size=rng.integers(3, 12), p=np.r_[[0.3, 0.2],
+                                                                               [0.0625] * 8])
+            fh.write(json.dumps({"text": " ".join(words)}) + "\n")
+    return path
+
+
+def _vocab(tmp_path, lines):
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_counts_reach_the_model_aligned_with_the_kept_words(data, tmp_path):
+    lines = [f"{w} {i * 10 + 1}" for i, w in enumerate(WORDS)]      # "the" is a stop word
+    a = build_parser().parse_args(["fit", "--data", str(data), "--text-key", "text",
+                                   "--vocabulary", str(_vocab(tmp_path, lines))])
+    load_corpus(a)
+    np.testing.assert_array_equal(a.word_counts, [i * 10 + 1 for i in range(10)])
+    save = tmp_path / "rel"
+    code, out = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary",
+                    str(_vocab(tmp_path, lines)), "-k", "2", "--save", str(save))
+    assert code == 0, out
+    report = Release.load(str(save)).privacy
+    assert "word_counts (given as public)" in report.assumed_public
+
+
+def test_a_plain_word_list_passes_no_counts(data, tmp_path):
+    save = tmp_path / "rel"
+    code, out = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary",
+                    str(_vocab(tmp_path, WORDS)), "-k", "2", "--save", str(save))
+    assert code == 0, out
+    assert not any("word_counts" in s for s in Release.load(str(save)).privacy.assumed_public)
+
+
+@pytest.mark.parametrize("bad", ["apple 3\nbanana", "apple 3\nbanana x", "apple 3\nbanana -1",
+                                 "apple 3\nbanana 2 7", "apple 3\nbanana nan"])
+def test_a_malformed_counts_line_is_refused(data, tmp_path, capsys, bad):
+    path = _vocab(tmp_path, bad.split("\n"))
+    code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
+    err = capsys.readouterr().err
+    assert code == 2
+    line = bad.split("\n")[1]
+    assert f"{path}: the line {line!r} is not 'word count'" in err, err
+
+
+def test_a_repeated_word_with_counts_is_refused(data, tmp_path, capsys):
+    path = _vocab(tmp_path, ["apple 3", "apple 4"])
+    code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
+    assert code == 2 and "repeats words" in capsys.readouterr().err

@@ -1,0 +1,150 @@
+"""PrivateBatchLDA's public ``word_counts``: the rare words of the final estimate read
+from them, by post-processing only (the same noise is drawn, the other entries are those of
+the fit without them), with the rule of ``vb_denoise._background_words`` checked against
+its closed form, and bad input refused by name."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from _private_vb import fit_quietly as _fit, poisson_corpus
+from dptm.models import vb_denoise
+from dptm.models.private_vb import PrivateBatchLDA
+from dptm.models.vb_denoise import _BACKGROUND_SD, _background_words
+
+
+def _zipf_corpus(seed=0, D=300, V=40):
+    """Documents whose word frequencies fall like 1 / rank: the tail is rare."""
+    r = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, V + 1)
+    return sp.csr_matrix(r.poisson(6 * p / p.sum(), size=(D, V)).astype(np.int64) * 3)
+
+
+def _closed_form(est, sd, eta, counts):
+    """The rule of the docstring, written out entry by entry."""
+    K, V = est.shape
+    M, N = est.sum(), counts.sum()
+    limit = 1 + 3 * math.sqrt(2 / (K - 1))
+    bg = []
+    for w in range(V):
+        col = est[:, w]
+        a, b = 1 / (K * sd ** 2), N ** 2 / (M ** 2 * (counts[w] + 1))
+        m = (a * col.sum() + b * M * counts[w] / N) / (a + b)
+        spread = sum((x - col.mean()) ** 2 for x in col) / ((K - 1) * sd ** 2)
+        bg.append(m < _BACKGROUND_SD * sd and spread < limit)
+    bg = np.array(bg)
+    out = np.zeros_like(est)
+    q = counts[bg] + 0.5
+    for k in range(K):
+        out[k, bg] = eta + max(est[k, bg].sum(), 0.0) * q / q.sum()
+    return bg, out
+
+
+def test_rule_matches_its_closed_form():
+    rng = np.random.default_rng(3)
+    K, V, sd = 5, 30, 1.5
+    est = rng.normal(0, sd, (K, V))
+    est[:, :6] += rng.uniform(20, 200, (K, 6))       # frequent words
+    est[0, 6] += 25.0                                # rare but one topic stands out
+    counts = np.r_[rng.integers(100, 1000, 6), np.zeros(2), rng.integers(0, 4, V - 8)]
+    beta = rng.uniform(1, 2, (K, V))
+    kept = beta.copy()
+    out, bg = _background_words(beta, est, sd, 0.05, counts.astype(float))
+    want_bg, want = _closed_form(est, sd, 0.05, counts.astype(float))
+    np.testing.assert_array_equal(bg, want_bg)
+    assert not bg[:6].any() and not bg[6] and bg[8:].sum() >= V - 12
+    np.testing.assert_allclose(out[:, bg], want[:, bg], rtol=1e-12)
+    np.testing.assert_array_equal(out[:, ~bg], beta[:, ~bg])   # the others untouched
+    np.testing.assert_array_equal(beta, kept)                   # the caller's array
+
+
+def test_a_word_the_release_shows_keeps_its_entries():
+    """A word absent from the public text but clear in the release (its column total) is
+    not overwritten; nor is one whose entries differ over the topics."""
+    K = 4
+    est = np.zeros((K, 5))
+    est[:, 0] = 100.0
+    est[:, 3] = 5.0                                   # column total 20 > 4 sd, counts 0
+    est[:, 4] = [3.0, -3.0, 3.0, -3.0]                # total 0, spread 12 sd^2
+    beta = est + 0.1
+    out, bg = _background_words(beta, est, 1.0, 0.1, np.array([1.0, 0, 0, 0, 0]))
+    np.testing.assert_array_equal(bg, [False, True, True, False, False])
+    np.testing.assert_array_equal(out[:, 3:], beta[:, 3:])
+
+
+def test_negative_estimated_mass_leaves_the_prior():
+    est = np.full((3, 4), -1.0)
+    est[:, 0] = 500.0
+    out, bg = _background_words(np.ones((3, 4)), est, 1.0, 0.05, np.array([9.0, 1, 1, 1]))
+    assert bg[1:].all() and np.all(out[:, 1:] == 0.05)
+
+
+def test_fit_is_post_processing_of_the_same_releases():
+    X = _zipf_corpus()
+    V = X.shape[1]
+    freq = np.round(3000.0 / np.arange(1, V + 1))
+    kept = freq.copy()
+    plain = _fit(X, n_components=3, target_epsilon=2.0, random_state=5)
+    with_freq = _fit(X, n_components=3, target_epsilon=2.0, random_state=5,
+                     word_counts=freq)
+    np.testing.assert_array_equal(freq, kept)                   # the caller's array
+    assert plain.background_words_ is None
+    rare = with_freq.background_words_
+    assert rare.dtype == bool and 0 < rare.sum() < V             # the tail, not everything
+    # the same noise drawn (same sigmas, same ledger), the frequent words' entries equal
+    assert with_freq.release_sigmas_ == plain.release_sigmas_
+    assert with_freq.clip_norm_ == plain.clip_norm_
+    np.testing.assert_array_equal(with_freq.components_[:, ~rare], plain.components_[:, ~rare])
+    # inside each topic the rare words' pseudo-counts minus the prior follow counts + 1/2
+    eta = with_freq.topic_word_prior_
+    extra = with_freq.components_[:, rare] - eta
+    q = freq[rare] + 0.5
+    for row in extra:
+        if row.sum() > 0:
+            np.testing.assert_allclose(row / row.sum(), q / q.sum(), rtol=1e-12)
+    assert any("word_counts (given as public)" in s
+               for s in with_freq.privacy_.assumed_public)
+    assert not any("word_counts" in s for s in plain.privacy_.assumed_public)
+
+
+def test_background_words_follow_the_threshold_of_the_rule(monkeypatch):
+    """A larger threshold reads more words from the frequencies (catches a rule that
+    ignores the noise sd or the released total)."""
+    X = _zipf_corpus(1)
+    freq = np.round(3000.0 / np.arange(1, X.shape[1] + 1))
+    counts = []
+    for sd in (1.0, 4.0, 16.0):
+        monkeypatch.setattr(vb_denoise, "_BACKGROUND_SD", sd)
+        counts.append(int(_fit(X, n_components=3, target_epsilon=2.0, random_state=2,
+                               word_counts=freq).background_words_.sum()))
+    assert counts[0] <= counts[1] <= counts[2] and counts[0] < counts[2]
+
+
+@pytest.mark.parametrize("bad, err, match", [
+    (np.ones(5), ValueError, r"word_counts must have shape \(n_features,\) = \(12,\)"),
+    (np.ones((12, 1)), ValueError, "word_counts must have shape"),
+    (np.r_[np.ones(11), -1.0], ValueError, "non-negative"),
+    (np.r_[np.ones(11), np.nan], ValueError, "finite"),
+    (np.zeros(12), ValueError, "positive sum"),
+    ("abc", TypeError, "word_counts must be an array of 12 numbers"),
+    ([object()] * 12, TypeError, "word_counts must be an array"),
+])
+def test_bad_word_counts_are_refused_before_any_release(bad, err, match):
+    X = poisson_corpus(0, 30, 12)
+    with pytest.raises(err, match=match):
+        PrivateBatchLDA(2, target_epsilon=1.0, random_state=0, word_counts=bad).fit(X)
+
+
+def test_user_level_fit_takes_them_too():
+    X = _zipf_corpus(2, D=120)
+    groups = np.arange(X.shape[0]) // 3
+    freq = np.round(3000.0 / np.arange(1, X.shape[1] + 1))
+    m = _fit(X, n_components=2, target_epsilon=2.0, word_counts=freq)
+    u = PrivateBatchLDA(2, target_epsilon=2.0, random_state=0, word_counts=freq)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        u.fit(X, groups=groups)
+    assert u.background_words_.any() and m.background_words_.any()
+    assert math.isclose(u.topic_word_.sum(), 2.0)
