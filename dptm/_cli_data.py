@@ -347,6 +347,14 @@ def load_corpus(a, audit=False):
             words = [w for w, k in zip(given, keep) if k]
             if not words:
                 raise ValueError(f"{public_vocab}: every word of --vocabulary is a stop word")
+            # a word the preprocessing never yields is a column of noise (with a count: mass
+            # spread onto it); capitals are the usual case, the text being lower-cased
+            for w, t in zip(words, text.preprocess(words, stop_words=stop_words)):
+                if t != [w]:
+                    raise ValueError(
+                        f"{public_vocab}: the word {w!r} never occurs in the text as it is "
+                        "read (lower-case letters, 3 to 15 of them"
+                        + (f"; it reads as {' '.join(t)!r}" if t else "") + ")")
             if counts is not None:
                 # refused, not dropped: the run would go on as if no count had been given
                 if not counts[keep].sum() > 0:

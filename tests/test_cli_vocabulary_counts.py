@@ -131,3 +131,15 @@ def test_the_counts_add_one_line_to_the_output(data, tmp_path, capsys):
     assert [x for x in counted if x not in plain] == [
         "  assumed public : word_counts (given as public)"]
     assert len(counted) == len(plain) + 1 and err_counted == err_plain
+
+
+@pytest.mark.parametrize("word, reads", [("Apple", "; it reads as 'apple'"),
+                                         ("ab", ""), ("gene-x", "; it reads as 'gene'")])
+def test_a_word_the_text_never_yields_is_refused(data, tmp_path, capsys, word, reads):
+    # 'Apple 30' was a silent column of noise (the text is lower-cased) given a public
+    # count's share of every topic's background mass: the topics lost apple
+    path = _vocab(tmp_path, [f"{word} 30", "banana 20", "cherry 5"])
+    code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
+    err = capsys.readouterr().err
+    assert code == 2 and f"{path}: the word {word!r} never occurs in the text" in err, err
+    assert f"3 to 15 of them{reads})" in err
