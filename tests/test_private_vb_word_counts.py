@@ -196,29 +196,35 @@ def test_an_extreme_public_clip_norm_keeps_the_rule(clip_norm):
     assert np.all(np.isfinite(m.components_)) and m.background_words_.sum() > X.shape[1] // 2
 
 
-def test_neighbours_with_the_same_releases_give_the_same_fit(tmp_path, monkeypatch):
+@pytest.mark.parametrize("unit", ["document", "user"])
+def test_neighbours_with_the_same_releases_give_the_same_fit(tmp_path, monkeypatch, unit):
     # every release (the norm histogram too) of X replayed on X's neighbours: a document
-    # removed, a huge one-word document (the rarest word, 10^6 times), an empty document.
-    # With word_counts nothing an observer sees may differ (topics, background words,
-    # report, warnings, release.json): the rule reads only the releases, sd, prior, counts
+    # (a user: two documents) removed, a huge one-word document (the rarest word, 10^6
+    # times), an empty document, each added as a new user at user level. With word_counts
+    # nothing an observer sees may differ (topics, background words, report, warnings,
+    # release.json): the rule reads only the releases, sd, prior, counts
     from _private_vb import observed
     from _releases import force_lattice_releases
     X = _zipf_corpus(5, D=200)
     V = X.shape[1]
     freq = np.round(3000.0 / np.arange(1, V + 1))
     huge = sp.csr_matrix(([10 ** 6], ([0], [V - 1])), shape=(1, V), dtype=np.int64)
-    data = [X, sp.vstack([X[:3], X[4:]]).tocsr(), sp.vstack([X, huge]).tocsr(),
-            sp.vstack([X, sp.csr_matrix((1, V), dtype=np.int64)]).tocsr()]
+    g = np.arange(X.shape[0]) // 2
+    data = [(X, g), (sp.vstack([X[:2], X[4:]]).tocsr(), np.r_[g[:2], g[4:]]),
+            (sp.vstack([X, huge]).tocsr(), np.r_[g, 1000]),
+            (sp.vstack([X, sp.csr_matrix((1, V), dtype=np.int64)]).tocsr(), np.r_[g, 1000])]
     recorded, seen = [], []
-    for i, Xd in enumerate(data):
+    for i, (Xd, gd) in enumerate(data):
         replay = iter(list(recorded))
         force_lattice_releases(monkeypatch, (lambda r, s, noisy: recorded.append(noisy))
                                if i == 0 else (lambda r, s, noisy: next(replay)))
+        kw = {"groups": gd} if unit == "user" else {}
         with warnings.catch_warnings(record=True) as wl:
             warnings.simplefilter("always")
-            m = PrivateBatchLDA(3, target_epsilon=1.0, random_state=7, word_counts=freq).fit(Xd)
+            m = PrivateBatchLDA(3, target_epsilon=1.0, random_state=7,
+                                word_counts=freq).fit(Xd, **kw)
         seen.append((observed(m, wl, tmp_path / str(i), V), m.components_.tobytes(),
-                     m.background_words_.tobytes(), m.n_documents_estimate_))
+                     m.background_words_.tobytes()))
         monkeypatch.undo()
     assert 0 < np.frombuffer(seen[0][2], dtype=bool).sum() < V
     for other in seen[1:]:
