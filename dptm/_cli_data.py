@@ -44,7 +44,12 @@ def _read_vocabulary(path, encoding="utf-8"):
     PUBLIC counts (batch-vb reads its rare words from them); else (words, None)."""
     lines = _read_word_list(path, encoding=encoding)
     fields = [line.split() for line in lines]
-    if all(len(f) == 1 for f in fields):
+    if len(fields[0]) == 1:                 # the first line sets the format: a word list
+        for f in fields:
+            if len(f) != 1:
+                raise ValueError(f"{path}: the line {' '.join(f)!r} is not one word (the "
+                                 "first line is); --vocabulary takes one word per line, or "
+                                 "every line a word and its count in public text")
         return lines, None
     words, counts = [], []
     for f in fields:
@@ -340,10 +345,25 @@ def load_corpus(a, audit=False):
             given, counts = _read_vocabulary(public_vocab, encoding=encoding)
             keep = [w.lower() not in stop_words for w in given]
             words = [w for w, k in zip(given, keep) if k]
-            if counts is not None and counts[keep].sum() > 0:
-                a.word_counts = counts[keep]        # public: read with the words
             if not words:
                 raise ValueError(f"{public_vocab}: every word of --vocabulary is a stop word")
+            # a word the preprocessing never yields is a column of noise (with a count: mass
+            # spread onto it); capitals are the usual case, the text being lower-cased
+            for w, t in zip(words, text.preprocess(words, stop_words=stop_words)):
+                if t != [w]:
+                    raise ValueError(
+                        f"{public_vocab}: the word {w!r} never occurs in the text as it is "
+                        "read (lower-case letters, 3 to 15 of them"
+                        + (f"; it reads as {' '.join(t)!r}" if t else "") + ")")
+            if counts is not None:
+                # refused, not dropped: the run would go on as if no count had been given
+                if not counts[keep].sum() > 0:
+                    raise ValueError(f"{public_vocab}: every count of --vocabulary is 0"
+                                     + (" once its stop words are left out"
+                                        if counts.sum() > 0 else "")
+                                     + "; give the words' counts in public text, or one word "
+                                     "per line")
+                a.word_counts = counts[keep]        # public: read with the words
             X, vocab = text.tokens_to_matrix(tokens, vocabulary=words)
             left = len(given) - len(words)
             out.provenance = f"public (given: {public_vocab}" + (

@@ -76,3 +76,70 @@ def test_a_repeated_word_with_counts_is_refused(data, tmp_path, capsys):
     path = _vocab(tmp_path, ["apple 3", "apple 4"])
     code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
     assert code == 2 and "repeats words" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lines, why", [
+    ([f"{w} 0" for w in WORDS], "every count of --vocabulary is 0; "),
+    ([f"{w} {5 if w == 'the' else 0}" for w in WORDS],
+     "every count of --vocabulary is 0 once its stop words are left out"),
+])
+def test_counts_that_are_all_zero_are_refused(data, tmp_path, capsys, lines, why):
+    # they were dropped silently: the run went on without counts, the user believing in them
+    code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary",
+                  str(_vocab(tmp_path, lines)))
+    assert code == 2 and why in capsys.readouterr().err
+
+
+def test_a_line_of_two_words_in_a_word_list_is_named(data, tmp_path, capsys):
+    # the first line sets the format: before, the message named 'apple' as a bad count line
+    path = _vocab(tmp_path, ["apple", "new york", "banana"])
+    code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
+    err = capsys.readouterr().err
+    assert code == 2 and f"{path}: the line 'new york' is not one word" in err, err
+
+
+def test_a_counts_file_inside_data_is_refused(tmp_path, capsys):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"{i}.txt").write_text("apple banana cherry apple\n")
+    counts = _vocab(folder, ["apple 3", "banana 2"])
+    code, _ = run("fit", "--data", str(folder), "--vocabulary", str(counts))
+    assert code == 2 and "overlaps --data" in capsys.readouterr().err
+
+
+def test_a_counts_file_in_its_encoding(data, tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_bytes("caf\xe9 3\napple 9\nbanana 4\n".encode("latin-1"))
+    a = build_parser().parse_args(["fit", "--data", str(data), "--text-key", "text",
+                                   "--vocabulary", str(path), "--encoding", "latin-1"])
+    assert list(load_corpus(a).vocab) == ["café", "apple", "banana"]
+    np.testing.assert_array_equal(a.word_counts, [3, 9, 4])
+
+
+def test_the_counts_add_one_line_to_the_output(data, tmp_path, capsys):
+    # seeded runs on the same words, with and without counts: besides the topics (the
+    # release, post-processed) only the report's assumed-public line is new; stderr equal
+    seen = []
+    for lines in (WORDS, [f"{w} {i * 10 + 1}" for i, w in enumerate(WORDS)]):
+        code, out = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary",
+                        str(_vocab(tmp_path, lines)), "-k", "2", "--seed", "1")
+        assert code == 0, out
+        seen.append(([x for x in out.splitlines() if not x.startswith("topic ")],
+                     capsys.readouterr().err))
+    (plain, err_plain), (counted, err_counted) = seen
+    assert [x for x in counted if x not in plain] == [
+        "  assumed public : word_counts (given as public)"]
+    assert len(counted) == len(plain) + 1 and err_counted == err_plain
+
+
+@pytest.mark.parametrize("word, reads", [("Apple", "; it reads as 'apple'"),
+                                         ("ab", ""), ("gene-x", "; it reads as 'gene'")])
+def test_a_word_the_text_never_yields_is_refused(data, tmp_path, capsys, word, reads):
+    # 'Apple 30' was a silent column of noise (the text is lower-cased) given a public
+    # count's share of every topic's background mass: the topics lost apple
+    path = _vocab(tmp_path, [f"{word} 30", "banana 20", "cherry 5"])
+    code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
+    err = capsys.readouterr().err
+    assert code == 2 and f"{path}: the word {word!r} never occurs in the text" in err, err
+    assert f"3 to 15 of them{reads})" in err

@@ -107,6 +107,12 @@ def test_fit_is_post_processing_of_the_same_releases():
     assert any("word_counts (given as public)" in s
                for s in with_freq.privacy_.assumed_public)
     assert not any("word_counts" in s for s in plain.privacy_.assumed_public)
+    # the same composition: the report differs by that one line, the event tree not at all
+    lines, plain_lines = str(with_freq.privacy_).splitlines(), str(plain.privacy_).splitlines()
+    assert [x for x in lines if x not in plain_lines] == [
+        "  assumed public : word_counts (given as public)"]
+    assert repr(with_freq.privacy_.event) == repr(plain.privacy_.event)
+    assert with_freq.privacy_.epsilon(1e-5) == plain.privacy_.epsilon(1e-5)
 
 
 def test_background_words_follow_the_threshold_of_the_rule(monkeypatch):
@@ -128,6 +134,7 @@ def test_background_words_follow_the_threshold_of_the_rule(monkeypatch):
     (np.r_[np.ones(11), -1.0], ValueError, "non-negative"),
     (np.r_[np.ones(11), np.nan], ValueError, "finite"),
     (np.zeros(12), ValueError, "positive sum"),
+    (np.full(12, 1e308), ValueError, r"positive sum \(finite in double precision\)"),
     ("abc", TypeError, "word_counts must be an array of 12 numbers"),
     ([object()] * 12, TypeError, "word_counts must be an array"),
 ])
@@ -148,3 +155,77 @@ def test_user_level_fit_takes_them_too():
         u.fit(X, groups=groups)
     assert u.background_words_.any() and m.background_words_.any()
     assert math.isclose(u.topic_word_.sum(), 2.0)
+
+
+@pytest.mark.parametrize("scale", [2.0 ** -700, 2.0 ** -540, 2.0 ** 520, 2.0 ** 900])
+def test_the_rule_is_scale_free_and_quiet(scale):
+    # est and sd in any units give the same words (the rule compares masses with sd) and
+    # no floating-point warning: sd^2 underflowed to 0 below 1e-162 (ZeroDivisionError) and
+    # the release's total squared over- or underflowed to NaN masses, so no word was read
+    # from the counts at all (powers of two: the scaled inputs are exact)
+    rng = np.random.default_rng(4)
+    K, V, sd = 4, 25, 2.0
+    est = rng.normal(0, sd, (K, V))
+    est[:, :5] += rng.uniform(30, 300, (K, 5))
+    counts = np.r_[rng.integers(100, 900, 5), rng.integers(0, 5, V - 5)].astype(float)
+    out, bg = _background_words(np.ones((K, V)), est, sd, 0.1, counts)
+    assert 0 < bg.sum() < V
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out_s, bg_s = _background_words(np.ones((K, V)), est * scale, sd * scale,
+                                        0.1 * scale, counts)
+        # a release whose total is <= 0 leaves the counts no weight, without 0 / 0
+        neg, bg_neg = _background_words(np.ones((K, V)), -np.abs(est) * scale, sd * scale,
+                                        0.1, counts)
+    np.testing.assert_array_equal(bg_s, bg)
+    np.testing.assert_allclose(out_s[:, bg] / scale, out[:, bg], rtol=1e-12)
+    assert np.all(np.isfinite(out_s)) and np.all(neg[:, bg_neg] == 0.1) and bg_neg[5:].all()
+
+
+@pytest.mark.parametrize("clip_norm", [1e-200, 1e200])
+def test_an_extreme_public_clip_norm_keeps_the_rule(clip_norm):
+    # the budget spent, the rule raised ZeroDivisionError (1e-200) or read no word with a
+    # RuntimeWarning (1e200); the releases are pure noise at that scale: all background
+    X = _zipf_corpus(3, D=100)
+    freq = np.round(3000.0 / np.arange(1, X.shape[1] + 1))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m = PrivateBatchLDA(3, target_epsilon=1.0, random_state=0, clip_norm=clip_norm,
+                            word_counts=freq).fit(X)
+    assert not [x for x in w if issubclass(x.category, RuntimeWarning)]
+    assert np.all(np.isfinite(m.components_)) and m.background_words_.sum() > X.shape[1] // 2
+
+
+@pytest.mark.parametrize("unit", ["document", "user"])
+def test_neighbours_with_the_same_releases_give_the_same_fit(tmp_path, monkeypatch, unit):
+    # every release (the norm histogram too) of X replayed on X's neighbours: a document
+    # (a user: two documents) removed, a huge one-word document (the rarest word, 10^6
+    # times), an empty document, each added as a new user at user level. With word_counts
+    # nothing an observer sees may differ (topics, background words, report, warnings,
+    # release.json): the rule reads only the releases, sd, prior, counts
+    from _private_vb import observed
+    from _releases import force_lattice_releases
+    X = _zipf_corpus(5, D=200)
+    V = X.shape[1]
+    freq = np.round(3000.0 / np.arange(1, V + 1))
+    huge = sp.csr_matrix(([10 ** 6], ([0], [V - 1])), shape=(1, V), dtype=np.int64)
+    g = np.arange(X.shape[0]) // 2
+    data = [(X, g), (sp.vstack([X[:2], X[4:]]).tocsr(), np.r_[g[:2], g[4:]]),
+            (sp.vstack([X, huge]).tocsr(), np.r_[g, 1000]),
+            (sp.vstack([X, sp.csr_matrix((1, V), dtype=np.int64)]).tocsr(), np.r_[g, 1000])]
+    recorded, seen = [], []
+    for i, (Xd, gd) in enumerate(data):
+        replay = iter(list(recorded))
+        force_lattice_releases(monkeypatch, (lambda r, s, noisy: recorded.append(noisy))
+                               if i == 0 else (lambda r, s, noisy: next(replay)))
+        kw = {"groups": gd} if unit == "user" else {}
+        with warnings.catch_warnings(record=True) as wl:
+            warnings.simplefilter("always")
+            m = PrivateBatchLDA(3, target_epsilon=1.0, random_state=7,
+                                word_counts=freq).fit(Xd, **kw)
+        seen.append((observed(m, wl, tmp_path / str(i), V), m.components_.tobytes(),
+                     m.background_words_.tobytes()))
+        monkeypatch.undo()
+    assert 0 < np.frombuffer(seen[0][2], dtype=bool).sum() < V
+    for other in seen[1:]:
+        assert other == seen[0]

@@ -311,12 +311,12 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         PUBLIC initial topic-word weights (e.g. from a public corpus); must not be derived
         from the private documents. Default: a data-independent random start.
     word_counts : array of shape (V,), optional
-        PUBLIC counts of the vocabulary's words in text of the same kind (never counted on
-        the private documents); their total says how far they are trusted. The words the
-        final estimate cannot resolve (mass, estimated from the release and these counts,
-        below 4 noise sd; topics not told apart) get, in each topic, its estimated mass on
-        those words spread in proportion to these counts instead of their noisy entries
-        (post-processing; ``background_words_``). Helps most at low epsilon and on
+        PUBLIC counts of the vocabulary's words in text of the same kind (raw token counts,
+        not frequencies: their total says how far they are trusted; never counted on the
+        private documents). The words the final estimate cannot resolve (mass, estimated
+        from the release and these counts, below 4 noise sd; topics not told apart) get, in
+        each topic, its estimated mass on those words spread in proportion to these counts
+        instead of their noisy entries (post-processing: no budget; ``background_words_``). Helps most at low epsilon and on
         heavy-tailed corpora; needs counts from a few thousand documents. Default: none.
     doc_topic_prior, topic_word_prior : float, optional
         Default (None) 1 / K for ``transform`` and the release; the fit's E-step uses 0.35
@@ -410,8 +410,11 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         if counts.shape != (V,):
             raise ValueError(f"word_counts must have shape (n_features,) = ({V},), "
                              f"got {counts.shape}")
-        if not np.all(np.isfinite(counts)) or np.any(counts < 0) or not counts.sum() > 0:
-            raise ValueError("word_counts must be finite, non-negative, with a positive sum")
+        with np.errstate(over="ignore", invalid="ignore"):   # refused below: inf or NaN
+            total = counts.sum()
+        if not np.all(np.isfinite(counts)) or np.any(counts < 0) or not 0 < total < np.inf:
+            raise ValueError("word_counts must be finite, non-negative, with a positive sum "
+                             "(finite in double precision)")
         return counts
 
     def _check_init(self, V):

@@ -410,13 +410,19 @@ def _background_words(beta, est, sd, eta, counts):
     """
     est = np.asarray(est, dtype=np.float64)
     K = est.shape[0]
-    total, n = max(float(est.sum()), 0.0), float(counts.sum())
-    w_release = 1.0 / (K * sd * sd)
-    w_public = n * n / (total * total * (counts + 1.0)) if total > 0 else np.zeros_like(counts)
-    mass = (w_release * est.sum(axis=0) + w_public * total * counts / n) / (w_release + w_public)
-    background = mass < _BACKGROUND_SD * sd
+    # in units of sd (the rule is scale-free): sd^2 underflowed to 0 for sd < 1e-162
+    # (ZeroDivisionError after every release was drawn) and total^2 over- or underflowed
+    # to NaN masses for clip bounds beyond 1e+-154, which silently turned the rule off
+    z = est / sd
+    total, n = max(float(z.sum()), 0.0), float(counts.sum())
+    # share of the release's column total in each word's mass: precision K^-1 against the
+    # counts' (n / total)^2 / (c + 1); no public weight when the release's total is <= 0
+    r = n / total if total > 0 else 0.0
+    share = 1.0 / (1.0 + K * (r * r) / (counts + 1.0))
+    mass = share * z.sum(axis=0) + (1.0 - share) * (total * (counts / n))
+    background = mass < _BACKGROUND_SD
     if K >= 2:
-        dev = (est - est.mean(axis=0)) / sd
+        dev = z - z.mean(axis=0)
         spread = np.einsum("kw,kw->w", dev, dev) / (K - 1)
         background &= spread < 1.0 + 3.0 * math.sqrt(2.0 / (K - 1))
     out = np.array(beta, dtype=np.float64)
