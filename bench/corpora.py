@@ -476,8 +476,10 @@ def public_counts(name, n_docs, *, vocabulary_size=5000, max_docs=None, seed=0):
     frequencies on. Raises ValueError when fewer than ``n_docs`` are left out."""
     c = load(name, vocabulary_size=vocabulary_size, seed=seed)
     n = c.X_train.shape[0]
-    rest = np.arange(n) if max_docs is None or max_docs >= n else np.setdiff1d(
-        np.arange(n), _subset(n, max_docs, seed))
+    # without a subset every training document is fitted: none is left to stand in for
+    # public text
+    rest = (np.array([], dtype=np.int64) if max_docs is None or max_docs >= n else
+            np.setdiff1d(np.arange(n), _subset(n, max_docs, seed)))
     if len(rest) < n_docs:
         raise ValueError(f"{name}: only {len(rest)} training documents are left out of "
                          f"max_docs={max_docs}, fewer than {n_docs}")

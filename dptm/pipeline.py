@@ -229,6 +229,13 @@ class FullyPrivateTopicModel(PrivateModelMixin, FitScopeMixin, BaseEstimator):
             raise TypeError("model must be a scikit-learn style private topic model, got "
                             f"{type(model).__name__}")
         _refuse_word_level(model)
+        for name in ("init_topics", "word_counts"):
+            # per column of a vocabulary not selected yet: they cannot line up with it
+            if getattr(model, name, None) is not None:
+                raise ValueError(f"model.{name} is given per vocabulary word, but the "
+                                 "vocabulary is selected privately by the first stage: fit "
+                                 f"the model without {name} (or fit it alone on a public "
+                                 "vocabulary)")
         return vocab, model
 
     # -- fit -------------------------------------------------------------------------

@@ -290,3 +290,15 @@ def test_a_small_dp_vocabulary_warns_in_python_too():
         f.fit(DOCS)
     (msg,) = [str(w.message) for w in rec if issubclass(w.category, UtilityWarning)]
     assert f"only {len(f.vocabulary_)} words" in msg
+
+
+@pytest.mark.parametrize("name", ["init_topics", "word_counts"])
+def test_per_word_inputs_of_the_model_are_refused_before_the_vocabulary_stage(name, monkeypatch):
+    """They are per column of a vocabulary the first stage has not selected yet: refused
+    before any budget is spent (the DP vocabulary's fit is never called)."""
+    from dptm import DPVocabulary, FullyPrivateTopicModel, PrivateBatchLDA
+    monkeypatch.setattr(DPVocabulary, "fit", lambda *a, **k: pytest.fail("stage 1 ran"))
+    model = PrivateBatchLDA(2, target_epsilon=1.0, **{name: np.ones((2, 5)) if name ==
+                                                      "init_topics" else np.ones(5)})
+    with pytest.raises(ValueError, match=f"model.{name} is given per vocabulary word"):
+        FullyPrivateTopicModel(model=model).fit(["apple banana"] * 20)
