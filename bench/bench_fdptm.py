@@ -41,19 +41,20 @@ def vocab(eps1):
     return DPVocabulary(eps1, DELTA, method="frequency_laplace", alpha=ALPHA, max_contribution=D0)
 
 
-def model(eps2, max_iter):
+def model(eps2, max_iter, total_samples=None):
+    """The model stage; ``total_samples``: the corpus' public size (a bound for any subset)."""
     if eps2 is None:
         from sklearn.decomposition import LatentDirichletAllocation
         return LatentDirichletAllocation(K)
     return PrivateOnlineLDA(K, max_doc_length=NCAP, target_epsilon=eps2, target_delta=DELTA,
-                            max_iter=max_iter)
+                            max_iter=max_iter, total_samples=total_samples)
 
 
 def fdptm_coherence(docs, eps1, eps2, seed, max_iter):
     """(coherence, vocabulary size) of one FDPTM run; eps2=None: non-private LDA stage."""
     v = vocab(eps1).fit(docs)                     # private stages: the secret generator
     X, _ = tokens_to_matrix(docs, vocabulary=v.vocabulary_)
-    m = model(eps2, max_iter)
+    m = model(eps2, max_iter, len(docs))
     if eps2 is None:                               # the non-private baseline keeps its seed
         m.set_params(random_state=seed + 1)
     m = m.fit(X)
@@ -81,10 +82,11 @@ def main():
     cases = [
         Case("fit", "sklearn LDA (full vocab)", lambda: model(None, 0).set_params(
             random_state=0).fit(X_full) and None, work=len(docs), unit="docs"),
-        Case("fit", "PrivateOnlineLDA (full vocab)", lambda: model(3.0, max_iter).fit(X_full)
-             and None, work=len(docs), unit="docs"),
+        Case("fit", "PrivateOnlineLDA (full vocab)",
+             lambda: model(3.0, max_iter, len(docs)).fit(X_full) and None, work=len(docs),
+             unit="docs"),
         Case("fit", "FDPTM eps1=3 eps2=3", lambda: FullyPrivateTopicModel(
-            vocab(3.0), model(3.0, max_iter)).fit(docs) and None,
+            vocab(3.0), model(3.0, max_iter, len(docs))).fit(docs) and None,
             work=len(docs), unit="docs"),
     ]
     timing = add_ratios(run_cases(cases, repeats=1 if args.quick else args.repeats),
@@ -132,10 +134,10 @@ def main():
     print(attack_rows[-1], flush=True)
     settings = [(e1, 5.0) for e1 in (1.0, 5.0, 10.0)] + [(5.0, e2) for e2 in (1.0, 10.0)]
     for e1, e2 in settings:
-        target = FullyPrivateTopicModel(vocab(e1), model(e2, max_iter)).fit(
+        target = FullyPrivateTopicModel(vocab(e1), model(e2, max_iter, len(docs))).fit(
             [d for d, m in zip(docs, members) if m])
         Xs = target.sanitize(docs)
-        lira = LiRA(model(e2, max_iter), n_shadows=n_shadows, n_jobs=args.n_jobs,
+        lira = LiRA(model(e2, max_iter, len(docs)), n_shadows=n_shadows, n_jobs=args.n_jobs,
                     random_state=8).fit(Xs, target.topic_word_)
         t1, t2 = tpr_at_fpr(labels, lira.online_scores(), (0.001, 0.01))
         attack_rows.append({"experiment": "Fig5 FDPTM", "eps1": e1, "eps2": e2,

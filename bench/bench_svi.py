@@ -70,7 +70,8 @@ def throughput(Xtr, Xte, K, batch_size, repeats):
     # expected size S, exact lattice Gaussian noise on the K x V statistic at every step.
     # N = the longest training document, so no document is truncated (same work).
     n_max = int(np.asarray(Xtr.sum(axis=1)).max())
-    private = dict(max_iter=1, max_doc_length=n_max, noise_multiplier=1.0, **common)
+    private = dict(max_iter=1, max_doc_length=n_max, noise_multiplier=1.0, total_samples=D,
+                   **common)
 
     def ours_private():
         PrivateOnlineLDA(**private).fit(Xtr)
@@ -132,7 +133,7 @@ def scaling(Xtr, K, batch_size, repeats, threads):
 
         def ours_private(t=t):
             PrivateOnlineLDA(max_iter=1, max_doc_length=n_max, noise_multiplier=1.0, n_jobs=t,
-                             **common).fit(Xtr)
+                             total_samples=D, **common).fit(Xtr)
         cases += [Case(group, f"sklearn_n_jobs={t}", sk, work=D, unit="docs"),
                   Case(group, f"dptm_n_jobs={t}", ours, work=D, unit="docs"),
                   Case(group, f"dptm_private_n_jobs={t}", ours_private, work=D, unit="docs")]
@@ -149,7 +150,8 @@ def scaling(Xtr, K, batch_size, repeats, threads):
 
 def privacy_utility(Xtr, Xte, K, batch_size, max_iter, N, epsilons, delta, seeds):
     rows = []
-    base = dict(n_components=K, batch_size=batch_size, max_iter=max_iter, max_doc_length=N)
+    base = dict(n_components=K, batch_size=batch_size, max_iter=max_iter, max_doc_length=N,
+                total_samples=Xtr.shape[0])
     t0 = time.perf_counter()
     ppl = [PrivateOnlineLDA(random_state=s, **base).fit(Xtr).perplexity(Xte) for s in seeds]
     rows.append({"accounting": "non-private", "epsilon": float("inf"), "noise_multiplier": 0.0,

@@ -422,7 +422,8 @@ def privacy_utility_curve(make_estimator, X_train, X_heldout, epsilons, *, coher
     Parameters
     ----------
     make_estimator : callable(epsilon) -> unfitted estimator
-        E.g. ``lambda eps: PrivateOnlineLDA(10, target_epsilon=eps, target_delta=1e-5)``.
+        E.g. ``lambda eps: PrivateOnlineLDA(10, max_doc_length=100, total_samples=5000,
+        target_epsilon=eps, target_delta=1e-5)``.
         A model whose ``privacy_`` report is set after fit (a private dptm model).
     X_train : matrix (n_docs, V)
         Training counts (private).

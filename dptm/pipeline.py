@@ -53,6 +53,15 @@ def _refuse_word_level(model):
             f"model PrivateOnlineLDA(sampling={params['sampling']!r}) is private for documents "
             "replaced in a corpus of public size, not for documents added or removed, which "
             f"the vocabulary stage protects: use sampling='poisson'. Allowed: {_ALLOWED}")
+    if (name == "PrivateOnlineLDA" and params.get("total_samples") is None
+            and getattr(model, "_private", True)):
+        # the refusal of its own fit, made here before the vocabulary stage spends budget
+        raise ValueError(
+            "model PrivateOnlineLDA(total_samples=None) would plan its sampling rate, steps and "
+            "noise from the number of documents, which is not public under the add/remove "
+            "adjacency the vocabulary stage protects: declare total_samples, a PUBLIC number of "
+            "documents known without looking at the data (an upper bound or an estimate). "
+            f"Allowed: {_ALLOWED}")
 
 
 _USER_LEVEL = ("user-level model stages: PrivateBatchLDA (fit(X, groups=...): add/remove one "

@@ -132,7 +132,7 @@ def _run(fit, est):
                              noise_multiplier=2.0, callback=cb),
     lambda cb: SubsampledGibbsLDA(K, clip=20, max_iter=5, sample_rate=0.5, callback=cb),
     lambda cb: PrivateOnlineLDA(K, max_doc_length=10, target_epsilon=3.0, target_delta=1e-5,
-                                max_iter=4, callback=cb),
+                                max_iter=4, total_samples=60, callback=cb),
 ], ids=["noisy-laplace", "noisy-gauss", "subsampled", "vips"])
 def test_estimator_failing_midway_keeps_no_secret(X, make, seed):
     est = make(_fail_at(2)).set_params(random_state=seed)
@@ -211,7 +211,7 @@ DOCS = (["storm flood rain warning river", "election vote poll candidate",
 def test_pipeline_and_vocabulary_failing_midway_keep_no_secret(monkeypatch):
     # the vocabulary is released, the model stage fails in its second epoch
     model = PrivateOnlineLDA(2, max_doc_length=10, target_epsilon=3.0, target_delta=1e-5,
-                             max_iter=4, callback=_fail_at(2))
+                             max_iter=4, total_samples=len(DOCS), callback=_fail_at(2))
     est = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10, alpha=10.0), model)
     exc, est = _run(lambda: est.fit(DOCS), est)
     assert_forgotten(exc, est)

@@ -164,13 +164,17 @@ def test_replace_one_and_word_reports_are_refused_after_the_fit():
                                                 noise_multiplier=2.0)).fit(DOCS)
 
 
-def test_online_lda_without_total_samples_is_reported_unprotected():
-    # the deprecated plan from the number of documents: said, not hidden
+def test_online_lda_without_total_samples_is_refused_before_any_budget_is_spent(monkeypatch):
+    # its rate, steps and noise would follow the number of documents, which add/remove
+    # changes: refused by the pipeline itself, before the vocabulary stage spends budget
     m = PrivateOnlineLDA(n_components=2, max_doc_length=10, target_epsilon=3.0,
                          target_delta=1e-5, max_iter=1)
-    with pytest.warns(FutureWarning, match="total_samples"):
-        f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), m).fit(DOCS)
-    assert "partly unprotected" in f.privacy_.description
+    f = FullyPrivateTopicModel(DPVocabulary(3.0, 1e-5, max_contribution=10), m)
+    monkeypatch.setattr(DPVocabulary, "fit", lambda *a, **k: pytest.fail("budget spent"))
+    with pytest.raises(ValueError, match=r"PrivateOnlineLDA\(total_samples=None\).*declare "
+                       r"total_samples, a PUBLIC number of documents"):
+        f.fit(DOCS)
+    assert not hasattr(f, "model_") and not hasattr(f, "vocabulary_stage_")
 
 
 def test_same_seed_same_release_and_pickle():

@@ -66,17 +66,18 @@ def test_every_private_fit_warns_of_a_vacuous_guarantee():
     with warnings.catch_warnings():
         warnings.simplefilter("error", VacuousGuaranteeWarning)
         PrivateOnlineLDA(3, target_epsilon=2.0, target_delta=1e-5, max_doc_length=50,
-                         max_iter=1).fit(demo.X)
+                         max_iter=1, total_samples=demo.X.shape[0]).fit(demo.X)
 
 
 def test_delta_against_the_public_number_of_documents():
-    """delta >= 1/D warns when D is declared public in the report (VIPS lists it)."""
+    """delta >= 1/D warns when D is declared public in the report (VIPS lists it under
+    replace-one adjacency)."""
     from dptm import PrivateOnlineLDA
     demo = load_demo_corpus()
     D = demo.X.shape[0]
     with pytest.warns(VacuousGuaranteeWarning, match=rf"delta = 0.01 >= 1/n = 1/{D} documents"):
         PrivateOnlineLDA(3, target_epsilon=2.0, target_delta=0.01, max_doc_length=50,
-                         max_iter=1).fit(demo.X)
+                         max_iter=1, sampling="shuffle").fit(demo.X)
 
 
 def test_public_record_count_reads_only_declared_counts():

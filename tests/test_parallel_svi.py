@@ -173,7 +173,8 @@ def _fit(n_jobs, X, **kw):
 @pytest.mark.parametrize("private", [False, True])
 def test_private_online_lda_n_jobs_bit_identical(private):
     X, _, _ = make_lda_corpus(150, 50, 4, random_state=2)
-    kw = dict(max_doc_length=40, target_epsilon=3.0, target_delta=1e-5) if private else {}
+    kw = (dict(max_doc_length=40, target_epsilon=3.0, target_delta=1e-5, total_samples=150)
+          if private else {})
     m1 = _fit(None, X, **kw)
     m2 = _fit(2, X, **kw)
     m3 = _fit(-1, X, **kw)

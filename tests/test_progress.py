@@ -112,7 +112,7 @@ PRIVATE = [
     (NoisyGibbsLDA, dict(clip=5, epsilon_per_iter=1.0, max_iter=12)),
     (SubsampledGibbsLDA, dict(clip=5, noise_multiplier=2.0, max_iter=12)),
     (PrivateOnlineLDA, dict(target_epsilon=2.0, target_delta=1e-5, max_doc_length=40,
-                            batch_size=20, max_iter=3)),
+                            batch_size=20, max_iter=3, total_samples=60)),
     (LocalDPLDA, dict(epsilon=2.0, max_iter=12)),
     (OnlineLocalDPLDA, dict(epsilon=2.0, batch_size=20, max_iter=5)),
 ]

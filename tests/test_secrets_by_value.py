@@ -182,15 +182,41 @@ def test_seeded_fits_differ_between_neighbours_only_in_privatized_outputs(
         or name == "dp-vocabulary"                  # the same words selected on both
 
 
-@pytest.mark.xfail(strict=True, reason="PrivateOnlineLDA's Poisson (add/remove) fit without "
-                   "total_samples takes q = S / D and the step count from the number of "
-                   "documents (deprecated: FutureWarning, to become an error)")
-def test_vips_add_remove_neighbours_differ_only_in_privatized_outputs():
-    make = lambda rs: PrivateOnlineLDA(3, noise_multiplier=1.0, max_doc_length=30,  # noqa: E731
-                                       batch_size=10, max_iter=2, random_state=rs)
-    a, b = _fit(make, 11, _XD), _fit(make, 11, _XDP)
-    assert released(differing_paths(a, b),
-                    _TOPICS + ("exp_dirichlet_component_", "_lam_t", "_exp_elog_beta_t")) == []
+_VIPS_OUT = _TOPICS + ("exp_dirichlet_component_", "_lam_t", "_exp_elog_beta_t")
+
+
+def _vips(total_samples):
+    return lambda rs: PrivateOnlineLDA(3, noise_multiplier=1.0, max_doc_length=30, batch_size=10,
+                                       max_iter=2, total_samples=total_samples, random_state=rs)
+
+
+@pytest.mark.parametrize("rs", [None, 11])
+def test_vips_add_remove_neighbours_differ_only_in_privatized_outputs(rs):
+    # the Poisson (add/remove) fit planned from a declared public bound above both sizes
+    # (40 and 39 documents): q, the step count, sigma and the report follow the bound only
+    make = _vips(64)
+    a, b = _fit(make, rs, _XD), _fit(make, rs, _XDP)
+    allowed = _VIPS_OUT + (_FRESH if rs is None else ())
+    assert released(differing_paths(a, b), allowed) == []
+    assert str(a.privacy_) == str(b.privacy_) and "total_samples = 64 (declared" in str(a.privacy_)
+    if rs is not None:      # same streams: the data reaches the privatized outputs
+        assert any(not released([p], allowed) for p in differing_paths(a, b))
+
+
+def test_vips_add_remove_fit_without_total_samples_is_refused_alike_on_neighbours(monkeypatch):
+    # the undeclared fit would plan from the number of documents: refused with the same
+    # message on both neighbours (nothing in it follows the data), before any secret draw
+    rec = GeneratorRecorder(monkeypatch)
+    messages = []
+    for data in (_XD, _XDP):
+        model = _vips(None)(None)
+        with pytest.raises(ValueError, match="total_samples") as err:
+            model.fit(data)
+        messages.append(str(err.value))
+        assert not hasattr(model, "components_") and not hasattr(model, "privacy_")
+    assert messages[0] == messages[1]
+    assert "40" not in messages[0] and "39" not in messages[0]
+    assert rec.generators == []
 
 
 @pytest.mark.parametrize("name,make", LOCAL_CASES, ids=[c[0] for c in LOCAL_CASES])

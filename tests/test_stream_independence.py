@@ -200,7 +200,8 @@ def test_every_vips_step_draws_from_its_own_stream(sampling, rs, monkeypatch):
     monkeypatch.setattr(svi.PrivateOnlineLDA, "_step", recording_step)
     X = np.random.default_rng(0).poisson(0.8, (40, 15))
     svi.PrivateOnlineLDA(3, noise_multiplier=1.0, max_doc_length=30, batch_size=10,
-                         sampling=sampling, max_iter=2, random_state=rs).fit(X)
+                         sampling=sampling, max_iter=2, total_samples=40,
+                         random_state=rs).fit(X)
     assert len(steps) == 8
     assert len(set(spawned)) == len(spawned) >= 5 + 8
     assert len({i for i, _ in steps}) == len({d for _, d in steps}) == 8

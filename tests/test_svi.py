@@ -277,13 +277,36 @@ def test_privacy_report_poisson(corpus):
                                   "step count and sigma; the number of documents is not used)",
                                   "vocabulary size V = 40 (the vocabulary is not "
                                   "taken from the private text)", "max_doc_length N = 40")
-    # without total_samples (deprecated) the number of rows is used, and said to be unprotected
-    with pytest.warns(FutureWarning, match="total_samples"):
-        old = PrivateOnlineLDA(4, batch_size=50, max_iter=2, max_doc_length=40,
-                               target_epsilon=1.0, target_delta=1e-5, random_state=0).fit(Xtr)
-    assert old.privacy_.event == rep.event
-    assert "NOT covered" in old.privacy_.assumed_public[0]
-    assert any("NOT covered" in n for n in old.privacy_.notes)
+
+
+@pytest.mark.filterwarnings("ignore::dptm.exceptions.SeededPrivacyWarning")
+def test_private_poisson_fit_needs_a_declared_total_samples(corpus):
+    """Add/remove adjacency changes the number of documents, so a private Poisson fit without
+    a declared total_samples (which would plan q = S / D, the steps and sigma from the rows of
+    X) is refused before X is read; the plans whose sizes are public keep working."""
+    Xtr, _ = corpus
+    for budget in (dict(noise_multiplier=2.0), dict(target_epsilon=1.0, target_delta=1e-5)):
+        m = PrivateOnlineLDA(4, batch_size=50, max_iter=1, max_doc_length=40, random_state=0,
+                             **budget)
+        # an X that fails validation: the refusal comes first, so it reads no data
+        for X in (Xtr, "not a matrix"):
+            with pytest.raises(ValueError, match=r"total_samples is required.*Pass "
+                               r"total_samples= a PUBLIC number of documents") as err:
+                m.fit(X)
+            assert "500" not in str(err.value)
+        assert not hasattr(m, "components_") and not hasattr(m, "privacy_")
+    kw = dict(batch_size=50, max_iter=1, max_doc_length=40, noise_multiplier=2.0, random_state=0)
+    # replace-one adjacency: D is public and plans the steps (ceil(500 / 50) = 10)
+    for sampling in ("shuffle", "sequential"):
+        m = PrivateOnlineLDA(4, sampling=sampling, **kw).fit(Xtr)
+        assert m.n_batch_iter_ == 11
+        assert m.privacy_.assumed_public[0].startswith("number of documents D = 500 (replace-one")
+    # non-private: the rows of X, as scikit-learn
+    m = PrivateOnlineLDA(4, batch_size=50, max_iter=1, random_state=0).fit(Xtr)
+    assert m.n_batch_iter_ == 11 and m.privacy_ is None
+    # partial_fit: the caller's minibatch, scaled by total_samples / S with 1e6 for None
+    m = PrivateOnlineLDA(4, **kw).partial_fit(Xtr[:50])
+    assert m.total_samples_ == 1e6 and m.privacy_.event.count == 1
 
 
 def test_tight_accounting_adds_less_noise_than_paper_recipes(corpus):
@@ -295,7 +318,8 @@ def test_tight_accounting_adds_less_noise_than_paper_recipes(corpus):
     sig, sens = {}, {}
     for acc in ("rdp", "zcdp-paper", "advanced", "linear"):
         m = PrivateOnlineLDA(4, batch_size=25, max_iter=1, max_doc_length=40, target_epsilon=1.0,
-                             target_delta=1e-5, accounting=acc, random_state=0).fit(Xtr)
+                             target_delta=1e-5, accounting=acc, total_samples=500,
+                             random_state=0).fit(Xtr)
         sig[acc], sens[acc] = m.sigma_, m.sensitivity_
         assert m.privacy_.epsilon(1e-5) <= 1.0 + 1e-9
         if acc == "rdp":
@@ -347,7 +371,7 @@ def test_partial_fit_composes_each_call(corpus):
     assert eps[0] < eps[1] < eps[2]
     # fit then partial_fit: both releases are in the report
     m2 = PrivateOnlineLDA(4, batch_size=50, max_iter=1, max_doc_length=40, noise_multiplier=3.0,
-                          random_state=0).fit(Xtr)
+                          total_samples=500, random_state=0).fit(Xtr)
     e_fit = m2.privacy_.epsilon(1e-5)
     m2.partial_fit(Xtr[:50])
     assert len(m2.privacy_.event.events) == 2
@@ -374,7 +398,8 @@ def test_released_topics_do_not_depend_on_data_beyond_noise():
     A, B = full.copy(), full.copy()
     A[:, 20:] = 0
     B[:, :20] = 0
-    kw = dict(n_components=2, batch_size=50, max_iter=1, max_doc_length=60, random_state=0)
+    kw = dict(n_components=2, batch_size=50, max_iter=1, max_doc_length=60, total_samples=200,
+              random_state=0)
     clean = [PrivateOnlineLDA(**kw).fit(X).topic_word_[:, :20].sum(axis=1) for X in (A, B)]
     assert clean[0].min() > 0.9 and clean[1].max() < 0.1
     noisy = [PrivateOnlineLDA(noise_multiplier=500, **kw).fit(X).topic_word_ for X in (A, B)]
@@ -384,7 +409,8 @@ def test_released_topics_do_not_depend_on_data_beyond_noise():
 # ------------------------------------------------------------------ API contract
 def test_determinism_and_seeds(corpus):
     Xtr, _ = corpus
-    kw = dict(n_components=4, batch_size=50, max_iter=2, max_doc_length=50, noise_multiplier=1.0)
+    kw = dict(n_components=4, batch_size=50, max_iter=2, max_doc_length=50, noise_multiplier=1.0,
+              total_samples=500)
     a = PrivateOnlineLDA(random_state=3, **kw).fit(Xtr).components_
     b = PrivateOnlineLDA(random_state=3, **kw).fit(Xtr).components_
     c = PrivateOnlineLDA(random_state=4, **kw).fit(Xtr).components_
@@ -395,7 +421,7 @@ def test_determinism_and_seeds(corpus):
 def test_pickle_round_trip(corpus):
     Xtr, Xte = corpus
     m = PrivateOnlineLDA(4, batch_size=50, max_iter=1, max_doc_length=50, target_epsilon=3.0,
-                         target_delta=1e-5, random_state=0).fit(Xtr)
+                         target_delta=1e-5, total_samples=500, random_state=0).fit(Xtr)
     m2 = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(m2.transform(Xte), m.transform(Xte))
     assert m2.perplexity(Xte) == m.perplexity(Xte)

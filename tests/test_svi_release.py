@@ -23,7 +23,8 @@ def corpus(seed=5, K=3, V=30, D=120, length=40):
     return sp.csr_matrix(np.array([rng.multinomial(length, th @ topics) for th in theta]))
 
 
-KW = dict(n_components=3, batch_size=30, max_iter=2, max_doc_length=40, noise_multiplier=1.0)
+KW = dict(n_components=3, batch_size=30, max_iter=2, max_doc_length=40, noise_multiplier=1.0,
+          total_samples=120)
 
 
 def _walk(obj, seen=None):
@@ -144,7 +145,7 @@ def _neighbours():
 
 
 @pytest.mark.parametrize("kw", [
-    dict(sampling="poisson", target_epsilon=2.0, target_delta=1e-5),
+    dict(sampling="poisson", target_epsilon=2.0, target_delta=1e-5, total_samples=90),
     dict(sampling="shuffle", noise_multiplier=1.5),
 ])
 def test_report_and_release_metadata_are_neighbour_invariant(kw, tmp_path):
@@ -169,7 +170,8 @@ def test_report_and_release_metadata_are_neighbour_invariant(kw, tmp_path):
     assert out[0] == out[1] and "epoch 2/2" in out[0] and " s\n" not in out[0]
     assert a.privacy_.to_dict() == b.privacy_.to_dict()
     assert str(a.privacy_) == str(b.privacy_)
-    assert "number of documents D = 90" in str(a.privacy_)
+    assert ("total_samples = 90 (declared" if kw["sampling"] == "poisson"
+            else "number of documents D = 90 (replace-one") in str(a.privacy_)
     ra, rb = a.release(), b.release()
     for field in ("doc_topic_prior", "vocabulary", "model", "hyperparameters",
                   "transform_seed", "transform_max_iter"):
@@ -219,7 +221,7 @@ def test_no_target_is_silently_exceeded(accounting):
     else:     # accepted only when sound (the advanced / linear recipes can be)
         assert accounting != "zcdp-paper"
         assert m.privacy_.epsilon(1e-5) <= 1.0
-    m = PrivateOnlineLDA(sampling="poisson", **kw).fit(X)         # sound there: accepted
+    m = PrivateOnlineLDA(sampling="poisson", total_samples=200, **kw).fit(X)   # sound: accepted
     assert m.privacy_.epsilon(1e-5) <= 1.0
     m = PrivateOnlineLDA(sampling="shuffle", **dict(kw, accounting="rdp")).fit(X)
     assert m.privacy_.epsilon(1e-5) <= 1.0

@@ -116,7 +116,7 @@ def test_privacy_utility_curve_spends_a_budget(demo):
 
     def make(eps):
         return PrivateOnlineLDA(3, target_epsilon=eps, target_delta=1e-5, max_doc_length=50,
-                                max_iter=1)
+                                max_iter=1, total_samples=600)
     budget = BudgetAccountant(epsilon=3.0, delta=1e-5)
     X = demo.X
     with pytest.raises(BudgetExceededError):

@@ -682,8 +682,9 @@ def _fit_sub_adaptive():
 @case("fit-PrivateOnlineLDA")
 def _fit_online():
     from dptm import PrivateOnlineLDA
+    # total_samples = D: the rate and steps (and so the draws) of the former undeclared plan
     return _fit(PrivateOnlineLDA(10, batch_size=16, max_iter=2, noise_multiplier=1.0, max_doc_length=80,
-                                 random_state=0))
+                                 total_samples=matrix().shape[0], random_state=0))
 
 
 @case("fit-PrivateOnlineLDA-shuffle-epsilon")

@@ -80,11 +80,11 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
         private data). A private ``fit`` with ``sampling="poisson"`` takes its sampling rate
         q = S / total_samples, its step count and its M-step scale 1 / q from it and never
         from the rows of X, so the guarantee holds whatever the true number of documents
-        (a wrong value costs utility, not privacy). None there is deprecated: the number of
-        rows of X is used and the report says that it is NOT covered (it is not public
-        under add/remove adjacency). ``partial_fit`` scales each minibatch by
-        total_samples / S (1e6 when None). A non-private ``fit`` and the "shuffle" /
-        "sequential" modes (replace-one adjacency: the size is public) use the rows of X.
+        (a wrong value costs utility, not privacy). It is required there: None raises
+        ValueError before X is read (the number of rows is not public under add/remove
+        adjacency). ``partial_fit`` scales each minibatch by total_samples / S (1e6 when
+        None). A non-private ``fit`` and the "shuffle" / "sequential" modes (replace-one
+        adjacency: the size is public) use the rows of X.
     max_doc_length : int, default=None
         N: documents longer than N tokens are truncated to a uniformly random subset of N
         tokens before training. Required when the model is private (it bounds the
@@ -311,6 +311,22 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
     def _private(self):
         return self.noise_multiplier is not None or self.target_epsilon is not None
 
+    def _check_declared_total(self):
+        """Refuse a private Poisson ``fit`` without ``total_samples``: under add/remove
+        adjacency the number of documents is not public, so q, the step count and sigma
+        must come from a declared number. Reads the parameters only (no data)."""
+        if self._private and self.sampling == "poisson" and self.total_samples is None:
+            raise ValueError(
+                "total_samples is required for a private fit with sampling='poisson' "
+                "(add/remove adjacency): the sampling rate q = batch_size / total_samples, the "
+                "number of steps and the noise are planned from it, and the number of rows of X "
+                "is not public when one document may be added or removed. Pass total_samples= "
+                "a PUBLIC number of documents known without looking at the data (an upper "
+                "bound or an estimate: a wrong value costs utility, not privacy). Without it: "
+                "sampling='shuffle' or 'sequential' (replace-one adjacency, the number of "
+                "documents public), a non-private fit (no noise_multiplier or target_epsilon) "
+                "and partial_fit work as before")
+
     # ------------------------------------------------------------------ random draws
     # Kept as methods so that tests can replay another implementation's draws.
     def _init_lambda(self, rng, n_words):
@@ -498,16 +514,9 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
         elif plan == "declared":
             first = (f"total_samples = {n:g} (declared: sets q = S / total_samples, the step "
                      "count and sigma; the number of documents is not used)")
-        elif plan == "public-rows":
+        else:       # "public-rows": the only other plan of a private fit
             first = (f"number of documents D = {n:g} (replace-one adjacency keeps it; sets the "
                      "step count and sigma)")
-        else:
-            first = (f"number of documents D = {n:g} taken from the data (total_samples=None): "
-                     "it sets q = S / D, the step count and sigma, and is NOT covered: "
-                     "add/remove adjacency changes it")
-            notes.append("total_samples=None: the sampling rate, the number of steps and sigma "
-                         "depend on the number of documents, which is NOT covered by this "
-                         "guarantee; declare total_samples")
         public = [first,
                   f"vocabulary size V = {self.n_features_in_} (the vocabulary is not taken "
                   "from the private text)",
@@ -545,7 +554,9 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
         gamma initialisation, noise) is drawn from one generator obtained once here from
         :func:`dptm.noise.secret.private_generator` (the secret AES-CTR generator unless a seed
         is given: test mode) and dropped on return; nothing that could regenerate it is
-        kept. Raises ValueError when the calibrated noise would exceed ``target_epsilon``.
+        kept. Raises ValueError when the calibrated noise would exceed ``target_epsilon``,
+        and, before X is read, for a private ``sampling="poisson"`` fit without
+        ``total_samples``.
 
         Returns
         -------
@@ -553,23 +564,15 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
         """
         from ..accounting import PoissonSampledEvent, SelfComposedEvent
         self._check_params()
+        self._check_declared_total()        # before X is read: the refusal depends on no data
         X = check_count_matrix(X, estimator=self, reset=True)
         D, V = X.shape
         K = self.n_components
         S = int(self.batch_size)
         # Under add/remove adjacency D is not public: a private Poisson fit plans with the
         # declared total_samples instead (the replace-one modes keep D, which is public there).
-        declared = self.total_samples is not None
         poisson_private = self._private and self.sampling == "poisson"
-        if poisson_private and not declared:
-            warnings.warn(
-                "PrivateOnlineLDA: a private fit with sampling='poisson' and total_samples=None "
-                "takes the sampling rate, the number of steps and the noise from the number of "
-                "documents of X, which add/remove adjacency does not protect (the report says "
-                "so). Give total_samples, a public number of documents (a bound or an estimate "
-                "made without the private data); total_samples=None will become an error.",
-                FutureWarning, stacklevel=user_stacklevel())
-        n_plan = float(self.total_samples) if poisson_private and declared else D
+        n_plan = float(self.total_samples) if poisson_private else D
         steps_per_epoch = math.ceil(n_plan / S)
         T = int(self.max_iter) * steps_per_epoch
         if T > _MAX_STEPS:      # public inputs only: refusing reveals nothing
@@ -582,8 +585,8 @@ class PrivateOnlineLDA(PrivateModelMixin, TopicModelMixin):
         # -- noise: a function of public values only (total_samples, V, K, N, S, the target)
         self._start_private(K, V)
         self.total_samples_ = n_plan
-        self._plan_ = ("declared" if poisson_private and declared
-                       else "rows" if poisson_private or not self._private else "public-rows")
+        self._plan_ = ("declared" if poisson_private
+                       else "public-rows" if self._private else "rows")
         self._relation_ = "add/remove" if self.sampling == "poisson" else "substitution"
         if self._private:
             N = self._max_doc_length_
