@@ -151,6 +151,8 @@ def secret_bytes_in(obj, fingerprints):
             hits += [(path, i) for i in leaked_windows(np.ascontiguousarray(v).tobytes(),
                                                        fingerprints)]
         elif isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 1 << 64:
-            raw = abs(v).to_bytes((abs(v).bit_length() + 7) // 8, "little")
+            # padded to whole 8-byte words: a key whose top bytes are 0 (1 in 256) keeps its
+            # 16-byte window (the minimal length dropped them and the scan missed the key)
+            raw = abs(v).to_bytes(-(-abs(v).bit_length() // 64) * 8, "little")
             hits += [(path, i) for i in leaked_windows(raw, fingerprints)]
     return hits
