@@ -20,6 +20,7 @@ whether the suite caught it ("killed": a test failed) or not ("survived").
     python tools/mutation/run.py --set fresh5 --prebuilt   # the fifth blind round
     python tools/mutation/run.py --set fresh6 --prebuilt   # the sixth blind round
     python tools/mutation/run.py --set fresh7 --prebuilt   # the seventh blind round
+    python tools/mutation/run.py --set counts --prebuilt   # public word counts (2026-12-04)
 
 A mutant's test files are chosen by the names of the files (by someone who has not read them, for
 a blind round), so a test elsewhere may kill what they miss: ``--confirm`` runs every survivor of
@@ -49,14 +50,16 @@ from mutants_fresh4 import FRESH4_MUTANTS  # noqa: E402
 from mutants_fresh5 import FRESH5_MUTANTS  # noqa: E402
 from mutants_fresh6 import FRESH6_MUTANTS  # noqa: E402
 from mutants_fresh7 import FRESH7_MUTANTS  # noqa: E402
+from mutants_counts import COUNTS_MUTANTS  # noqa: E402
 
 SETS = {"main": MUTANTS, "fresh": FRESH_MUTANTS, "fresh2": FRESH2_MUTANTS, "fresh3": FRESH3_MUTANTS,
         "fresh4": FRESH4_MUTANTS, "fresh5": FRESH5_MUTANTS, "fresh6": FRESH6_MUTANTS,
-        "fresh7": FRESH7_MUTANTS,
+        "fresh7": FRESH7_MUTANTS, "counts": COUNTS_MUTANTS,
         "user": USER_MUTANTS,
         "user-e2e": E2E_MUTANTS,
         "all": MUTANTS + FRESH_MUTANTS + FRESH2_MUTANTS + FRESH3_MUTANTS + FRESH4_MUTANTS
-        + FRESH5_MUTANTS + FRESH6_MUTANTS + FRESH7_MUTANTS + USER_MUTANTS + E2E_MUTANTS}
+        + FRESH5_MUTANTS + FRESH6_MUTANTS + FRESH7_MUTANTS + COUNTS_MUTANTS + USER_MUTANTS
+        + E2E_MUTANTS}
 
 
 def _run(cmd, cwd, timeout):
