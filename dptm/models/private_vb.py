@@ -316,8 +316,9 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         private documents). The words the final estimate cannot resolve (mass, estimated
         from the release and these counts, below 4 noise sd; topics not told apart) get, in
         each topic, its estimated mass on those words spread in proportion to these counts
-        instead of their noisy entries (post-processing: no budget; ``background_words_``). Helps most at low epsilon and on
-        heavy-tailed corpora; needs counts from a few thousand documents. Default: none.
+        instead of their noisy entries (post-processing: no budget; ``background_words_``).
+        Helps most at low epsilon and on heavy-tailed corpora; needs counts from a few
+        thousand documents. Default: none.
     doc_topic_prior, topic_word_prior : float, optional
         Default (None) 1 / K for ``transform`` and the release; the fit's E-step uses 0.35
         instead from target epsilon 2 on (with the random start).
@@ -358,9 +359,9 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
     the lattice-Gaussian releases recorded in ``privacy_`` (their sequential
     composition). The vocabulary, ``init_topics`` and ``word_counts`` are assumed
     public; the number of documents is neither used by the mechanism nor published except
-    through the noisy histogram. A corpus without any token is refused with a ``ValueError``, which tells it
-    apart from its one-document neighbours: the guarantee is for corpora holding at
-    least one token. With ``fit(X, groups=...)`` the unit is a user (every document with
+    through the noisy histogram. A corpus without any token is refused with a
+    ``ValueError``, which tells it apart from its one-document neighbours: the guarantee is
+    for corpora holding at least one token. With ``fit(X, groups=...)`` the unit is a user (every document with
     the same id): the guarantee is for adding or removing one user, each user's summed
     contribution is clipped to C, the histogram counts users and ``n_users_estimate_``
     replaces ``n_documents_estimate_`` (None); the ids are assumed correct (one person
@@ -474,7 +475,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         gen = fit.generator
         beta = (1.0 + 0.1 * gen.random((K, V)) if init is None    # data-independent start
                 else eta + init * (1e3 / init.sum(axis=1, keepdims=True)))
-        n_docs, releases, rare = None, [], None
+        n_docs, releases, background = None, [], None
         for r in plan:
             if r.statistic == "norm-histogram":     # integer counts: sensitivity 1, unit lattice
                 hist = statistic(np.zeros((1, _BINS_PER_OCTAVE * _OCTAVES)), None, None,
@@ -499,7 +500,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
             beta = _post_process(r.post, est, est_sd, eta,
                                  None if self.threshold is None else float(self.threshold))
             if r.post == "final" and counts is not None:
-                beta, rare = _background_words(beta, est, est_sd, eta, counts)
+                beta, background = _background_words(beta, est, est_sd, eta, counts)
             self._progress(len(releases), total=len(model), unit="release")
         drawn = [ev.sigma for ev in fit.ledger.events]
         privacy = fit.report(
@@ -529,7 +530,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
                 "release_sigmas_": [float(x) for x, r in zip(drawn, plan)
                                     if r.statistic != "norm-histogram"],
                 "sigma_": float(drawn[-1]), "sensitivity_": float(C), "privacy_": privacy,
-                "background_words_": rare,
+                "background_words_": background,
                 **topic_attributes(beta), "n_iter_": len(model)}
 
 
