@@ -27,46 +27,62 @@ def _is_private(name):
     return name not in NON_PRIVATE
 
 
+def _numbered_lines(path, flag, encoding):
+    """The non-blank lines of a word-list file with their 1-based line numbers."""
+    from .datasets import _check_encoding, _check_file, _lines, _read_text
+    text = _read_text(_check_file(path, flag), _check_encoding(encoding))
+    return [(i, line.strip()) for i, line in enumerate(_lines(text), 1) if line.strip()]
+
+
+def _check_unique(path, what, numbered):
+    seen = {}
+    for i, word in numbered:
+        if word in seen:
+            raise ValueError(f"{path}: line {i}: {what} repeats the word {word!r} (first on "
+                             f"line {seen[word]}); give each word once")
+        seen[word] = i
+
+
 def _read_word_list(path, flag="--vocabulary", what="the public vocabulary file",
                     encoding="utf-8"):
-    from .datasets import _check_file, load_text_lines
-    words = [w.strip() for w in load_text_lines(_check_file(path, flag), encoding=encoding)
-             if w.strip()]
-    if not words:
+    numbered = _numbered_lines(path, flag, encoding)
+    if not numbered:
         raise ValueError(f"{path}: {what} has no words")
-    if len(set(words)) != len(words):
-        raise ValueError(f"{path}: {what} repeats words")
-    return words
+    _check_unique(path, what, numbered)
+    return [w for _, w in numbered]
 
 
 def _read_vocabulary(path, encoding="utf-8"):
     """The words of ``--vocabulary FILE`` and, when every line is ``word count``, their
     PUBLIC counts (batch-vb reads its rare words from them); else (words, None)."""
-    lines = _read_word_list(path, encoding=encoding)
-    fields = [line.split() for line in lines]
-    if len(fields[0]) == 1:                 # the first line sets the format: a word list
-        for f in fields:
+    what = "the public vocabulary file"
+    numbered = _numbered_lines(path, "--vocabulary", encoding)
+    if not numbered:
+        raise ValueError(f"{path}: {what} has no words")
+    fields = [(i, line.split()) for i, line in numbered]
+    if len(fields[0][1]) == 1:              # the first line sets the format: a word list
+        for i, f in fields:
             if len(f) != 1:
-                raise ValueError(f"{path}: the line {' '.join(f)!r} is not one word (the "
+                raise ValueError(f"{path}: line {i}: {' '.join(f)!r} is not one word (the "
                                  "first line is); --vocabulary takes one word per line, or "
                                  "every line a word and its count in public text")
-        return lines, None
+        _check_unique(path, what, numbered)
+        return [w for _, w in numbered], None
     words, counts = [], []
-    for f in fields:
+    for i, f in fields:
         try:
             word, count = f
             count = float(count)
             if not (math.isfinite(count) and count >= 0):
                 raise ValueError
         except ValueError:
-            raise ValueError(f"{path}: the line {' '.join(f)!r} is not 'word count' (a word and "
-                             "a count >= 0); --vocabulary takes one word per line, or every "
-                             "line a word and its count in public text") from None
-        words.append(word)
+            raise ValueError(f"{path}: line {i}: {' '.join(f)!r} is not 'word count' (a word "
+                             "and a count >= 0); --vocabulary takes one word per line, or "
+                             "every line a word and its count in public text") from None
+        words.append((i, word))
         counts.append(count)
-    if len(set(words)) != len(words):
-        raise ValueError(f"{path}: the public vocabulary file repeats words")
-    return words, np.asarray(counts)
+    _check_unique(path, what, words)
+    return [w for _, w in words], np.asarray(counts)
 
 
 def _encoding_type(text):

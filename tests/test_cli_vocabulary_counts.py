@@ -69,13 +69,27 @@ def test_a_malformed_counts_line_is_refused(data, tmp_path, capsys, bad):
     err = capsys.readouterr().err
     assert code == 2
     line = bad.split("\n")[1]
-    assert f"{path}: the line {line!r} is not 'word count'" in err, err
+    assert f"{path}: line 2: {line!r} is not 'word count'" in err, err
 
 
-def test_a_repeated_word_with_counts_is_refused(data, tmp_path, capsys):
-    path = _vocab(tmp_path, ["apple 3", "apple 4"])
+@pytest.mark.parametrize("lines", [["apple 3", "", "banana 1", "apple 4"],
+                                   ["apple", "", "banana", "apple"]])
+def test_a_repeated_word_is_named_with_both_lines(data, tmp_path, capsys, lines):
+    # it said only "repeats words": in a file of thousands of words, not which one; the
+    # line numbers count the blank line (they are the editor's)
+    path = _vocab(tmp_path, lines)
     code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
-    assert code == 2 and "repeats words" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 2 and f"{path}: line 4: the public vocabulary file repeats the word " \
+        "'apple' (first on line 1)" in err, err
+
+
+def test_a_repeated_stop_word_is_named(data, tmp_path, capsys):
+    path = tmp_path / "stop.txt"
+    path.write_text("apple\nbanana\napple\n")
+    code, _ = run("fit", "--data", str(data), "--text-key", "text", "--stop-words", str(path))
+    err = capsys.readouterr().err
+    assert code == 2 and "line 3: the stop-word file repeats the word 'apple'" in err, err
 
 
 @pytest.mark.parametrize("lines, why", [
@@ -95,7 +109,7 @@ def test_a_line_of_two_words_in_a_word_list_is_named(data, tmp_path, capsys):
     path = _vocab(tmp_path, ["apple", "new york", "banana"])
     code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
     err = capsys.readouterr().err
-    assert code == 2 and f"{path}: the line 'new york' is not one word" in err, err
+    assert code == 2 and f"{path}: line 2: 'new york' is not one word" in err, err
 
 
 def test_a_counts_file_inside_data_is_refused(tmp_path, capsys):
