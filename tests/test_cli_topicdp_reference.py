@@ -78,3 +78,16 @@ def test_other_models_keep_a_plain_text_reference_for_evaluation(corpus):
     a, out = _loaded("--model", "batch-vb", "--data", data, "--vocabulary", vocab,
                      "--reference-data", lines)
     assert out.X_eval.shape[0] == 40
+
+
+@pytest.mark.parametrize("how", [("--sensitivity", "0.1"), ("--reference-data", "PUBLIC")])
+def test_the_report_says_document_level_as_the_header_does(corpus, how):
+    # each document is its own user: the report said "user-level: ... all documents of one
+    # user" under a header saying "each document its own user", and release.json kept it
+    data, public_dir, _, vocab = corpus
+    flag, value = how
+    code, out = run("fit", "--model", "topicdp", "--data", data, "--vocabulary", vocab,
+                    flag, public_dir if value == "PUBLIC" else value, "--gamma", "0.5",
+                    "-k", "2", "--epsilon", "4")
+    assert code == 0, out
+    assert "adjacency  : document-level" in out and "user-level" not in out, out

@@ -223,7 +223,9 @@ def test_runs_with_sklearn_models(corpus, reference, estimator):
     assert np.all(dp.topic_word_ >= 0)
     np.testing.assert_allclose(dp.topic_word_.sum(axis=1), 1.0)
     rep = dp.privacy_
-    assert rep.adjacency == "user" and rep.gamma == 0.4
+    # no groups: each document its own user, so the headline unit is the document, not a
+    # user's documents (it said "user-level: all documents of one user" on the CLI)
+    assert rep.adjacency == "document" and rep.gamma == 0.4
     text = str(rep)
     assert "random DP" in text and "NOT DP" in text and "Delta_s" in text
     theta = dp.transform(X[:5])

@@ -173,7 +173,7 @@ default="gaussian"
     Privacy
     -------
     Adjacency: ``user`` - neighbouring corpora differ by all documents of one user (group);
-    with ``groups=None`` each document is a user. With ``sensitivity=<bound>`` the release
+    with ``groups=None`` each document is a user and the report says ``document``. With ``sensitivity=<bound>`` the release
     is (epsilon, delta)-DP for every pair of neighbours whose aligned Frobenius change is
     within the bound (the bound is the caller's claim, not checked). With ``reference_X``
     it is (epsilon, delta, gamma)-random DP for neighbours drawn from the reference
@@ -530,8 +530,7 @@ default="gaussian"
                 "statistically by the noisy matrix). Pass reference_X or a sensitivity bound for "
                 "a guarantee")
         if per_document:
-            notes.append("no user ids given: every document is its own user, so user adjacency is "
-                         "document adjacency here")
+            notes.append("no user ids given: every document is its own user (document-level)")
         if self.mechanism.startswith("laplace"):
             notes.append("Laplace baseline (Wang et al. 2022 Sec. 4.2): L1 sensitivity 2m assumes "
                          "every released row is a probability vector over public columns; pure "
@@ -595,7 +594,9 @@ default="gaussian"
                           f"{a.reference_shape_[0]} documents)")
             if a._reference_users is not None:
                 public.append(f"its users (reference_groups: {a._reference_users} users)")
-        return fit.report(event, "user", description=f"TopicDP: {what}", notes=notes,
+        # the unit the noise was calibrated to: the headline must not claim a user's documents
+        return fit.report(event, "document" if per_document else "user",
+                          description=f"TopicDP: {what}", notes=notes,
                           gamma=gamma, default_delta=self._delta, assumed_public=public,
                           vocabulary="public (given)")
 
