@@ -42,6 +42,7 @@ from ._cli_data import (DEFAULT_NONPRIVATE_SEED, LOCAL, NON_PRIVATE, RECOMMENDED
                         WORD_LEVEL, _encoding_type, _is_private, _matrix_over, budget_split,
                         check_save_target, load_corpus)
 from . import _cli_report as report
+from ._cli_parser import Parser as _Parser, error_line as _error_line
 from ._cli_terms import explain_unreachable, report_to_cli, to_cli
 
 
@@ -649,19 +650,6 @@ def _models_epilog():
     lines = [f"  {name:<{width}}  {desc}" for name, (desc, _) in sorted(MODELS.items())]
     return ("models (--model):\n" + "\n".join(lines)
             + "\n\nexample: dptm fit --data texts/ --epsilon 4 -k 10 --save release")
-
-
-def _error_line(prog, message):
-    """Every error of the command, argparse's and the command's own refusals alike, in
-    argparse's form: ``dptm fit: error: ...`` (the subcommand's prog)."""
-    return f"{prog}: error: {message}\n"
-
-
-class _Parser(argparse.ArgumentParser):
-    """A bad flag gives one line and where to look, not the whole usage block."""
-
-    def error(self, message):
-        self.exit(2, _error_line(self.prog, f"{message} (see '{self.prog} --help')"))
 
 
 def build_parser():

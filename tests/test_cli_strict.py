@@ -41,6 +41,19 @@ def test_every_flag_is_range_checked(flag, value, capsys):
     assert err.count("\n") == 1 and err.endswith("(see 'dptm fit --help')\n")
 
 
+@pytest.mark.parametrize("argv, prog", [(["fit", "--epsilon", "4", "--bogus"], "dptm fit"),
+                                        (["--bogus", "1"], "dptm fit"),
+                                        (["audit", "--bogus"], "dptm audit")])
+def test_an_unknown_flag_is_refused_by_its_subcommand(argv, prog, capsys):
+    # argparse reported it from the top parser, "dptm: error: ... (see 'dptm --help')",
+    # whose help does not list the subcommand's flags
+    code, out = run(*argv)
+    err = capsys.readouterr().err
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"{prog}: error: unrecognized arguments: --bogus")
+    assert err.endswith(f"(see '{prog} --help')\n"), err
+
+
 @pytest.mark.parametrize("value", ["0", "3", "-2"])
 def test_audit_shadows_must_be_even_and_positive(value, capsys):
     code, _ = run("audit", "--shadows", value)
