@@ -73,12 +73,14 @@ def _read_vocabulary(path, encoding="utf-8"):
         try:
             word, count = f
             count = float(count)
-            if not (math.isfinite(count) and count >= 0):
+            # whole numbers: frequencies (summing to 1) would be trusted as one token's worth
+            if not (math.isfinite(count) and count >= 0 and count.is_integer()):
                 raise ValueError
         except ValueError:
             raise ValueError(f"{path}: line {i}: {' '.join(f)!r} is not 'word count' (a word "
-                             "and a count >= 0); --vocabulary takes one word per line, or "
-                             "every line a word and its count in public text") from None
+                             "and a whole count >= 0: raw token counts, not frequencies); "
+                             "--vocabulary takes one word per line, or every line a word and "
+                             "its count in public text") from None
         words.append((i, word))
         counts.append(count)
     _check_unique(path, what, words)

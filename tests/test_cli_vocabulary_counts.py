@@ -61,15 +61,19 @@ def test_a_plain_word_list_passes_no_counts(data, tmp_path):
     assert not any("word_counts" in s for s in Release.load(str(save)).privacy.assumed_public)
 
 
-@pytest.mark.parametrize("bad", ["apple 3\nbanana", "apple 3\nbanana x", "apple 3\nbanana -1",
-                                 "apple 3\nbanana 2 7", "apple 3\nbanana nan"])
-def test_a_malformed_counts_line_is_refused(data, tmp_path, capsys, bad):
+@pytest.mark.parametrize("bad, n", [
+    ("apple 3\nbanana", 2), ("apple 3\nbanana x", 2), ("apple 3\nbanana -1", 2),
+    ("apple 3\nbanana 2 7", 2), ("apple 3\nbanana nan", 2),
+    # frequencies were accepted and then trusted as one token's worth of public text
+    ("apple 0.75\nbanana 0.25", 1), ("apple 3\n\nbanana 2.5", 3)])
+def test_a_malformed_counts_line_is_refused(data, tmp_path, capsys, bad, n):
     path = _vocab(tmp_path, bad.split("\n"))
     code, _ = run("fit", "--data", str(data), "--text-key", "text", "--vocabulary", str(path))
     err = capsys.readouterr().err
+    line = bad.split("\n")[n - 1]
     assert code == 2
-    line = bad.split("\n")[1]
-    assert f"{path}: line 2: {line!r} is not 'word count'" in err, err
+    assert f"{path}: line {n}: {line!r} is not 'word count' (a word and a whole count" in err, err
+    assert "not frequencies" in err
 
 
 @pytest.mark.parametrize("lines", [["apple 3", "", "banana 1", "apple 4"],
