@@ -342,7 +342,9 @@ def load_corpus(a, audit=False):
     elif a.vocab is not None:
         X, vocab = datasets.load_uci_bow(a.data, a.vocab)
         name = a.data
-        out.provenance = f"public (given: {a.vocab})"
+        # the file's name, not its path: the report is published and a path tells about the
+        # machine and its users
+        out.provenance = f"public (given: {os.path.basename(a.vocab)})"
     else:
         if group_key is not None:
             docs, out.groups = load_grouped_texts(a.data, key=a.text_key, group_key=group_key,
@@ -384,7 +386,7 @@ def load_corpus(a, audit=False):
                 a.word_counts = counts[keep]        # public: read with the words
             X, vocab = text.tokens_to_matrix(tokens, vocabulary=words)
             left = len(given) - len(words)
-            out.provenance = f"public (given: {public_vocab}" + (
+            out.provenance = f"public (given: {os.path.basename(public_vocab)}" + (
                 f"; its {left} stop word{'' if left == 1 else 's'} left out)" if left else ")")
             tokens = None
         elif not private:

@@ -197,7 +197,7 @@ def test_public_vocabulary_gives_all_of_epsilon_to_the_model(inputs, tmp_path):
                     "--epsilon", "3", "--save", str(save))
     assert code == 0, out
     report = Release.load(str(save)).privacy
-    assert report.vocabulary == f"public (given: {vocab})"
+    assert report.vocabulary == f"public (given: {vocab.name})"
     assert "split into a DP vocabulary" not in out
     assert f"total epsilon = {report.epsilon(report.default_delta):.6g} at delta = 1e-05" in out
     assert 2.9 < report.epsilon(1e-5) <= 3.0

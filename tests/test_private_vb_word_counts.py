@@ -134,6 +134,7 @@ def test_background_words_follow_the_threshold_of_the_rule(monkeypatch):
     (np.r_[np.ones(11), -1.0], ValueError, "non-negative"),
     (np.r_[np.ones(11), np.nan], ValueError, "finite"),
     (np.zeros(12), ValueError, "positive sum"),
+    (np.full(12, 1 / 12), ValueError, "whole counts .* not frequencies"),
     (np.full(12, 1e308), ValueError, r"positive sum \(finite in double precision\)"),
     ("abc", TypeError, "word_counts must be an array of 12 numbers"),
     ([object()] * 12, TypeError, "word_counts must be an array"),

@@ -416,6 +416,10 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         if not np.all(np.isfinite(counts)) or np.any(counts < 0) or not 0 < total < np.inf:
             raise ValueError("word_counts must be finite, non-negative, with a positive sum "
                              "(finite in double precision)")
+        if np.any(counts != np.floor(counts)):
+            # frequencies summing to 1 would read as one token of public text: no effect
+            raise ValueError("word_counts must be whole counts (raw token counts in public "
+                             "text), not frequencies")
         return counts
 
     def _check_init(self, V):
