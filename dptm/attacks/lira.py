@@ -525,6 +525,8 @@ def audit(trainer, X, *, n_shadows=128, target_fraction=0.5, statistics=("zeta",
     target_fraction : float in (0, 1), default=0.5
     statistics : str or sequence, default=("zeta",)
     restrict_vocabulary : bool, default=True
+        Train the target and the shadows over the words the target's half uses (Huang et
+        al. 2022); False: every column of ``X``.
     target_trainer : estimator, optional
         A different estimator for the target (e.g. a DP model audited with non-private
         shadows); default ``trainer``.
