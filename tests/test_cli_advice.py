@@ -270,3 +270,16 @@ def test_a_csv_without_a_user_column_gets_no_hint(tmp_path, capsys):
         w.writerow(["note", "text"])
         w.writerows(("user", t) for t in DEMO.texts[:200])
     assert _hint_run(tmp_path, capsys, path) == []
+
+
+def test_with_reference_data_the_warning_does_not_ask_for_it():
+    # catches: the expectation warning telling a user who gave --reference-data to give it
+    from dptm.cli import _format_warning
+    msg = UninformativeModelWarning(
+        "expects the topics at 2.00x ...; measure on public or held-out text with "
+        "dptm.guardrails.check_against_unigram before concluding; to do better: more")
+    plain = _format_warning(msg, UninformativeModelWarning, "f", 1)
+    given = _format_warning(msg, UninformativeModelWarning, "f", 1, reference=True)
+    assert "with --reference-data FILE before concluding" in plain
+    assert "--reference-data FILE" not in given
+    assert "the measurement on --reference-data decides; to do better: more" in given
