@@ -47,3 +47,18 @@ def tweetrumors():
 def reuters_c50():
     """Reuters C50: ``(texts, authors)`` for all 5,000 articles, the 2,500 training ones first."""
     return datasets.load_reuters_c50(_data_path("reuters_c50", "C50.tar.gz"), subset="all")
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Any reading of the data or any fit fails the test: a refusal must come first."""
+    import dptm.attacks
+    import dptm.cli
+    import dptm.metrics
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the data was read or a model fitted before the refusal")
+
+    monkeypatch.setattr(dptm.cli, "load_corpus", forbidden)
+    monkeypatch.setattr(dptm.attacks, "audit", forbidden)
+    monkeypatch.setattr(dptm.metrics, "privacy_utility_curve", forbidden)

@@ -2,7 +2,6 @@
 accident and refuses before any data is read; every error of a subcommand starts the same
 way; and README's "which model for which protection" table claims "each user" only for the
 models the CLI runs at user level."""
-import io
 import json
 import re
 import sys
@@ -12,39 +11,20 @@ import numpy as np
 import pytest
 
 from dptm import Release
-from dptm.cli import MODELS, main
+from dptm.cli import MODELS
+
+from _cli import refused, run
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--non-private", "--iterations", "5", "-k", "2"]       # a fit of about a second
 
 
-def run(*argv):
-    out = io.StringIO()
-    return main([str(a) for a in argv], out=out), out.getvalue()
-
-
-def refused(capsys, *argv):
-    code, out = run(*argv)
-    err = capsys.readouterr().err
-    assert code == 2 and out == "" and err.count("\n") == 1, (code, out, err)
-    return err
 
 
 def _earlier_release(path):
     return Release(np.full((2, 3), 1 / 3), doc_topic_prior=0.5, model="earlier").save(path)
 
 
-@pytest.fixture
-def no_work(monkeypatch):
-    """Any reading of the data or any fit fails the test: a refusal must come first."""
-    import dptm.attacks
-    import dptm.cli
-
-    def forbidden(*args, **kwargs):
-        raise AssertionError("the data was read or a model fitted before the refusal")
-
-    monkeypatch.setattr(dptm.cli, "load_corpus", forbidden)
-    monkeypatch.setattr(dptm.attacks, "audit", forbidden)
 
 
 # ------------------------------------------------------------------ --save never overwrites

@@ -2,40 +2,17 @@
 (the curve's fits are not saved) and inside the ``--data`` folder (the saved files would be
 documents of the next run)."""
 import argparse
-import io
 import os
 
 import pytest
 
 from dptm._cli_data import check_save_target
-from dptm.cli import main
+
+from _cli import refused
 
 
-def run(*argv):
-    out = io.StringIO()
-    return main([str(a) for a in argv], out=out), out.getvalue()
 
 
-def refused(capsys, *argv):
-    code, out = run(*argv)
-    err = capsys.readouterr().err
-    assert code == 2 and out == "" and err.count("\n") == 1, (code, out, err)
-    return err
-
-
-@pytest.fixture
-def no_work(monkeypatch):
-    """Any reading of the data or any fit fails the test: the refusal must come first."""
-    import dptm.attacks
-    import dptm.cli
-    import dptm.metrics
-
-    def forbidden(*args, **kwargs):
-        raise AssertionError("the data was read or a model fitted before the refusal")
-
-    monkeypatch.setattr(dptm.cli, "load_corpus", forbidden)
-    monkeypatch.setattr(dptm.attacks, "audit", forbidden)
-    monkeypatch.setattr(dptm.metrics, "privacy_utility_curve", forbidden)
 
 
 @pytest.fixture
