@@ -43,13 +43,17 @@ def _check_unique(path, what, numbered):
         seen[word] = i
 
 
-def _read_word_list(path, flag="--vocabulary", what="the public vocabulary file",
-                    encoding="utf-8"):
-    numbered = _numbered_lines(path, flag, encoding)
+def _words(path, what, numbered):
+    """The words of numbered lines, refused when there are none or one repeats."""
     if not numbered:
         raise ValueError(f"{path}: {what} has no words")
     _check_unique(path, what, numbered)
     return [w for _, w in numbered]
+
+
+def _read_word_list(path, flag="--vocabulary", what="the public vocabulary file",
+                    encoding="utf-8"):
+    return _words(path, what, _numbered_lines(path, flag, encoding))
 
 
 def _read_vocabulary(path, encoding="utf-8"):
@@ -57,17 +61,14 @@ def _read_vocabulary(path, encoding="utf-8"):
     PUBLIC counts (batch-vb reads its rare words from them); else (words, None)."""
     what = "the public vocabulary file"
     numbered = _numbered_lines(path, "--vocabulary", encoding)
-    if not numbered:
-        raise ValueError(f"{path}: {what} has no words")
     fields = [(i, line.split()) for i, line in numbered]
-    if len(fields[0][1]) == 1:              # the first line sets the format: a word list
+    if not fields or len(fields[0][1]) == 1:    # the first line sets the format: a word list
         for i, f in fields:
             if len(f) != 1:
                 raise ValueError(f"{path}: line {i}: {' '.join(f)!r} is not one word (the "
                                  "first line is); --vocabulary takes one word per line, or "
                                  "every line a word and its count in public text")
-        _check_unique(path, what, numbered)
-        return [w for _, w in numbered], None
+        return _words(path, what, numbered), None
     words, counts = [], []
     for i, f in fields:
         try:
@@ -83,8 +84,7 @@ def _read_vocabulary(path, encoding="utf-8"):
                              "its count in public text") from None
         words.append((i, word))
         counts.append(count)
-    _check_unique(path, what, words)
-    return [w for _, w in words], np.asarray(counts)
+    return _words(path, what, words), np.asarray(counts)
 
 
 def _encoding_type(text):
