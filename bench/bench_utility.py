@@ -10,8 +10,11 @@ words on the HELD-OUT documents, at delta = 1e-5, for
 - the noise-free floor: PrivateBatchLDA at target_epsilon 1e5 (its bias without noise),
 - the unigram model (one word distribution for every document, from the training counts),
 - ``PrivateBatchLDA`` with its defaults at each epsilon (``--models`` adds PrivateOnlineLDA,
-  and ``PrivateBatchLDA+counts``: ``word_counts`` counted on ``--public-counts``
-  training documents left out of the fitted subset, standing in for same-domain public text),
+  ``PrivateBatchLDA+counts``: ``word_counts`` counted on ``--public-counts`` training
+  documents left out of the fitted subset, standing in for same-domain public text,
+  ``PrivateBatchLDA+init``: ``init_topics`` fitted on them by scikit-learn's batch LDA, and
+  ``PrivateBatchLDA+init+counts``: both; with ``+init`` the public topics alone are
+  printed too),
 - the expectation ``dptm.models.private_vb.expected_ratio`` (public inputs only).
 
 Private fits use the secret generator (no seed); the median over ``--repeats`` fits is
@@ -23,7 +26,7 @@ printed with the range.
     python bench/bench_utility.py --set evaluation --k 50 --vocabulary-size 10000 --epsilons 1 4
     python bench/bench_utility.py --set evaluation --corpus pydoc --timing --k 20 100 --epsilons 1 4
     python bench/bench_utility.py --corpus pydoc wordnet changelogs --models PrivateBatchLDA \
-        PrivateBatchLDA+counts --public-counts 5000
+        PrivateBatchLDA+counts PrivateBatchLDA+init --public-counts 5000
 
 ``--timing`` prints instead the CPU seconds of a default PrivateBatchLDA fit at each of
 ``--epsilons`` and of scikit-learn's batch LDA, same K, same corpus, alternated in the same
@@ -80,12 +83,18 @@ def evaluate(topic_word, Xte):
             "npmi": float(npmi_coherence(Xte, tw)) if tw.shape[0] > 1 else None}
 
 
-def private_models(n_train, epochs, K, word_counts=None):
+def private_models(n_train, epochs, K, word_counts=None, init_topics=None):
     return {
         "PrivateBatchLDA": lambda eps: PrivateBatchLDA(K, target_epsilon=eps, target_delta=DELTA),
         # the rare words read from public counts (--public-counts)
         "PrivateBatchLDA+counts": lambda eps: PrivateBatchLDA(
             K, target_epsilon=eps, target_delta=DELTA, word_counts=word_counts),
+        # public topics as the start (the count release alone)
+        "PrivateBatchLDA+init": lambda eps: PrivateBatchLDA(
+            K, target_epsilon=eps, target_delta=DELTA, init_topics=init_topics),
+        "PrivateBatchLDA+init+counts": lambda eps: PrivateBatchLDA(
+            K, target_epsilon=eps, target_delta=DELTA, init_topics=init_topics,
+            word_counts=word_counts),
         # VIPS as its README example configures it, the corpus size declared public
         "PrivateOnlineLDA": lambda eps: PrivateOnlineLDA(
             K, target_epsilon=eps, target_delta=DELTA, batch_size=256, max_iter=epochs,
@@ -134,13 +143,20 @@ def run_corpus(name, quick, repeats, models, epsilons, vips_epochs, K=K, vocabul
         rows.append(dict(model="floor (PrivateBatchLDA, eps 1e5)", epsilon=None, **f,
                          ratio=f["perplexity"] / base["perplexity"]))
         print_row(rows[-1], flush=True)
-    freq = None
-    if "PrivateBatchLDA+counts" in models:
-        freq = corpora.public_counts(name, public_docs, vocabulary_size=vocabulary_size,
-                                     max_docs=MAX_DOCS.get(name))
-        print(f"public word counts: of {public_docs} training documents left out of "
-              "the fitted subset", flush=True)
-    makers = private_models(D, vips_epochs, K, freq)
+    freq = init = None
+    if any(m.startswith("PrivateBatchLDA+") for m in models):
+        Xpub = corpora.public_documents(name, public_docs, vocabulary_size=vocabulary_size,
+                                        max_docs=MAX_DOCS.get(name))
+        freq = np.asarray(Xpub.sum(axis=0), dtype=np.float64).ravel()
+        print(f"public text: {public_docs} training documents left out of the fitted subset",
+              flush=True)
+        if any("+init" in m for m in models):
+            init = LatentDirichletAllocation(K, learning_method="batch",
+                                             random_state=0).fit(Xpub).components_
+            rows.append(dict(model=f"public topics alone ({public_docs} docs)", epsilon=None,
+                             **evaluate(init, Xte)))
+            print_row(rows[-1], flush=True)
+    makers = private_models(D, vips_epochs, K, freq, init)
     for model in models:
         for eps in epsilons:
             r = _repeat(lambda: makers[model](eps), Xtr, Xte, repeats)
@@ -244,8 +260,9 @@ def main():
     p.add_argument("--vocabulary-size", type=int, default=5000)
     p.add_argument("--no-floor", action="store_true", help="skip the noise-free floor")
     p.add_argument("--public-counts", type=int, default=5000, metavar="N",
-                   help="model PrivateBatchLDA+counts: word_counts counted on N training "
-                        "documents the fitted subset leaves out (same-domain public text)")
+                   help="models PrivateBatchLDA+counts / +init: word_counts counted on, "
+                        "init_topics fitted on N training documents the fitted subset "
+                        "leaves out (same-domain public text)")
     p.add_argument("--timing", action="store_true",
                    help="CPU time of a default fit against sklearn's batch LDA instead")
     p.add_argument("--out", default=None, help="JSON results file")

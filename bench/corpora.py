@@ -470,10 +470,18 @@ def _subset(n, max_docs, seed):
 
 
 def public_counts(name, n_docs, *, vocabulary_size=5000, max_docs=None, seed=0):
-    """Word counts (V,) of ``n_docs`` training documents that ``load(name, max_docs=...)``
+    """Word counts (V,) of the documents of ``public_documents``: the public text a
+    deployment counts its vocabulary's frequencies on."""
+    X = public_documents(name, n_docs, vocabulary_size=vocabulary_size, max_docs=max_docs,
+                         seed=seed)
+    return np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
+
+
+def public_documents(name, n_docs, *, vocabulary_size=5000, max_docs=None, seed=0):
+    """Count matrix of ``n_docs`` training documents that ``load(name, max_docs=...)``
     leaves out (seeded): same-domain text disjoint from the documents fitted and from the
-    held-out ones, standing in for the public text a deployment counts its vocabulary's
-    frequencies on. Raises ValueError when fewer than ``n_docs`` are left out."""
+    held-out ones, standing in for public text (its word counts, its topics). Raises
+    ValueError when fewer than ``n_docs`` are left out."""
     c = load(name, vocabulary_size=vocabulary_size, seed=seed)
     n = c.X_train.shape[0]
     # without a subset every training document is fitted: none is left to stand in for
@@ -484,7 +492,7 @@ def public_counts(name, n_docs, *, vocabulary_size=5000, max_docs=None, seed=0):
         raise ValueError(f"{name}: only {len(rest)} training documents are left out of "
                          f"max_docs={max_docs}, fewer than {n_docs}")
     pick = np.random.default_rng([int(seed), 2]).choice(rest, int(n_docs), replace=False)
-    return np.asarray(c.X_train[np.sort(pick)].sum(axis=0), dtype=np.float64).ravel()
+    return c.X_train[np.sort(pick)]
 
 
 def corpus_set(name):

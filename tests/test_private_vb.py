@@ -354,8 +354,16 @@ def test_default_plan_is_a_function_of_the_public_inputs():
     # a public clip bound: no histogram; public init_topics: hard thresholds throughout
     assert [r.statistic for r in private_vb.fit_plan(4.0, 1e-5, 20, 50, clip_norm=2.0)][0] \
         == "presence"
-    assert {r.post for r in private_vb.fit_plan(4.0, 1e-5, 20, 50, public_start=True)[1:-1]} \
-        == {"threshold"}
+    # public starting topics: the count release alone below _START_SEARCH_MIN_EPSILON, shrunk
+    # towards them; from it the random start's plan
+    edge = private_vb._START_SEARCH_MIN_EPSILON
+    for eps in (0.5, np.nextafter(edge, 0)):
+        assert [(r.statistic, r.share, r.post)
+                for r in private_vb.fit_plan(eps, 1e-5, 20, 50, public_start=True)] \
+            == [("norm-histogram", 0.02, "clip-bound"), ("counts", 0.98, "final-to-start")]
+    for eps in (edge, 8.0):
+        assert private_vb.fit_plan(eps, 1e-5, 20, 50, public_start=True) \
+            == private_vb.fit_plan(eps, 1e-5, 20, 50)
     with pytest.raises(ValueError, match="target_epsilon"):
         private_vb.fit_plan(0.0, 1e-5, 20, 50)
     assert PrivateBatchLDA(3, target_epsilon=1.0).max_iter == 4

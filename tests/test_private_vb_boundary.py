@@ -131,14 +131,29 @@ def test_each_e_step_uses_only_the_previous_release_post_processed(monkeypatch, 
                 assert not np.array_equal(betas[i], P._post_process(
                     plan[i - 1].post, *model_outs[i - 1], eta))
     np.testing.assert_array_equal(firsts[0], firsts[1])   # the start ignores the data
-    # from public init_topics every release between is hard-thresholded, not combined
-    betas.clear(), alphas.clear()
+    # public init_topics: below _START_SEARCH_MIN_EPSILON the count release alone, read under
+    # them and shrunk towards them; from it the same releases as the random start's
     init = np.random.default_rng(0).random((3, X.shape[1])) + 0.5
+    betas.clear(), alphas.clear()
     with recording() as draws:
         m = _fit(X, n_components=3, target_epsilon=eps, init_topics=init)
-    outs = [(d.noisy, d.event.sigma) for d in draws]
     eta = m.topic_word_prior_
-    assert alphas == [m.doc_topic_prior_] * len(betas)    # not measured from public topics
+    np.testing.assert_array_equal(betas[0], eta + init * (1e3 / init.sum(axis=1, keepdims=True)))
+    if eps < P._START_SEARCH_MIN_EPSILON:
+        assert [r.statistic for r in m.plan_] == ["norm-histogram", "counts"]
+        assert len(draws) == 2 and alphas == [m.doc_topic_prior_]      # no fit prior
+        np.testing.assert_array_equal(m.components_, P._shrink_to_start(
+            draws[1].noisy, draws[1].event.sigma, eta, init))
+    else:
+        assert m.plan_ == P.fit_plan(eps, 1e-5, 3, X.shape[1])
+        assert alphas == [want_alpha] * len(plan)
+    # with a given schedule after them, every release between is hard-thresholded, not combined
+    betas.clear(), alphas.clear()
+    with recording() as draws:
+        m = _fit(X, n_components=3, target_epsilon=eps, init_topics=init,
+                 schedule=[("presence", 1)] * 3 + [("counts", 1)])
+    outs = [(d.noisy, d.event.sigma) for d in draws]
+    assert len(betas) == 4 and alphas == [m.doc_topic_prior_] * 4
     for i in range(1, len(betas)):
         np.testing.assert_array_equal(betas[i], P._denoise(*outs[i], eta, P._SEARCH_THRESHOLD))
 
@@ -208,10 +223,10 @@ def test_released_topics_are_post_processing_of_the_last_two_releases(monkeypatc
     finals = []
     real_post = P._post_process
 
-    def post_spy(post, est, sd, eta, thr=None):
+    def post_spy(post, est, sd, eta, thr=None, start=None):
         if post == "final":
             finals.append((est.copy(), sd, eta, thr))
-        return real_post(post, est, sd, eta, thr)
+        return real_post(post, est, sd, eta, thr, start=start)
     monkeypatch.setattr(P, "_post_process", post_spy)
     with recording() as draws:
         m = _fit(_corpus(), n_components=3, target_epsilon=4.0, threshold=threshold)

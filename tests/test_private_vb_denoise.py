@@ -234,10 +234,10 @@ def test_default_fit_releases_the_posterior_mean_of_the_combined_estimate(monkey
     seen = []
     real = P._post_process
 
-    def spy(post, est, sd, eta, threshold=None):
+    def spy(post, est, sd, eta, threshold=None, start=None):
         if post == "final":
             seen.append((est.copy(), sd, eta, threshold))
-        return real(post, est, sd, eta, threshold)
+        return real(post, est, sd, eta, threshold, start=start)
 
     monkeypatch.setattr(P, "_post_process", spy)
     rng = np.random.default_rng(0)

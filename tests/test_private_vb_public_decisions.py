@@ -56,11 +56,11 @@ def _spy(monkeypatch):
             log["alpha"].append(alpha)
         return real_stat(X, beta, alpha, *a, **kw)
 
-    def post(step, est, sd, eta, threshold=None):
+    def post(step, est, sd, eta, threshold=None, start=None):
         log["posts"].append(step)
         if step == "posterior-mean":
             log["eb"].append(len(log["posts"]) - 1)
-        return real_post(step, est, sd, eta, threshold)
+        return real_post(step, est, sd, eta, threshold, start=start)
     monkeypatch.setattr(P, "_expected_counts", stat)
     monkeypatch.setattr(P, "_post_process", post)
     return log
@@ -95,13 +95,19 @@ def test_fit_prior_and_post_processing_depend_on_public_parameters_only(monkeypa
         assert np.all(np.isfinite(m.components_)), name
     assert len({repr(v) for v in seen.values()}) == 1
     # a given prior is used throughout (the posterior means do not depend on it); public
-    # init_topics: neither the fit prior nor the posterior means
-    for kw, alpha, eb in ((dict(doc_topic_prior=0.05), 0.05, want_eb),
-                          (dict(init_topics=np.ones((K, X.shape[1]))), 1.0 / K, [])):
+    # init_topics: below _START_SEARCH_MIN_EPSILON one count release shrunk towards them
+    # (neither the fit prior nor the posterior means), from it the random start's plan
+    searched = eps >= P._START_SEARCH_MIN_EPSILON
+    for kw, alpha, posts, eb in (
+            (dict(doc_topic_prior=0.05), 0.05, want_posts, want_eb),
+            (dict(init_topics=np.ones((K, X.shape[1]))),
+             want_alpha if searched else 1.0 / K,
+             want_posts if searched else ["final-to-start"], want_eb if searched else [])):
         for data in (X, _neighbours(X)["huge_one_word"]):
             _clear(log)
             _fit(data, n_components=K, target_epsilon=eps, **kw)
-            assert log["alpha"] == [alpha] * n and log["eb"] == eb
+            assert log["alpha"] == [alpha] * len(posts) and log["eb"] == eb
+            assert log["posts"] == posts
 
 
 def test_custom_schedules_are_hard_thresholded_at_public_positions(monkeypatch):

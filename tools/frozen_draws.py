@@ -741,6 +741,14 @@ def _fit_batch():
     return _fit(PrivateBatchLDA(10, target_epsilon=2.0, random_state=0))
 
 
+@case("fit-PrivateBatchLDA-init")
+def _fit_batch_init():
+    # public starting topics: the histogram and the one count release
+    from dptm import PrivateBatchLDA
+    init = np.random.default_rng(3).random((10, matrix().shape[1])) + 0.1
+    return _fit(PrivateBatchLDA(10, target_epsilon=2.0, init_topics=init, random_state=0))
+
+
 def _fit_users(model, groups):
     X = matrix()
     with warnings.catch_warnings():

@@ -37,7 +37,7 @@ from .vb_denoise import (_FIRST_MEAN_THRESHOLD, _NOISE_SMOOTHING, _SEARCH_THRESH
                          _SHRUNK_SEARCH_THRESHOLD, _background_words, _combine_releases,
                          _denoise, _eb_denoise,
                          _eb_fit_row, _eb_fit_rows, _eb_log_densities, _eb_posterior_mean,
-                         _post_process, _shrink_to_word_means, _word_shrunk)
+                         _post_process, _shrink_to_start, _shrink_to_word_means, _word_shrunk)
 # the statistic of every release (tests and mutants reach these through this module)
 from .vb_statistic import (_CHUNK_NNZ, _checked_word_weight, _clipped_sum,  # noqa: F401
                            _estep, _exp_dirichlet, _expected_counts, _within_norm)
@@ -72,11 +72,15 @@ _SHRUNK_MIN_EPSILON = 4.0
 # (spread responsibilities keep early, noisy topics from locking a document onto one).
 _FIT_PRIOR_MIN_EPSILON = 2.0
 _FIT_DOC_TOPIC_PRIOR = 0.35
+# From this public epsilon on, public starting topics are refined by the random start's
+# searches; below it the one count release, shrunk towards them, is better.
+_START_SEARCH_MIN_EPSILON = 4.0
 
 #: One planned release of a fit plan (not a :class:`dptm.Release`): ``statistic``
 #: ("norm-histogram", "presence" or "counts"), ``share`` of the total 1 / z^2, noise
 #: multiplier ``z`` (sigma / sensitivity) and ``post``, the post-processing of the release
-#: ("clip-bound", "shrink", "threshold", "shrunk-threshold", "posterior-mean", "final").
+#: ("clip-bound", "shrink", "threshold", "shrunk-threshold", "posterior-mean", "final",
+#: "final-to-start").
 PlannedRelease = namedtuple("PlannedRelease", "statistic share z post")
 Release = PlannedRelease   # deprecated alias (the old name, easily confused with dptm.Release)
 
@@ -84,11 +88,13 @@ Release = PlannedRelease   # deprecated alias (the old name, easily confused wit
 def _search_posts(eps, delta, public_start):
     """Post-processing of each search release, by PUBLIC epsilon (see fit_plan): as many
     search releases as keep each one's noise multiplier at most _SEARCH_Z (from 3 to
-    _MAX_SEARCHES)."""
+    _MAX_SEARCHES); from public starting topics, none below _START_SEARCH_MIN_EPSILON."""
     from ..accounting import calibrate_gaussian
+    if public_start and eps < _START_SEARCH_MIN_EPSILON:
+        return ()
     z = calibrate_gaussian(eps, delta, steps=1, discrete=True)
     n = int(min(_MAX_SEARCHES, max(3, math.floor((1 - _FINAL_SHARE) * (_SEARCH_Z / z) ** 2))))
-    if public_start or eps < _SHRINK_MIN_EPSILON:
+    if eps < _SHRINK_MIN_EPSILON:
         return ("threshold",) * n
     middle = "shrunk-threshold" if eps >= _SHRUNK_MIN_EPSILON else "threshold"
     return ("shrink",) + (middle,) * (n - 3) + ("posterior-mean",) * 2
@@ -107,11 +113,14 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
     schedule : sequence of (statistic, share), optional
         The model releases ("presence" or "counts", share > 0; normalised); default: the
         search releases of :func:`_search_posts` at equal shares of 1 - ``_FINAL_SHARE``
-        and one count release of ``_FINAL_SHARE``.
+        and one count release of ``_FINAL_SHARE`` (with ``public_start``: the count
+        release alone below ``_START_SEARCH_MIN_EPSILON``).
     clip_norm : float, optional
         A PUBLIC clip bound: no histogram release.
     public_start : bool
-        Public ``init_topics`` are given (every search release hard-thresholded).
+        Public ``init_topics`` are given: below ``_START_SEARCH_MIN_EPSILON`` no search
+        release, the count release shrunk towards them ("final-to-start"); from it the
+        random start's plan (a given ``schedule``'s search releases are hard-thresholded).
 
     Returns
     -------
@@ -129,13 +138,13 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
     check_int(n_features, "n_features", minimum=1)
     if schedule is None:
         posts = _search_posts(eps, delta, public_start)
-        share = (1 - _FINAL_SHARE) / len(posts)
+        share = (1 - _FINAL_SHARE) / max(len(posts), 1)
         z_search = calibrate_gaussian(eps, delta, steps=1, discrete=True) / math.sqrt(
             share * (1 - (_HISTOGRAM_SHARE if clip_norm is None else 0.0)))
         # presence trades a bias (long documents' repeated words) for signal per unit of
         # norm; once a search release's noise is below one document's norm, counts
         search = "presence" if z_search >= 1.0 else "counts"
-        model = [(search, share)] * len(posts) + [("counts", _FINAL_SHARE)]
+        model = [(search, share)] * len(posts) + [("counts", _FINAL_SHARE if posts else 1.0)]
     else:
         model = [("presence" if p else "counts", w) for p, w in _check_schedule(schedule)]
         posts = ("threshold",) * (len(model) - 1)
@@ -151,7 +160,8 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
     else:                                                   # pragma: no cover
         raise RuntimeError("plan calibration did not converge")
     stats = [s for s, _ in hist] + [s for s, _ in model]
-    post = (["clip-bound"] if hist else []) + list(posts) + ["final"]
+    final = "final-to-start" if public_start and schedule is None and not posts else "final"
+    post = (["clip-bound"] if hist else []) + list(posts) + [final]
     return [PlannedRelease(s, w, zi, p) for s, w, zi, p in zip(stats, shares, zs, post)]
 
 
@@ -463,7 +473,8 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         plan = fit_plan(self.target_epsilon, self.target_delta, K, V, self.schedule, C,
                         init is not None)
         eps, alpha = float(self.target_epsilon), self.doc_topic_prior_
-        if self.doc_topic_prior is None and init is None and eps >= _FIT_PRIOR_MIN_EPSILON:
+        if self.doc_topic_prior is None and _random_plan(plan, init, self.schedule) \
+                and eps >= _FIT_PRIOR_MIN_EPSILON:
             alpha = _FIT_DOC_TOPIC_PRIOR        # the fit's E-step only (public: eps)
         if C is not None:
             _check_noise_range([r for r in plan if r.statistic != "norm-histogram"], C)
@@ -480,6 +491,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         beta = (1.0 + 0.1 * gen.random((K, V)) if init is None    # data-independent start
                 else eta + init * (1e3 / init.sum(axis=1, keepdims=True)))
         n_docs, releases, background = None, [], None
+        random_plan = _random_plan(plan, init, self.schedule)
         for r in plan:
             if r.statistic == "norm-histogram":     # integer counts: sensitivity 1, unit lattice
                 hist = statistic(np.zeros((1, _BINS_PER_OCTAVE * _OCTAVES)), None, None,
@@ -497,13 +509,14 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
             sd = release.sigma_
             releases.append((noisy, sd))
             est, est_sd = noisy, sd
-            if len(releases) >= 2 and (r.post == "final" or (init is None and len(releases) >= 3)):
+            if len(releases) >= 2 and (r.post == "final" or (random_plan and len(releases) >= 3)):
                 # averaged with the release before (independent noise; the earlier one
                 # weighted by its noise and its measured bias)
                 est, est_sd = _combine_releases(releases[-2:], _COMBINE_THRESHOLD)
             beta = _post_process(r.post, est, est_sd, eta,
-                                 None if self.threshold is None else float(self.threshold))
-            if r.post == "final" and counts is not None:
+                                 None if self.threshold is None else float(self.threshold),
+                                 start=init)
+            if r.post in ("final", "final-to-start") and counts is not None:
                 beta, background = _background_words(beta, est, est_sd, eta, counts)
             self._progress(len(releases), total=len(model), unit="release")
         drawn = [ev.sigma for ev in fit.ledger.events]
@@ -536,6 +549,12 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
                 "sigma_": float(drawn[-1]), "sensitivity_": float(C), "privacy_": privacy,
                 "background_words_": background,
                 **topic_attributes(beta), "n_iter_": len(model)}
+
+
+def _random_plan(plan, init, schedule):
+    """Whether the fit runs the random start's default plan (its fit prior, its averaged
+    searches): without public topics, or from them with searches (a public decision)."""
+    return init is None or (schedule is None and plan[-1].post == "final")
 
 
 def _warn_if_uninformative(n, eps, delta, K, V, units="documents", count_sd=None):

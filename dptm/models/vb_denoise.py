@@ -55,10 +55,31 @@ def _shrink_to_word_means(est, sd, eta):
     return eta + out
 
 
-def _post_process(post, est, sd, eta, threshold=None):
-    """The topics (pseudo-counts) from an estimate ``est`` of noise sd ``sd``, by the
-    plan's ``post`` step; a deterministic function of the releases (free in privacy)."""
+def _shrink_to_start(est, sd, eta, start):
+    """The final estimate ``est`` (noise sd ``sd``) of a fit whose one E-step read the PUBLIC
+    starting topics ``start`` (K x V, rows aligned with ``est``'s), shrunk towards them:
+    entry (k, w) has the normal prior of mean m = c_k start_kw / sum_w start_kw (c_k the
+    topic's released mass, at least one noise sd of it) and variance a_k m (a_k >= 0 fitted
+    per topic by moments, E (est - m)^2 = sd^2 + a_k m); its posterior mean
+    m + a_k m / (a_k m + sd^2) (est - m), clipped at 0, plus ``eta``. Post-processing."""
     est = np.asarray(est, dtype=np.float64)
+    V = est.shape[1]
+    shape = start / start.sum(axis=1, keepdims=True)
+    mass = np.maximum(est.sum(axis=1, keepdims=True), sd * math.sqrt(V))
+    # in noise sd units (sd^2 overflows for sd > 1e154)
+    m, r = mass / sd * shape, est / sd - mass / sd * shape
+    a = np.maximum((r * r - 1.0).sum(axis=1, keepdims=True), 0.0) / m.sum(axis=1, keepdims=True)
+    keep = a * m / (a * m + 1.0)
+    return eta + sd * np.maximum(m + keep * r, 0.0)
+
+
+def _post_process(post, est, sd, eta, threshold=None, start=None):
+    """The topics (pseudo-counts) from an estimate ``est`` of noise sd ``sd``, by the
+    plan's ``post`` step (``start``: the public starting topics, for "final-to-start"); a
+    deterministic function of the releases (free in privacy)."""
+    est = np.asarray(est, dtype=np.float64)
+    if post == "final-to-start" and threshold is None:
+        return _shrink_to_start(est, sd, eta, start)
     if post == "shrink":
         return _shrink_to_word_means(est, sd, eta)
     if post == "shrunk-threshold" and est.shape[0] >= 2:
@@ -67,7 +88,7 @@ def _post_process(post, est, sd, eta, threshold=None):
         return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)
     if post == "posterior-mean":
         return np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _eb_denoise(est, sd, eta), eta)
-    if post == "final":
+    if post in ("final", "final-to-start"):
         if threshold is None:
             return _eb_denoise(est, sd, eta)
         return _denoise(est, sd, eta, threshold) + max(0.0, _NOISE_SMOOTHING * sd - eta)

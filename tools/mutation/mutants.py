@@ -389,9 +389,9 @@ MUTANTS += [
          new="    keep = 1.0 - 1.0 / np.maximum(ratio, 1e-300)",
          tests=_EB, what="James-Stein factor not clipped at 0 (noise-only words flipped)"),
     dict(id="B19", file="dptm/models/private_vb.py",
-         old="    if public_start or eps < _SHRINK_MIN_EPSILON:",
-         new="    if eps < _SHRINK_MIN_EPSILON:",
-         tests=_EB, what="public init_topics' releases shrunk as near-uniform ones"),
+         old="    if public_start:\n",
+         new="    if False:\n",
+         tests=_EB, what="public init_topics followed by the random start's noisy searches"),
     dict(id="B21", file="dptm/models/vb_denoise.py",
          old="        return eta + np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _word_shrunk(est, sd)[0], 0.0)",
          new="        return eta + np.where(_word_shrunk(est, sd)[0] > _SHRUNK_SEARCH_THRESHOLD * sd,"
