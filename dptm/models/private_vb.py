@@ -516,7 +516,7 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
             beta = _post_process(r.post, est, est_sd, eta,
                                  None if self.threshold is None else float(self.threshold),
                                  start=init)
-            if r.post in ("final", "final-to-start") and counts is not None:
+            if r.post == "final" and counts is not None:    # public topics carry them
                 beta, background = _background_words(beta, est, est_sd, eta, counts)
             self._progress(len(releases), total=len(model), unit="release")
         drawn = [ev.sigma for ev in fit.ledger.events]
@@ -538,8 +538,9 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
             # the noisy count (post-processing of the histogram release), never the true one;
             # its noise sd is the bins' sd times sqrt(number of bins)
             count_sd = float(drawn[0] * math.sqrt(_BINS_PER_OCTAVE * _OCTAVES))
-            _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V,
-                                   unit + "s", count_sd)
+            if init is None:        # the guide models the random start, not public topics
+                _warn_if_uninformative(max(n_docs, 1.0), eps, float(self.target_delta), K, V,
+                                       unit + "s", count_sd)
         return {"plan_": plan, "clip_norm_": float(C), "count_estimate_sd_": count_sd,
                 "n_documents_estimate_": None if unit == "user" else n_docs,
                 # the histogram counts users; none is left from an earlier user-level fit

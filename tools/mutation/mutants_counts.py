@@ -1,4 +1,5 @@
-"""Mutants of the session of 2026-12-04 (public word counts, the refusals made early).
+"""Mutants of the public inputs of PrivateBatchLDA (2026-12-04: word counts, the refusals made
+early; starting topics, PS01-PS07).
 
 Written by the author of the code (not blind): each one is a bug the new tests are meant to
 catch. Same format as ``mutants.py``. Run with ``run.py --set counts --prebuilt``.
@@ -6,6 +7,8 @@ catch. Same format as ``mutants.py``. Run with ``run.py --set counts --prebuilt`
 
 COUNTS = ["tests/test_private_vb_word_counts.py"]
 CLI = ["tests/test_cli_vocabulary_counts.py"]
+START = ["tests/test_private_vb_public_start.py", "tests/test_private_vb_boundary.py",
+         "tests/test_private_vb.py"]
 
 COUNTS_MUTANTS = [
     {"id": "WC01", "file": "dptm/models/vb_denoise.py",
@@ -25,7 +28,7 @@ COUNTS_MUTANTS = [
      "new": "    mass = total * (counts / n)",
      "tests": COUNTS, "what": "the release's column totals ignored (public counts only)"},
     {"id": "WC05", "file": "dptm/models/private_vb.py",
-     "old": "            if r.post == \"final\" and counts is not None:",
+     "old": "            if r.post == \"final\" and counts is not None:    # public topics carry them",
      "new": "            if counts is not None:",
      "tests": COUNTS, "what": "every search release post-processed too (the E-step changes)"},
     {"id": "WC06", "file": "dptm/models/private_vb.py",
@@ -50,4 +53,32 @@ COUNTS_MUTANTS = [
      "new": "        if False:",
      "tests": ["tests/test_svi.py", "tests/test_secrets_by_value.py"],
      "what": "VIPS plans q and the steps from the private number of documents again"},
+    {"id": "PS01", "file": "dptm/models/vb_denoise.py",
+     "old": "    mass = np.maximum(est.sum(axis=1, keepdims=True), sd * math.sqrt(V))",
+     "new": "    mass = est.sum(axis=1, keepdims=True)",
+     "tests": START, "what": "a topic of negative released mass: 0 / 0 or the prior alone"},
+    {"id": "PS02", "file": "dptm/models/vb_denoise.py",
+     "old": "    a = np.maximum((r * r - 1.0).sum(axis=1, keepdims=True), 0.0) / m.sum(axis=1, keepdims=True)",
+     "new": "    a = (r * r - 1.0).sum(axis=1, keepdims=True) / m.sum(axis=1, keepdims=True)",
+     "tests": START, "what": "a negative spread estimate: the noise pushed away from the start"},
+    {"id": "PS03", "file": "dptm/models/vb_denoise.py",
+     "old": "    keep = a * m / (a * m + 1.0)",
+     "new": "    keep = np.ones_like(m)",
+     "tests": START, "what": "no shrinkage: the raw release clipped at 0"},
+    {"id": "PS04", "file": "dptm/models/vb_denoise.py",
+     "old": "    shape = start / start.sum(axis=1, keepdims=True)",
+     "new": "    shape = start",
+     "tests": START, "what": "the public rows' scale read as the topic's mass"},
+    {"id": "PS05", "file": "dptm/models/vb_denoise.py",
+     "old": "    if post == \"final-to-start\" and threshold is None:",
+     "new": "    if post == \"final-to-start\":",
+     "tests": START, "what": "a given threshold ignored after a public start"},
+    {"id": "PS06", "file": "dptm/models/private_vb.py",
+     "old": "                                 start=init)",
+     "new": "                                 start=None if init is None else init[::-1])",
+     "tests": START, "what": "the release shrunk towards the wrong public topics"},
+    {"id": "PS07", "file": "dptm/models/private_vb.py",
+     "old": "            if init is None:        # the guide models the random start, not public topics",
+     "new": "            if True:",
+     "tests": START, "what": "the random start's utility guide warns after public topics"},
 ]
