@@ -12,7 +12,8 @@ words on the HELD-OUT documents, at delta = 1e-5, for
 - ``PrivateBatchLDA`` with its defaults at each epsilon (``--models`` adds PrivateOnlineLDA,
   ``PrivateBatchLDA+counts``: ``word_counts`` counted on ``--public-counts`` training
   documents left out of the fitted subset, standing in for same-domain public text,
-  ``PrivateBatchLDA+init``: ``init_topics`` fitted on them by scikit-learn's batch LDA, and
+  ``PrivateBatchLDA+init``: ``init_topics`` fitted on them by scikit-learn's batch LDA,
+  ``PrivateBatchLDA+init1``: the same with one model release at every epsilon, and
   ``PrivateBatchLDA+init+counts``: both; with ``+init`` the public topics alone are
   printed too),
 - the expectation ``dptm.models.private_vb.expected_ratio`` (public inputs only).
@@ -92,6 +93,10 @@ def private_models(n_train, epochs, K, word_counts=None, init_topics=None):
         # public topics as the start (the count release alone)
         "PrivateBatchLDA+init": lambda eps: PrivateBatchLDA(
             K, target_epsilon=eps, target_delta=DELTA, init_topics=init_topics),
+        # the same with one release at every epsilon (the plan's choice below epsilon 4)
+        "PrivateBatchLDA+init1": lambda eps: PrivateBatchLDA(
+            K, target_epsilon=eps, target_delta=DELTA, init_topics=init_topics,
+            schedule=[("counts", 1.0)]),
         "PrivateBatchLDA+init+counts": lambda eps: PrivateBatchLDA(
             K, target_epsilon=eps, target_delta=DELTA, init_topics=init_topics,
             word_counts=word_counts),

@@ -127,3 +127,20 @@ def test_public_start_fits_with_word_counts_and_at_user_level(groups):
     assumed = " ".join(m.privacy_.assumed_public)
     assert "init_topics (given as public)" in assumed and "word_counts" in assumed
     assert m.privacy_.adjacency == ("user" if groups else "document")
+
+
+def test_a_one_release_schedule_after_public_topics_is_shrunk_at_any_epsilon():
+    # the choice the plan makes below epsilon 4, asked for at 8; without public topics a
+    # one-release schedule keeps the plain final estimate
+    X, topics = _corpus(1)
+    one = [("counts", 1.0)]
+    assert [r.post for r in P.fit_plan(8.0, 1e-5, 3, 40, one, public_start=True)] \
+        == ["clip-bound", "final-to-start"]
+    assert [r.post for r in P.fit_plan(8.0, 1e-5, 3, 40, one)] == ["clip-bound", "final"]
+    assert [r.post for r in P.fit_plan(8.0, 1e-5, 3, 40, one * 2, public_start=True)] \
+        == ["clip-bound", "threshold", "final"]
+    m = PrivateBatchLDA(3, target_epsilon=8.0, init_topics=topics, schedule=one, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeededPrivacyWarning)
+        m.fit(X)
+    assert [r.post for r in m.plan_] == ["clip-bound", "final-to-start"]

@@ -119,8 +119,8 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
         A PUBLIC clip bound: no histogram release.
     public_start : bool
         Public ``init_topics`` are given: below ``_START_SEARCH_MIN_EPSILON`` no search
-        release, the count release shrunk towards them ("final-to-start"); from it the
-        random start's plan (a given ``schedule``'s search releases are hard-thresholded).
+        release, from it the random start's plan; a plan of one model release (this one,
+        or a given ``schedule`` of one) is shrunk towards them ("final-to-start").
 
     Returns
     -------
@@ -160,7 +160,8 @@ def fit_plan(target_epsilon, target_delta, n_components, n_features, schedule=No
     else:                                                   # pragma: no cover
         raise RuntimeError("plan calibration did not converge")
     stats = [s for s, _ in hist] + [s for s, _ in model]
-    final = "final-to-start" if public_start and schedule is None and not posts else "final"
+    # one release after public topics: its only E-step read them, so it is shrunk to them
+    final = "final-to-start" if public_start and len(model) == 1 else "final"
     post = (["clip-bound"] if hist else []) + list(posts) + [final]
     return [PlannedRelease(s, w, zi, p) for s, w, zi, p in zip(stats, shares, zs, post)]
 
