@@ -249,3 +249,28 @@ def test_a_public_folder_holding_the_private_file_is_refused(tmp_path, capsys, n
     err = refused(capsys, "fit", "--data", data, "--public-text", folder)
     assert f"--public-text {folder} overlaps --data {data}" in err
     assert os.path.exists(data)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "folder", "txt"])
+def test_the_public_text_is_read_as_data_is(tmp_path, fmt):
+    """Records under --text-key, a folder (one document per file), lines with --one-per-line."""
+    texts = ["stone stone river", "river apple", "apple apple apple"]
+    data = tmp_path / "private.jsonl"
+    data.write_text(json.dumps({"body": "zebra mango"}) + "\n")
+    extra = ["--text-key", "body"]
+    if fmt == "csv":
+        path = tmp_path / "public.csv"
+        path.write_text("id,body\n" + "".join(f"{i},{t}\n" for i, t in enumerate(texts)))
+    elif fmt == "folder":
+        path = tmp_path / "public"
+        path.mkdir()
+        for i, t in enumerate(texts):
+            (path / f"{i}.txt").write_text(t)
+    else:
+        path = tmp_path / "public.txt"
+        path.write_text("\n".join(texts) + "\n")
+        extra.append("--one-per-line")
+    a = _prepared("--data", data, "--public-text", path, *extra)
+    assert a.public_words == ["apple", "river", "stone"]
+    np.testing.assert_array_equal(a.word_counts, [4, 2, 2])
+    assert a.public_X.shape == (3, 3)                   # three public documents
