@@ -87,6 +87,41 @@ def _read_vocabulary(path, encoding="utf-8"):
     return _words(path, what, words), np.asarray(counts)
 
 
+def given_vocabulary(path, stop_words, encoding="utf-8"):
+    """The words of ``--vocabulary FILE`` the text can hold (its stop words left out, each
+    one a word the preprocessing yields), their PUBLIC counts aligned with them (None for a
+    word list) and the provenance the report states (the file's name, not its path: the
+    report is published and a path tells about the machine and its users)."""
+    from . import text
+    # a stop word of the list never occurs in the tokens: a column of noise only
+    given, counts = _read_vocabulary(path, encoding=encoding)
+    keep = [w.lower() not in stop_words for w in given]
+    words = [w for w, k in zip(given, keep) if k]
+    if not words:
+        raise ValueError(f"{path}: every word of --vocabulary is a stop word")
+    # a word the preprocessing never yields is a column of noise (with a count: mass
+    # spread onto it); capitals are the usual case, the text being lower-cased
+    for w, t in zip(words, text.preprocess(words, stop_words=stop_words)):
+        if t != [w]:
+            raise ValueError(
+                f"{path}: the word {w!r} never occurs in the text as it is "
+                "read (lower-case letters, 3 to 15 of them"
+                + (f"; it reads as {' '.join(t)!r}" if t else "") + ")")
+    if counts is not None:
+        # refused, not dropped: the run would go on as if no count had been given
+        if not counts[keep].sum() > 0:
+            raise ValueError(f"{path}: every count of --vocabulary is 0"
+                             + (" once its stop words are left out"
+                                if counts.sum() > 0 else "")
+                             + "; give the words' counts in public text, or one word "
+                             "per line")
+        counts = counts[keep]
+    left = len(given) - len(words)
+    provenance = f"public (given: {os.path.basename(path)}" + (
+        f"; its {left} stop word{'' if left == 1 else 's'} left out)" if left else ")")
+    return words, counts, provenance
+
+
 def _encoding_type(text):
     """argparse type of --encoding: a text codec Python knows (argparse turns the error into
     "argument --encoding: ..." and exit status 2)."""
@@ -301,8 +336,9 @@ def load_corpus(a, audit=False):
     guarantee covers); evaluation uses public data only: the embedded demo corpus' fixed
     held-out split, or ``--reference-data``. The vocabulary of a private model must not
     come from the private text: the demo corpus and a UCI vocab file are public
-    vocabularies; on raw text a private model uses ``--vocabulary FILE`` (declared public)
-    or a DP vocabulary. An audit (``audit=True``) simulates an experiment on data the
+    vocabularies; on raw text a private model uses ``--vocabulary FILE`` (declared public),
+    the words of ``--public-text`` (read before the private text, ``a.public_words``) or a
+    DP vocabulary. An audit (``audit=True``) simulates an experiment on data the
     auditor holds: every document, the vocabulary built from the text. A non-private model
     holds out ``--test-fraction`` (fixed seed)."""
     from sklearn.utils import Bunch
@@ -360,34 +396,17 @@ def load_corpus(a, audit=False):
                              "public --vocabulary FILE")
         tokens = text.preprocess(docs, stop_words=stop_words)
         name = a.data
-        if public_vocab is not None:
-            # a stop word of the list never occurs in the tokens: a column of noise only
-            given, counts = _read_vocabulary(public_vocab, encoding=encoding)
-            keep = [w.lower() not in stop_words for w in given]
-            words = [w for w, k in zip(given, keep) if k]
-            if not words:
-                raise ValueError(f"{public_vocab}: every word of --vocabulary is a stop word")
-            # a word the preprocessing never yields is a column of noise (with a count: mass
-            # spread onto it); capitals are the usual case, the text being lower-cased
-            for w, t in zip(words, text.preprocess(words, stop_words=stop_words)):
-                if t != [w]:
-                    raise ValueError(
-                        f"{public_vocab}: the word {w!r} never occurs in the text as it is "
-                        "read (lower-case letters, 3 to 15 of them"
-                        + (f"; it reads as {' '.join(t)!r}" if t else "") + ")")
+        if getattr(a, "public_words", None) is not None:
+            # --public-text: the words, their counts and the provenance were read from the
+            # public text before the private text (dptm/_cli_public.py)
+            X, vocab = text.tokens_to_matrix(tokens, vocabulary=a.public_words)
+            out.provenance = a.public_provenance
+            tokens = None
+        elif public_vocab is not None:
+            words, counts, out.provenance = given_vocabulary(public_vocab, stop_words, encoding)
             if counts is not None:
-                # refused, not dropped: the run would go on as if no count had been given
-                if not counts[keep].sum() > 0:
-                    raise ValueError(f"{public_vocab}: every count of --vocabulary is 0"
-                                     + (" once its stop words are left out"
-                                        if counts.sum() > 0 else "")
-                                     + "; give the words' counts in public text, or one word "
-                                     "per line")
-                a.word_counts = counts[keep]        # public: read with the words
+                a.word_counts = counts              # public: read with the words
             X, vocab = text.tokens_to_matrix(tokens, vocabulary=words)
-            left = len(given) - len(words)
-            out.provenance = f"public (given: {os.path.basename(public_vocab)}" + (
-                f"; its {left} stop word{'' if left == 1 else 's'} left out)" if left else ")")
             tokens = None
         elif not private:
             X, vocab = text.tokens_to_matrix(tokens, min_df=a.min_df)

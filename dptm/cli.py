@@ -44,6 +44,7 @@ from ._cli_data import (DEFAULT_NONPRIVATE_SEED, LOCAL, NON_PRIVATE, RECOMMENDED
 from . import _cli_report as report
 from ._cli_parser import Parser as _Parser, error_line as _error_line
 from ._cli_terms import explain_unreachable, report_to_cli, to_cli
+from ._cli_public import add_public_text_option, prepare_public_text, public_topics
 
 
 def _gibbs(a, seed=DEFAULT_NONPRIVATE_SEED):
@@ -92,7 +93,8 @@ def _batch_vb(a):
     from .models.private_vb import PrivateBatchLDA
     return PrivateBatchLDA(n_components=a.topics, target_epsilon=a.epsilon,
                            target_delta=a.delta, n_jobs=a.jobs, random_state=a.seed,
-                           word_counts=getattr(a, "word_counts", None), verbose=a.verbose)
+                           word_counts=getattr(a, "word_counts", None),
+                           init_topics=public_topics(a), verbose=a.verbose)
 
 
 def _local_budget(a):
@@ -225,6 +227,7 @@ def cmd_fit(a, out):
     from .metrics import npmi_coherence, umass_coherence
     _check_model_choice(a)
     check_save_target(a)
+    prepare_public_text(a)          # public inputs only, before the private data is read
     data = load_corpus(a)
     private = _is_private(a.model)
     desc = MODELS[a.model][0]
@@ -393,6 +396,7 @@ def cmd_curve(a, out):
     if getattr(a, "group_key", None) is not None:
         raise ValueError("--epsilons draws the curve on public data; --group-key is for the "
                          "single private fit (dptm fit --group-key FIELD without --epsilons)")
+    prepare_public_text(a)
     data = load_corpus(a)
     if data.documents is not None:
         raise ValueError("--epsilons needs a public vocabulary (the demo corpus, --vocab or "
@@ -670,6 +674,7 @@ def build_parser():
                      help="allow a NON-private model (gibbs): its output exposes the training "
                           "data and is marked NOT PRIVATE")
     _add_data_options(fit)
+    add_public_text_option(fit)
     fit.add_argument("--group-key", default=None, metavar="FIELD",
                      help="user-level privacy: the field of JSONL records (or CSV column) "
                           "holding each document's user id; all documents of one user are "
