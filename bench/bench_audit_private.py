@@ -19,6 +19,10 @@ observed count under the null that members and non-members are exchangeable.
 
     python bench/bench_audit_private.py                 # 3,000 documents, 64 shadows
     python bench/bench_audit_private.py --quick         # 1,000 documents, 16 shadows
+    python bench/bench_audit_private.py --public-docs 2000 --epsilon 2   # public start
+
+``--public-docs N`` audits the fit from public starting topics (``init_topics``: scikit-learn's
+batch LDA on N further documents of the same generator, outside the audited corpus).
 """
 import argparse
 import os
@@ -50,17 +54,23 @@ def main():
     p.add_argument("--threshold", type=float, default=None,
                    help="PrivateBatchLDA's threshold (default None: the posterior-mean release)")
     p.add_argument("--private-only", action="store_true")
+    p.add_argument("--public-docs", type=int, default=0, metavar="N",
+                   help="start from the topics of N public documents of the same generator")
     a = p.parse_args()
     if a.quick:
         a.docs, a.shadows = 1000, 16
     K = 10
-    X, _, _ = make_lda_corpus(a.docs, 1000, K, doc_length=80, random_state=0)
+    X, _, _ = make_lda_corpus(a.docs + a.public_docs, 1000, K, doc_length=80, random_state=0)
+    X, public = X[:a.docs], X[a.docs:]
     print(f"synthetic corpus: {a.docs} documents, V = 1000, K = {K}; {a.shadows} shadow "
           f"models; load {os.getloadavg()}")
+    init = None if not a.public_docs else LatentDirichletAllocation(
+        K, learning_method="batch", random_state=0).fit(public).components_
+    start = "" if init is None else f", start of {a.public_docs} public docs"
     trainers = {
-        f"PrivateBatchLDA eps={a.epsilon:g}": PrivateBatchLDA(K, target_epsilon=a.epsilon,
-                                                               target_delta=1e-5,
-                                                               threshold=a.threshold),
+        f"PrivateBatchLDA eps={a.epsilon:g}{start}": PrivateBatchLDA(
+            K, target_epsilon=a.epsilon, target_delta=1e-5, threshold=a.threshold,
+            init_topics=init),
         "non-private (sklearn batch VB)": LatentDirichletAllocation(K, learning_method="batch"),
     }
     print(f"\n{'model':34s} {'attack':24s} {'TPR@0.1%':>9s} {'95% CP interval':>16s}"
@@ -71,8 +81,10 @@ def main():
         t = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # public starting topics are over the full vocabulary: no restriction to the
+            # target's words (the vocabulary is public here, as the model assumes)
             res = audit(trainer, X, n_shadows=a.shadows, n_jobs=a.jobs, random_state=a.seed,
-                        baselines=False)
+                        baselines=False, restrict_vocabulary=init is None)
         labels = np.asarray(res.labels, dtype=bool)
         for attack, scores in res.scores.items():
             scores = np.asarray(scores, dtype=float)

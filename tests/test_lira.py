@@ -199,6 +199,22 @@ def test_audit_summary_and_baselines(corpus):
     assert np.all(b["max_posterior"] <= 1) and np.all(b["neg_entropy"] <= 1e-12)
 
 
+def test_audit_of_a_model_with_per_word_public_inputs_needs_the_whole_vocabulary(corpus):
+    # init_topics / word_counts cover every column: a restricted vocabulary would refit them
+    # over fewer words (a shape error deep in the target's fit); said up front instead
+    from dptm.models.private_vb import PrivateBatchLDA
+    V = corpus.shape[1]
+    for kw in (dict(init_topics=np.ones((3, V))), dict(word_counts=np.ones(V))):
+        with pytest.raises(ValueError, match="restrict_vocabulary=False"):
+            audit(PrivateBatchLDA(3, **kw), corpus, n_shadows=2, random_state=0)
+    with pytest.raises(ValueError, match="init_topics"):
+        audit(GibbsLDA(3), corpus, n_shadows=2, random_state=0,
+              target_trainer=PrivateBatchLDA(3, init_topics=np.ones((3, V))))
+    res = audit(PrivateBatchLDA(3, target_epsilon=2.0, init_topics=np.ones((3, V))), corpus,
+                n_shadows=8, random_state=0, restrict_vocabulary=False, baselines=False)
+    assert res.vocabulary_mask.all()
+
+
 def test_verbose_progress(corpus, caplog):
     LiRA(GibbsLDA(2, max_iter=3, verbose=2), n_shadows=2, variance="global", verbose=1,
          random_state=0).fit(corpus)

@@ -551,6 +551,14 @@ def audit(trainer, X, *, n_shadows=128, target_fraction=0.5, statistics=("zeta",
     members = np.zeros(D, dtype=bool)
     members[target_rng.permutation(D)[:n_target]] = True
     if restrict_vocabulary:
+        for est in (trainer, target_trainer):
+            given = [n for n in ("init_topics", "word_counts")
+                     if getattr(est, n, None) is not None]
+            if given:       # per-word public inputs are over every column of X
+                raise ValueError(f"restrict_vocabulary=True drops the columns the target's "
+                                 f"half never uses, but the trainer's {' and '.join(given)} "
+                                 f"cover all {X.shape[1]} columns of X: pass "
+                                 "restrict_vocabulary=False")
         vocab = np.asarray(X[members].sum(axis=0)).ravel() > 0
     else:
         vocab = np.ones(X.shape[1], dtype=bool)
