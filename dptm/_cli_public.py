@@ -8,6 +8,7 @@ Everything here is read from public inputs only (the public text, ``--vocabulary
 private data sets get the same words, counts and starting topics. Every refusal comes
 before the private data is read and before any budget is spent."""
 import os
+import warnings
 from collections import Counter
 
 __all__ = ["add_public_text_option", "prepare_public_text", "public_topics",
@@ -16,6 +17,9 @@ __all__ = ["add_public_text_option", "prepare_public_text", "public_topics",
 # The vocabulary taken from public text: its most frequent words, as many as the bench's
 # corpora use (bench/corpora.py), fewer when the public text has fewer distinct words.
 VOCABULARY_SIZE = 5000
+# The fewest public documents the starting topics were measured with (the model page's
+# "Public starting topics"); fewer get a warning (their number is public).
+FEW_DOCUMENTS = 1000
 
 
 def add_public_text_option(p):
@@ -97,6 +101,13 @@ def prepare_public_text(a):
         raise ValueError(f"--public-text {exc}") from None
     if not docs:
         raise ValueError(f"--public-text {path}: no documents")
+    if len(docs) < FEW_DOCUMENTS:
+        from .exceptions import UtilityWarning
+        warnings.warn(f"--public-text {path}: only {len(docs)} documents; the starting topics "
+                      f"were measured with {FEW_DOCUMENTS:,} to 5,000 (topics of fewer are "
+                      "weaker): give more public text of the same kind, and compare the "
+                      "release with them on --reference-data FILE", UtilityWarning,
+                      stacklevel=2)
     tokens = text.preprocess(docs, stop_words=stop_words)
     freq = Counter(t for doc in tokens for t in doc)
     if not freq:

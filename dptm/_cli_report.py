@@ -96,6 +96,16 @@ def public_utility(a, data, release, out, make_reference, perplexity):
             f"{check.unigram_perplexity:.2f} (private / unigram = {check.ratio:.2f}x, below 1 "
             f"is better than word frequencies; both over the release's "
             f"{words(len(release.vocabulary))})")
+    start = getattr(a, "public_init", None)
+    if start is not None and start.shape[1] == X_eval.shape[1]:
+        # what the release must beat to be worth its budget: the starting topics from
+        # --public-text alone (public inputs only, K = --topics, folded in the same way)
+        from .release import Release
+        alone = Release(start, doc_topic_prior=1.0 / start.shape[0]).perplexity(X_eval)
+        metrics["public_topics_perplexity"] = alone
+        metrics["public_topics_unigram_ratio"] = alone / check.unigram_perplexity
+        line += (f"; the starting topics of --public-text alone, no budget spent: {alone:.2f}"
+                 f" ({alone / check.unigram_perplexity:.2f}x)")
     if data.public:
         from .text import tokens_to_matrix
         X_ref = data.X_train

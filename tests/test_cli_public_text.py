@@ -197,6 +197,33 @@ def test_curve_with_public_text_fits_the_starting_topics_once(pub, priv, tmp_pat
     assert spy[0][0] is spy[1][0]                   # one public fit for every epsilon
 
 
+
+def test_the_measurement_gives_the_public_topics_alone(pub, priv, tmp_path, spy):
+    # catches: a release worse than the free public starting topics, printed with nothing to
+    # compare it to (a user-level fit on 992 authors came to 1.26x the unigram model, the
+    # public topics alone to 0.91x); or the figure computed on other topics or words
+    ref = _jsonl(tmp_path / "reference.jsonl", _texts(4, 40, SHARED + PUBLIC_ONLY))
+    code, out = run("fit", "--data", priv, "--public-text", pub, "--reference-data", ref,
+                    "-k", 3, "--epsilon", 1, "--json")
+    assert code == 0, out
+    metrics = json.loads(out)["metrics"]
+    counts, _ = _public_counts(pub)
+    X_ref, _ = tokens_to_matrix(preprocess([json.loads(line)["text"] for line in open(ref)]),
+                                vocabulary=sorted(counts))
+    alone = Release(spy[0][0], doc_topic_prior=1 / 3).perplexity(X_ref)
+    assert metrics["public_topics_perplexity"] == pytest.approx(alone)
+    assert metrics["public_topics_unigram_ratio"] == pytest.approx(
+        alone / metrics["unigram_perplexity"])
+    assert metrics["public_topics_perplexity"] != pytest.approx(metrics["heldout_perplexity"])
+    code, out = run("fit", "--data", priv, "--public-text", pub, "--reference-data", ref,
+                    "-k", 3, "--epsilon", 1)
+    assert f"the starting topics of --public-text alone, no budget spent: {alone:.2f}" in out
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(SHARED) + "\n")
+    code, out = run("fit", "--data", priv, "--vocabulary", words, "--reference-data", ref,
+                    "-k", 3, "--epsilon", 1)
+    assert code == 0 and "private / unigram" in out and "--public-text alone" not in out
+
 # ------------------------------------------------------------------------------- refusals
 def _refusals(tmp_path, pub, priv):
     counts = tmp_path / "counts.txt"
@@ -274,3 +301,17 @@ def test_the_public_text_is_read_as_data_is(tmp_path, fmt):
     assert a.public_words == ["apple", "river", "stone"]
     np.testing.assert_array_equal(a.word_counts, [4, 2, 2])
     assert a.public_X.shape == (3, 3)                   # three public documents
+
+
+def test_few_public_documents_are_flagged_from_their_public_number(pub, priv, tmp_path):
+    # catches: 20 public documents taken as silently as 5,000 (the run then said "no
+    # concern found"); or a warning that reads the private text (it must not depend on it)
+    import warnings
+
+    from dptm.exceptions import UtilityWarning
+    with pytest.warns(UtilityWarning, match="only 150 documents; the starting topics were "):
+        _prepared("--data", priv, "--public-text", pub)
+    many = _jsonl(tmp_path / "many.jsonl", _texts(3, public.FEW_DOCUMENTS, SHARED))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        _prepared("--data", priv, "--public-text", many)

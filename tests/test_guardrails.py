@@ -223,3 +223,21 @@ def test_private_batch_lda_checks_delta_against_its_dp_count(groups):
     with warnings.catch_warnings():
         warnings.simplefilter("error", VacuousGuaranteeWarning)
         PrivateBatchLDA(4, target_epsilon=4.0, target_delta=1e-5).fit(X, **kw)
+
+
+def test_the_unigram_check_folds_in_scikit_learn_topics():
+    # catches: scikit-learn's LatentDirichletAllocation measured by its own perplexity, a
+    # variational bound (here 3x the fold-in's; on 5,000-word changelogs it read as worse
+    # than word frequencies), though the model page tells users to check public topics so
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    from dptm.guardrails import check_against_uniform, check_against_unigram
+    demo = load_demo_corpus()
+    lda = LatentDirichletAllocation(8, learning_method="batch", random_state=0).fit(demo.X[50:])
+    as_release = Release(lda.components_, doc_topic_prior=lda.doc_topic_prior_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check = check_against_unigram(lda, demo.X[:50])
+        assert check_against_uniform(lda, demo.X[:50]) == pytest.approx(check.perplexity)
+    assert check.perplexity == pytest.approx(as_release.perplexity(demo.X[:50]))
+    assert check.perplexity < 0.5 * lda.perplexity(demo.X[:50])
