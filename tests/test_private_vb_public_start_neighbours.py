@@ -209,3 +209,32 @@ def test_cli_public_text_neighbours_print_and_save_the_same_with_releases_held(
             assert x == y, what
     c = _cli_fit(tmp_path, held, TEXTS[n:], users[n:], *flags)   # the first one removed
     assert c == a
+
+
+@pytest.mark.parametrize("link", ["symlink to the file", "hard link to the file",
+                                  "symlink into the folder", "symlink in a sub-folder"])
+def test_a_public_folder_linking_to_the_private_text_is_refused(tmp_path, capsys, no_work, link):
+    # Before the fix a --public-text folder holding a link to --data was read (the folder
+    # reader follows links): the private documents' words, counts and topics were published
+    # as public. A copy under another name stays the user's declaration.
+    import os
+    from _cli import refused
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "a.txt").write_text("zebra walrus otter")
+    public = tmp_path / "public"
+    public.mkdir()
+    (public / "p.txt").write_text("apple banana cherry")
+    if link == "symlink into the folder":
+        (public / "leak.txt").symlink_to(private / "a.txt")
+        data = private
+    elif link == "symlink in a sub-folder":
+        (public / "sub").mkdir()
+        (public / "sub" / "leak.txt").symlink_to(private / "a.txt")
+        data = private
+    else:
+        data = tmp_path / "notes.jsonl"
+        data.write_text(json.dumps({"text": "zebra walrus otter"}) + "\n")
+        (os.symlink if link.startswith("symlink") else os.link)(data, public / "leak.jsonl")
+    err = refused(capsys, "fit", "--data", data, "--public-text", public)
+    assert f"--public-text {public} overlaps --data {data}" in err

@@ -1,5 +1,5 @@
 """Mutants of the public inputs of PrivateBatchLDA (2026-12-04: word counts, the refusals made
-early; starting topics, PS01-PS07; the review of the public start, PS08-PS12).
+early; starting topics, PS01-PS07; the review of the public start, PS08-PS13).
 
 Written by the author of the code (not blind): each one is a bug the new tests are meant to
 catch. Same format as ``mutants.py``. Run with ``run.py --set counts --prebuilt``.
@@ -104,4 +104,8 @@ COUNTS_MUTANTS = [
      "old": "        docs = datasets.load_texts(path, key=a.text_key",
      "new": "        docs = datasets.load_texts(a.data, key=a.text_key",
      "tests": NEIGHBOURS, "what": "--public-text's words, counts and topics read from --data"},
+    {"id": "PS13", "file": "dptm/_cli_data.py",
+     "old": "    if data == \"demo\" or not os.path.isdir(path):",
+     "new": "    if True:",
+     "tests": NEIGHBOURS, "what": "a public folder's link to --data read as public text"},
 ]
