@@ -276,9 +276,19 @@ def _within(path, data):
 
 
 def _overlaps(path, data):
-    """``path`` is (also as a hard link), holds or lies in the ``--data`` path (a copy of
-    the file under another name is the user's declaration to keep)."""
-    return _within(path, data) or (data != "demo" and _within(data, path))
+    """``path`` is (also as a hard link), holds or lies in the ``--data`` path, or is a
+    folder one of whose documents is a link to the ``--data`` file or into its folder (the
+    folder reader follows links: the private text would be read under a public name). A
+    copy of the file under another name, or a hard link to a file of a ``--data`` folder,
+    is the user's declaration to keep (finding one would list the private folder)."""
+    if _within(path, data) or (data != "demo" and _within(data, path)):
+        return True
+    if data == "demo" or not os.path.isdir(path):
+        return False
+    from .datasets import folder_files
+    dat = os.path.realpath(data)
+    return any(os.path.commonpath([os.path.realpath(f), dat]) == dat or os.path.samefile(f, data)
+               for f in folder_files(path))
 
 
 def _check_reference_apart(reference, data):

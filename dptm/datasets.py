@@ -352,6 +352,17 @@ def load_text_lines(path, *, encoding="utf-8"):
     return [line.strip() for line in _lines(text) if line.strip()]
 
 
+def folder_files(root):
+    """The files :func:`load_text_folder` reads as documents (links followed), in its order:
+    every regular file under the folder ``root`` whose relative path has no part starting
+    with ``.``."""
+    root = Path(os.fspath(root))
+    return sorted((p for p in root.rglob("*")
+                   if p.is_file() and not any(part.startswith(".")
+                                              for part in p.relative_to(root).parts)),
+                  key=lambda p: p.relative_to(root).as_posix())
+
+
 def load_text_folder(path, *, encoding="utf-8"):
     """Load a folder of documents: one document per file, sub-folders included.
 
@@ -368,10 +379,7 @@ def load_text_folder(path, *, encoding="utf-8"):
     root = Path(os.fspath(path))
     if not root.is_dir():
         raise FileNotFoundError(f"path: no such folder: {root}")
-    files = sorted((p for p in root.rglob("*")
-                    if p.is_file() and not any(part.startswith(".")
-                                               for part in p.relative_to(root).parts)),
-                   key=lambda p: p.relative_to(root).as_posix())
+    files = folder_files(root)
     if not files:
         raise ValueError(f"{root}: the folder has no files (one document per file expected)")
     return [_read_text(p, encoding).strip() for p in files]

@@ -37,7 +37,8 @@ from .vb_denoise import (_FIRST_MEAN_THRESHOLD, _NOISE_SMOOTHING, _SEARCH_THRESH
                          _SHRUNK_SEARCH_THRESHOLD, _background_words, _combine_releases,
                          _denoise, _eb_denoise,
                          _eb_fit_row, _eb_fit_rows, _eb_log_densities, _eb_posterior_mean,
-                         _post_process, _shrink_to_start, _shrink_to_word_means, _word_shrunk)
+                         _post_process, _row_scaled, _shrink_to_start, _shrink_to_word_means,
+                         _word_shrunk)
 # the statistic of every release (tests and mutants reach these through this module)
 from .vb_statistic import (_CHUNK_NNZ, _checked_word_weight, _clipped_sum,  # noqa: F401
                            _estep, _exp_dirichlet, _expected_counts, _within_norm)
@@ -440,9 +441,11 @@ class PrivateBatchLDA(PrivateModelMixin, TopicModelMixin):
         if init.shape != (self.n_components, V):
             raise ValueError(f"init_topics must have shape (n_components, n_features) = "
                              f"({self.n_components}, {V}), got {init.shape}")
-        if not np.all(np.isfinite(init)) or np.any(init < 0) or np.any(init.sum(axis=1) <= 0):
+        if not np.all(np.isfinite(init)) or np.any(init < 0) or np.any(init.max(axis=1) <= 0):
             raise ValueError("init_topics must be finite, non-negative, with positive rows")
-        return init
+        # only their shape is read: rows scaled exactly, so that their sums are finite and
+        # normal (1e308 entries summed to inf, subnormal ones gave inf / NaN starting topics)
+        return _row_scaled(init)
 
     def fit(self, X, y=None, groups=None):
         """Fit to the count matrix ``X`` (documents x words); ``groups`` (one hashable

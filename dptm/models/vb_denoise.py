@@ -55,6 +55,16 @@ def _shrink_to_word_means(est, sd, eta):
     return eta + out
 
 
+def _row_scaled(start):
+    """The rows of non-negative ``start`` (each with a positive entry) scaled by powers of
+    two to a largest entry in [0.5, 1): exact, the same shape, and a row sum that neither
+    overflows (entries near 1e308 summed to inf, the shape to 0 and the topics to NaN) nor
+    divides into inf (subnormal entries: 1e3 / their sum was inf, times 0 NaN)."""
+    start = np.asarray(start, dtype=np.float64)
+    with np.errstate(under="ignore"):     # entries 2^-1074 below their row's largest: 0
+        return np.ldexp(start, -np.frexp(start.max(axis=1, keepdims=True))[1])
+
+
 def _shrink_to_start(est, sd, eta, start):
     """The final estimate ``est`` (noise sd ``sd``) of a fit whose one E-step read the PUBLIC
     starting topics ``start`` (K x V, rows aligned with ``est``'s), shrunk towards them:
@@ -64,6 +74,7 @@ def _shrink_to_start(est, sd, eta, start):
     m + a_k m / (a_k m + sd^2) (est - m), clipped at 0, plus ``eta``. Post-processing."""
     est = np.asarray(est, dtype=np.float64)
     V = est.shape[1]
+    start = _row_scaled(start)
     shape = start / start.sum(axis=1, keepdims=True)
     mass = np.maximum(est.sum(axis=1, keepdims=True), sd * math.sqrt(V))
     # in noise sd units (sd^2 overflows for sd > 1e154)

@@ -1,5 +1,5 @@
 """Mutants of the public inputs of PrivateBatchLDA (2026-12-04: word counts, the refusals made
-early; starting topics, PS01-PS07).
+early; starting topics, PS01-PS07; the review of the public start, PS08-PS13).
 
 Written by the author of the code (not blind): each one is a bug the new tests are meant to
 catch. Same format as ``mutants.py``. Run with ``run.py --set counts --prebuilt``.
@@ -9,6 +9,7 @@ COUNTS = ["tests/test_private_vb_word_counts.py"]
 CLI = ["tests/test_cli_vocabulary_counts.py"]
 START = ["tests/test_private_vb_public_start.py", "tests/test_private_vb_boundary.py",
          "tests/test_private_vb.py"]
+NEIGHBOURS = ["tests/test_private_vb_public_start_neighbours.py"]
 
 COUNTS_MUTANTS = [
     {"id": "WC01", "file": "dptm/models/vb_denoise.py",
@@ -81,4 +82,30 @@ COUNTS_MUTANTS = [
      "old": "            if init is None:        # the guide models the random start, not public topics",
      "new": "            if True:",
      "tests": START, "what": "the random start's utility guide warns after public topics"},
+    # the public-start review (docs/records/2026-12-04-public-start-review.md)
+    {"id": "PS08", "file": "dptm/models/private_vb.py",
+     "old": "        return _row_scaled(init)",
+     "new": "        return init",
+     "tests": NEIGHBOURS, "what": "public rows of 1e308 summed to inf: NaN topics released"},
+    {"id": "PS09", "file": "dptm/models/vb_denoise.py",
+     "old": "    start = _row_scaled(start)\n",
+     "new": "",
+     "tests": NEIGHBOURS, "what": "the shrink's public shape 0 (row sum inf): NaN topics"},
+    {"id": "PS10", "file": "dptm/models/private_vb.py",
+     "old": "np.any(init.max(axis=1) <= 0)",
+     "new": "np.any(init.sum(axis=1) <= 0)",
+     "tests": NEIGHBOURS, "what": "the init check's row sums overflow (a RuntimeWarning)"},
+    {"id": "PS11", "file": "dptm/models/private_vb.py",
+     "old": "            beta = _post_process(r.post, est, est_sd, eta,",
+     "new": "            beta = _post_process(r.post, stat + 0 * est if r.post == "
+            "\"final-to-start\" else est, est_sd, eta,",
+     "tests": NEIGHBOURS, "what": "the shrink to the public topics reads the true statistic"},
+    {"id": "PS12", "file": "dptm/_cli_public.py",
+     "old": "        docs = datasets.load_texts(path, key=a.text_key",
+     "new": "        docs = datasets.load_texts(a.data, key=a.text_key",
+     "tests": NEIGHBOURS, "what": "--public-text's words, counts and topics read from --data"},
+    {"id": "PS13", "file": "dptm/_cli_data.py",
+     "old": "    if data == \"demo\" or not os.path.isdir(path):",
+     "new": "    if True:",
+     "tests": NEIGHBOURS, "what": "a public folder's link to --data read as public text"},
 ]
