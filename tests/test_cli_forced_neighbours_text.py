@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from _releases import force_lattice_releases
+from _releases import HeldReleases, force_lattice_releases
 from dptm import vocab as vocab_module
 from dptm.cli import main
 from dptm.datasets import load_demo_corpus
@@ -33,21 +33,12 @@ ADDED = {
 }
 
 
-class _Held:
+class _Held(HeldReleases):
     """The first run records every release (and the DP vocabulary); later runs get them."""
 
     def __init__(self):
-        self.values, self.words, self.next = [], None, None
-
-    def __call__(self, release, statistic, noisy):
-        if self.next is None:
-            self.values.append(np.array(noisy, copy=True))
-            return None
-        self.next += 1
-        return self.values[self.next - 1]
-
-    def start(self):
-        self.next = 0 if self.values else None
+        super().__init__()
+        self.words = None
 
     def install(self, monkeypatch):
         force_lattice_releases(monkeypatch, self)

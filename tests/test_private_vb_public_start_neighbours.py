@@ -16,29 +16,12 @@ import pytest
 import scipy.sparse as sp
 
 from _private_vb import observed, poisson_corpus
-from _releases import force_lattice_releases
+from _releases import HeldReleases as _Held, force_lattice_releases
 from dptm.cli import main
 from dptm.datasets import load_demo_corpus
 from dptm.exceptions import SeededPrivacyWarning
 from dptm.models import private_vb as P
 from dptm.models.private_vb import PrivateBatchLDA
-
-
-class _Held:
-    """Records every release of the first run; later runs get the recorded values."""
-
-    def __init__(self):
-        self.values, self.next = [], None
-
-    def __call__(self, release, statistic, noisy):
-        if self.next is None:
-            self.values.append(np.array(noisy, copy=True))
-            return None
-        self.next += 1
-        return self.values[self.next - 1]
-
-    def start(self):
-        self.next = 0 if self.values else None
 
 
 def _row(V, cols, counts):
