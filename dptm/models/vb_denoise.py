@@ -89,8 +89,6 @@ def _post_process(post, est, sd, eta, threshold=None, start=None):
     plan's ``post`` step (``start``: the public starting topics, for "final-to-start"); a
     deterministic function of the releases (free in privacy)."""
     est = np.asarray(est, dtype=np.float64)
-    if post == "final-to-start" and threshold is None:
-        return _shrink_to_start(est, sd, eta, start)
     if post == "shrink":
         return _shrink_to_word_means(est, sd, eta)
     if post == "shrunk-threshold" and est.shape[0] >= 2:
@@ -100,9 +98,11 @@ def _post_process(post, est, sd, eta, threshold=None, start=None):
     if post == "posterior-mean":
         return np.where(est > _SHRUNK_SEARCH_THRESHOLD * sd, _eb_denoise(est, sd, eta), eta)
     if post in ("final", "final-to-start"):
-        if threshold is None:
-            return _eb_denoise(est, sd, eta)
-        return _denoise(est, sd, eta, threshold) + max(0.0, _NOISE_SMOOTHING * sd - eta)
+        if threshold is not None:       # the hard threshold asked for, after any start
+            return _denoise(est, sd, eta, threshold) + max(0.0, _NOISE_SMOOTHING * sd - eta)
+        if post == "final-to-start":
+            return _shrink_to_start(est, sd, eta, start)
+        return _eb_denoise(est, sd, eta)
     return _denoise(est, sd, eta, _SEARCH_THRESHOLD)
 
 
