@@ -90,7 +90,7 @@ def private_models(n_train, epochs, K, word_counts=None, init_topics=None):
         # the rare words read from public counts (--public-counts)
         "PrivateBatchLDA+counts": lambda eps: PrivateBatchLDA(
             K, target_epsilon=eps, target_delta=DELTA, word_counts=word_counts),
-        # public topics as the start (the count release alone)
+        # public topics as the start (one release below epsilon 4, the searches from 4)
         "PrivateBatchLDA+init": lambda eps: PrivateBatchLDA(
             K, target_epsilon=eps, target_delta=DELTA, init_topics=init_topics),
         # the same with one release at every epsilon (the plan's choice below epsilon 4)

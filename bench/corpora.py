@@ -469,14 +469,6 @@ def _subset(n, max_docs, seed):
                                                                  replace=False))
 
 
-def public_counts(name, n_docs, *, vocabulary_size=5000, max_docs=None, seed=0):
-    """Word counts (V,) of the documents of ``public_documents``: the public text a
-    deployment counts its vocabulary's frequencies on."""
-    X = public_documents(name, n_docs, vocabulary_size=vocabulary_size, max_docs=max_docs,
-                         seed=seed)
-    return np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
-
-
 def public_documents(name, n_docs, *, vocabulary_size=5000, max_docs=None, seed=0):
     """Count matrix of ``n_docs`` training documents that ``load(name, max_docs=...)``
     leaves out (seeded): same-domain text disjoint from the documents fitted and from the

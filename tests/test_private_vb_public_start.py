@@ -77,9 +77,9 @@ def test_a_topic_with_no_released_mass_keeps_the_public_shape():
 
 
 def test_the_shrinkage_factor_is_estimated_and_lowers_the_error():
-    # entries t ~ N(m, a m) observed with noise sd s: the moment estimate of a is within
-    # 5 of its standard errors, and the posterior mean's squared error is below the raw
-    # release's by about the predicted factor mean(a m / (a m + s^2)).
+    # entries t ~ N(m, a m) observed with noise sd s: with a estimated by moments, the
+    # posterior mean's squared error is below the raw release's by the factor
+    # mean(a m / (a m + s^2)) of the true a, within 0.05 (40,000 entries per topic)
     rng = np.random.default_rng(2)
     K, V, s, a = 2, 40000, 2.0, 0.5
     start = rng.gamma(0.3, 1.0, (K, V)) + 1e-3
